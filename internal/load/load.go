@@ -1,0 +1,194 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Source is one table's data. Rows are numbered 0..Rows-1 and produced BatchRows at a
+// time; Append writes batch number b in COPY text format to buf. Append must depend only
+// on b (and the Source's own immutable fields), so any worker can generate any batch.
+type Source struct {
+	Table     string
+	Columns   string // "(a,b,c)" or "" for all columns in table order
+	Rows      int64
+	BatchRows int64
+	Append    func(buf []byte, first, last int64) []byte // rows [first, last)
+	// Binary means Append writes PostgreSQL's binary COPY tuples (without the file
+	// header and trailer, which the loader adds). The server parses binary faster.
+	Binary bool
+}
+
+// Batches is the number of batches in the source.
+func (s *Source) Batches() int64 { return (s.Rows + s.BatchRows - 1) / s.BatchRows }
+
+// Task copies batches [First, Last) of a source into Table (which may be a partition
+// of the source's table). With Freeze the task runs in its own transaction that first
+// truncates Table, so that COPY may freeze the rows; only a task that owns a whole
+// table (or partition) may do that.
+type Task struct {
+	Source      *Source
+	Table       string
+	First, Last int64
+	Freeze      bool
+}
+
+// Rows is how many rows the task copies.
+func (t Task) Rows() int64 {
+	last := min(t.Last*t.Source.BatchRows, t.Source.Rows)
+	return last - t.First*t.Source.BatchRows
+}
+
+// Split cuts a source into n tasks of nearly equal batch counts.
+func Split(s *Source, n int) []Task {
+	b := s.Batches()
+	if int64(n) > b {
+		n = int(b)
+	}
+	if n < 1 {
+		n = 1
+	}
+	tasks := make([]Task, 0, n)
+	for i := int64(0); i < int64(n); i++ {
+		tasks = append(tasks, Task{Source: s, Table: s.Table, First: b * i / int64(n), Last: b * (i + 1) / int64(n)})
+	}
+	return tasks
+}
+
+// Connector opens a connection for one loading worker.
+type Connector func(ctx context.Context) (*pgconn.PgConn, error)
+
+// Run executes tasks on up to workers connections and reports rows to p (which may be nil).
+// The first error cancels the rest.
+func Run(ctx context.Context, connect Connector, tasks []Task, workers int, p *Progress) error {
+	if workers < 1 {
+		workers = 1
+	}
+	workers = min(workers, len(tasks))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	queue := make(chan Task)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := connect(ctx)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			defer conn.Close(context.Background())
+			for t := range queue {
+				if err := copyTask(ctx, conn, t, p); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}()
+	}
+feed:
+	for _, t := range tasks {
+		select {
+		case queue <- t:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(queue)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
+}
+
+func copyTask(ctx context.Context, conn *pgconn.PgConn, t Task, p *Progress) error {
+	sql := "COPY " + t.Table + t.Source.Columns + " FROM STDIN"
+	var opts []string
+	if t.Source.Binary {
+		opts = append(opts, "FORMAT binary")
+	}
+	if t.Freeze {
+		opts = append(opts, "FREEZE")
+	}
+	if len(opts) > 0 {
+		sql += " WITH (" + strings.Join(opts, ", ") + ")"
+	}
+	if t.Freeze {
+		if err := conn.Exec(ctx, "BEGIN; TRUNCATE "+t.Table).Close(); err != nil {
+			return fmt.Errorf("load %s: truncate: %w", t.Table, err)
+		}
+	}
+	r := &reader{task: t, next: t.First, progress: p}
+	if t.Source.Binary {
+		r.buf = append(r.buf, binaryHeader...)
+	}
+	if _, err := conn.CopyFrom(ctx, r, sql); err != nil {
+		if t.Freeze {
+			_ = conn.Exec(context.Background(), "ROLLBACK").Close()
+		}
+		return fmt.Errorf("load %s: %w", t.Table, err)
+	}
+	if t.Freeze {
+		if err := conn.Exec(ctx, "COMMIT").Close(); err != nil {
+			return fmt.Errorf("load %s: commit: %w", t.Table, err)
+		}
+	}
+	r.flushProgress()
+	return nil
+}
+
+// reader turns a task into the byte stream COPY reads, generating a batch whenever
+// the previous one has been consumed.
+type reader struct {
+	task     Task
+	next     int64
+	buf      []byte
+	off      int
+	progress *Progress
+	pending  int64
+	trailer  bool
+}
+
+// binaryHeader starts a binary COPY stream: signature, flags, header extension length.
+var binaryHeader = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+
+func (r *reader) Read(p []byte) (int, error) {
+	for r.off == len(r.buf) {
+		if r.next >= r.task.Last {
+			if r.task.Source.Binary && !r.trailer {
+				r.trailer = true
+				r.buf, r.off = append(r.buf[:0], 0xff, 0xff), 0
+				continue
+			}
+			return 0, io.EOF
+		}
+		s := r.task.Source
+		first := r.next * s.BatchRows
+		last := min(first+s.BatchRows, s.Rows)
+		r.buf = s.Append(r.buf[:0], first, last)
+		r.off = 0
+		r.next++
+		r.pending += last - first
+		if r.pending >= 50000 {
+			r.flushProgress()
+		}
+	}
+	n := copy(p, r.buf[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *reader) flushProgress() {
+	if r.progress != nil && r.pending > 0 {
+		r.progress.Add(r.pending)
+	}
+	r.pending = 0
+}

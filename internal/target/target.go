@@ -1,0 +1,196 @@
+// Package target describes one PostgreSQL deployment under test: how to reach it,
+// how to name it without leaking its password, and what it says about itself.
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Target is a parsed DSN. The DSN may be a URI or key=value pairs; PG* environment
+// variables and ~/.pgpass fill what it leaves out, as they do for psql.
+type Target struct {
+	DSN    string
+	Config *pgconn.Config
+}
+
+// Parse validates dsn the way libpq would. An empty dsn means "from the environment".
+func Parse(dsn string) (*Target, error) {
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("invalid DSN %q: %s; use a URI (postgres://user@host:5432/db) or key=value pairs (host=... dbname=...)",
+			Redact(dsn), parseReason(err))
+	}
+	return &Target{DSN: dsn, Config: cfg}, nil
+}
+
+// parseReason strips pgconn's own echo of the connection string, which may hold a
+// password, and keeps only why it failed.
+func parseReason(err error) string {
+	var pe *pgconn.ParseConfigError
+	if errors.As(err, &pe) {
+		msg := pe.Error()
+		if i := strings.LastIndex(msg, "`: "); i >= 0 {
+			msg = msg[i+3:]
+		}
+		return msg
+	}
+	return err.Error()
+}
+
+// WithDatabase returns a copy of the target that connects to database name.
+func (t *Target) WithDatabase(name string) *Target {
+	cfg := t.Config.Copy()
+	cfg.Database = name
+	return &Target{DSN: t.DSN, Config: cfg}
+}
+
+// String names the target for people and the results store: the DSN with any
+// password removed, or host:port/db when it came from the environment.
+func (t *Target) String() string {
+	if strings.TrimSpace(t.DSN) != "" {
+		return Redact(t.DSN)
+	}
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s", t.Config.Host, t.Config.Port, t.Config.User, t.Config.Database)
+}
+
+// Address is the host and port, or the unix socket directory, the target connects to.
+func (t *Target) Address() string {
+	if strings.HasPrefix(t.Config.Host, "/") {
+		return fmt.Sprintf("%s/.s.PGSQL.%d", t.Config.Host, t.Config.Port)
+	}
+	return net.JoinHostPort(t.Config.Host, fmt.Sprint(t.Config.Port))
+}
+
+// Resolve looks up the host the way the driver will and returns the addresses.
+func (t *Target) Resolve(ctx context.Context) ([]string, error) {
+	if strings.HasPrefix(t.Config.Host, "/") {
+		return []string{t.Address()}, nil
+	}
+	if ip := net.ParseIP(t.Config.Host); ip != nil {
+		return []string{ip.String()}, nil
+	}
+	addrs, err := net.DefaultResolver.LookupHost(ctx, t.Config.Host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve host %s: %w", t.Config.Host, err)
+	}
+	return addrs, nil
+}
+
+// Connect opens one connection, turning driver errors into ones a user can act on.
+func (t *Target) Connect(ctx context.Context) (*pgconn.PgConn, error) {
+	cfg := t.Config.Copy()
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = 10 * time.Second
+	}
+	conn, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, t.explain(ctx, err)
+	}
+	return conn, nil
+}
+
+// explain turns a connection failure into a one-line reason naming host, address and cause.
+func (t *Target) explain(ctx context.Context, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "28P01", "28000":
+			return &ConnectError{Target: t, Reason: fmt.Sprintf("authentication failed for user %q (SQLSTATE %s); check the password (PGPASSWORD or ~/.pgpass) and pg_hba.conf", t.Config.User, pgErr.Code), Err: err}
+		case "3D000":
+			return &ConnectError{Target: t, Reason: fmt.Sprintf("database %q does not exist; create it or pass dbname= in the DSN", t.Config.Database), Err: err}
+		case "53300":
+			return &ConnectError{Target: t, Reason: "too many connections: the server has no free connection slot (SQLSTATE 53300)", Err: err}
+		case "57P03":
+			return &ConnectError{Target: t, Reason: "the server is starting up or shutting down (SQLSTATE 57P03)", Err: err}
+		}
+		return &ConnectError{Target: t, Reason: fmt.Sprintf("%s (SQLSTATE %s)", pgErr.Message, pgErr.Code), Err: err}
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return &ConnectError{Target: t, Reason: fmt.Sprintf("cannot resolve host %q: %s", t.Config.Host, dnsErr.Err), Err: err}
+	}
+	reason := Scrub(innermost(err).Error(), t.Config.Password)
+	addr := t.Address()
+	if addrs, rerr := t.Resolve(ctx); rerr == nil && len(addrs) > 0 && !strings.HasPrefix(t.Config.Host, "/") {
+		addr = fmt.Sprintf("%s (%s)", addr, strings.Join(addrs, ", "))
+	}
+	return &ConnectError{Target: t, Reason: fmt.Sprintf("cannot connect to %s: %s", addr, reason), Err: err}
+}
+
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// ConnectError is a failed connection with a reason fit for one line of output.
+type ConnectError struct {
+	Target *Target
+	Reason string
+	Err    error
+}
+
+func (e *ConnectError) Error() string {
+	return fmt.Sprintf("connect to %s: %s", e.Target.String(), e.Reason)
+}
+
+func (e *ConnectError) Unwrap() error { return e.Err }
+
+var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*)`)
+
+// Redact removes the password from a DSN in either form.
+func Redact(dsn string) string {
+	s := strings.TrimSpace(dsn)
+	if strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+		u, err := url.Parse(s)
+		if err != nil {
+			// An unparsable URI may still carry user:password@; cut it out by hand.
+			if at := strings.LastIndex(s, "@"); at > 0 {
+				scheme := s[:strings.Index(s, "://")+3]
+				userinfo := s[len(scheme):at]
+				if c := strings.Index(userinfo, ":"); c >= 0 {
+					userinfo = userinfo[:c] + ":xxxxx"
+				}
+				return scheme + userinfo + s[at:]
+			}
+			return s
+		}
+		if u.User != nil {
+			if _, has := u.User.Password(); has {
+				u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			}
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+		return strings.Replace(u.String(), ":xxxxx@", ":xxxxx@", 1)
+	}
+	return kvPassword.ReplaceAllString(s, "${1}xxxxx")
+}
+
+// Scrub replaces every occurrence of secret in s.
+func Scrub(s, secret string) string {
+	if secret == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "xxxxx")
+}
+
+// FromEnv reports whether the DSN leaves everything to PG* variables.
+func FromEnv(dsn string) bool { return strings.TrimSpace(dsn) == "" && os.Getenv("PGHOST") != "" }

@@ -1,0 +1,222 @@
+package tpcb
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+)
+
+// Sources describes the data of the three populated tables, row for row what
+// `pgbench -i` writes: zero balances, NULL filler for branches and tellers, an empty
+// (blank-padded) filler for accounts.
+func Sources(scale int) (branches, tellers, accounts *load.Source) {
+	branches = &load.Source{
+		Table: "pgbench_branches", Rows: int64(scale) * BranchesPerScale, BatchRows: 1000,
+		Append: func(buf []byte, first, last int64) []byte {
+			for i := first; i < last; i++ {
+				buf = strconv.AppendInt(buf, i+1, 10)
+				buf = append(buf, "\t0\t\\N\n"...)
+			}
+			return buf
+		},
+	}
+	tellers = &load.Source{
+		Table: "pgbench_tellers", Rows: int64(scale) * TellersPerScale, BatchRows: 1000,
+		Append: func(buf []byte, first, last int64) []byte {
+			for i := first; i < last; i++ {
+				buf = strconv.AppendInt(buf, i+1, 10)
+				buf = append(buf, '\t')
+				buf = strconv.AppendInt(buf, i/TellersPerScale+1, 10)
+				buf = append(buf, "\t0\t\\N\n"...)
+			}
+			return buf
+		},
+	}
+	accounts = &load.Source{
+		Table: "pgbench_accounts", Rows: int64(scale) * AccountsPerScale, BatchRows: 5000,
+		Append: appendAccounts, Binary: true,
+	}
+	if scale >= bigintScale {
+		accounts.Append = appendAccounts64
+	}
+	return branches, tellers, accounts
+}
+
+// appendAccounts writes accounts rows in binary COPY format: four fields, aid and bid
+// as int4, abalance 0, and an empty filler that the server pads as it does for text.
+func appendAccounts(buf []byte, first, last int64) []byte {
+	for i := first; i < last; i++ {
+		buf = append(buf, 0, 4, 0, 0, 0, 4)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(i+1))
+		buf = append(buf, 0, 0, 0, 4)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(i/AccountsPerScale+1))
+		buf = append(buf, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0)
+	}
+	return buf
+}
+
+// appendAccounts64 is appendAccounts with aid as int8, for scales of 20,000 and up.
+func appendAccounts64(buf []byte, first, last int64) []byte {
+	for i := first; i < last; i++ {
+		buf = append(buf, 0, 4, 0, 0, 0, 8)
+		buf = binary.BigEndian.AppendUint64(buf, uint64(i+1))
+		buf = append(buf, 0, 0, 0, 4)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(i/AccountsPerScale+1))
+		buf = append(buf, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0)
+	}
+	return buf
+}
+
+// Load drops and recreates the pgbench tables, fills them over opt.Workers parallel
+// COPY connections, then vacuums, analyzes and adds keys as `pgbench -i` does.
+func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
+	var phases load.Phases
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	conn, err := connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	phases.Begin("drop tables")
+	if err := exec(ctx, conn, dropTables); err != nil {
+		return phases, fmt.Errorf("drop old tables: %w", err)
+	}
+	phases.Begin("create tables")
+	for _, s := range ddl(opt) {
+		if err := exec(ctx, conn, s); err != nil {
+			return phases, fmt.Errorf("create tables: %w", err)
+		}
+	}
+	phases.Begin("copy")
+	freeze := serverMajor(conn) >= 14 // COPY FREEZE after TRUNCATE in the same transaction
+	branches, tellers, accounts := Sources(opt.Scale)
+	tasks := []load.Task{
+		{Source: branches, Table: branches.Table, Last: branches.Batches(), Freeze: freeze},
+		{Source: tellers, Table: tellers.Table, Last: tellers.Batches(), Freeze: freeze},
+	}
+	tasks = append(tasks, accountTasks(accounts, opt, freeze)...)
+	if p != nil {
+		p.SetTotal(branches.Rows + tellers.Rows + accounts.Rows)
+		p.Start()
+	}
+	err = load.Run(ctx, connect, tasks, opt.Workers, p)
+	if p != nil {
+		p.Finish()
+	}
+	if err != nil {
+		return phases, err
+	}
+	// Vacuum before keys, as pgbench does, each table on its own connection.
+	phases.Begin("vacuum analyze")
+	if err := parallel(ctx, connect, []string{
+		"vacuum analyze pgbench_accounts", "vacuum analyze pgbench_branches",
+		"vacuum analyze pgbench_tellers", "vacuum analyze pgbench_history",
+	}, opt.Workers); err != nil {
+		return phases, fmt.Errorf("vacuum: %w", err)
+	}
+	phases.Begin("primary keys")
+	var keys []string
+	for _, k := range primaryKeys {
+		keys = append(keys, k.sql)
+	}
+	if err := parallel(ctx, connect, keys, opt.Workers); err != nil {
+		return phases, fmt.Errorf("primary keys: %w", err)
+	}
+	if opt.ForeignKeys {
+		phases.Begin("foreign keys")
+		for _, s := range foreignKeys {
+			if err := exec(ctx, conn, s); err != nil {
+				return phases, fmt.Errorf("foreign keys: %w", err)
+			}
+		}
+	}
+	phases.End()
+	return phases, nil
+}
+
+// accountTasks splits pgbench_accounts across workers. A partitioned table loads one
+// partition per task, each frozen; otherwise several workers share the table and
+// cannot freeze, unless there is only one of them.
+func accountTasks(s *load.Source, opt LoadOptions, freeze bool) []load.Task {
+	if opt.Partitions > 0 && opt.PartitionMethod == "range" {
+		size := (s.Rows + int64(opt.Partitions) - 1) / int64(opt.Partitions)
+		var tasks []load.Task
+		for p := int64(0); p < int64(opt.Partitions); p++ {
+			first, last := p*size, min((p+1)*size, s.Rows)
+			if first >= last {
+				continue
+			}
+			part := *s
+			part.Rows = last - first
+			base := first
+			gen := s.Append
+			part.Append = func(buf []byte, f, l int64) []byte { return gen(buf, base+f, base+l) }
+			tasks = append(tasks, load.Task{Source: &part, Table: fmt.Sprintf("pgbench_accounts_%d", p+1), Last: part.Batches(), Freeze: freeze})
+		}
+		return tasks
+	}
+	if opt.Workers <= 1 && opt.Partitions == 0 {
+		return []load.Task{{Source: s, Table: s.Table, Last: s.Batches(), Freeze: freeze}}
+	}
+	return load.Split(s, opt.Workers*2)
+}
+
+func exec(ctx context.Context, conn *pgconn.PgConn, sql string) error {
+	return conn.Exec(ctx, sql).Close()
+}
+
+func serverMajor(conn *pgconn.PgConn) int {
+	v, _ := strconv.Atoi(conn.ParameterStatus("server_version_num"))
+	if v == 0 {
+		// server_version_num is reported from PostgreSQL 16 on; older ones report server_version.
+		s := conn.ParameterStatus("server_version")
+		n := 0
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				break
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	return v / 10000
+}
+
+// parallel runs each statement once, up to n at a time, each on its own connection.
+func parallel(ctx context.Context, connect load.Connector, stmts []string, n int) error {
+	n = max(1, min(n, len(stmts)))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	errs := make([]error, len(stmts))
+	for i, s := range stmts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			conn, err := connect(ctx)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer conn.Close(context.Background())
+			if err := exec(ctx, conn, s); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", s, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
