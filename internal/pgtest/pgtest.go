@@ -1,0 +1,287 @@
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+)
+
+// Environment variables that choose the server.
+const (
+	// DSNEnv names an existing server to use instead of starting one. Its
+	// user must be allowed to create databases.
+	DSNEnv = "PGBAKEOFF_TEST_DSN"
+	// VersionEnv picks the PostgreSQL version of the started server, as
+	// for localpg.FindBinaries; by default the newest installed one, or a
+	// download of localpg.FallbackVersion.
+	VersionEnv = "PGBAKEOFF_TEST_PG_VERSION"
+)
+
+// settings are the started server's settings. Turning off fsync makes
+// tests faster and would make benchmark results meaningless.
+func settings() []localpg.Setting {
+	return []localpg.Setting{
+		{Name: "fsync", Value: "off"},
+		{Name: "full_page_writes", Value: "off"},
+		{Name: "max_connections", Value: "200"},
+	}
+}
+
+const serverName = "pgtest"
+
+// shared is the test binary's server, started by the first test that asks
+// for it and stopped by Run. It is the package's only state, because
+// TestMain and the tests have nothing else in common.
+var shared struct {
+	once   sync.Once
+	dsn    string
+	server *localpg.Server // nil when DSNEnv is set
+	dir    string          // removed after the tests
+	err    error
+}
+
+// Run runs the tests and then stops the server if a test started one. Use
+// it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+func Run(m *testing.M) int {
+	code := m.Run()
+	if err := stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// DSN returns a connection string for the test server's postgres database
+// as a superuser, starting the server on first use. If the server cannot be
+// started the test fails.
+func DSN(t testing.TB) string {
+	t.Helper()
+	shared.once.Do(setup)
+	if shared.err != nil {
+		t.Fatalf("pgtest: %v", shared.err)
+	}
+	return shared.dsn
+}
+
+// Server returns the local server the tests run against. Tests that need
+// one, for example to read its log, are skipped when DSNEnv names a server
+// elsewhere.
+func Server(t testing.TB) *localpg.Server {
+	t.Helper()
+	DSN(t)
+	if shared.server == nil {
+		t.Skipf("pgtest: %s is set, so there is no local server", DSNEnv)
+	}
+	return shared.server
+}
+
+var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+// NewDatabase creates an empty database for the test and returns its DSN.
+// The database is dropped when the test ends, even if sessions are still
+// connected to it.
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	dsn := DSN(t)
+	suffix := make([]byte, 4)
+	if _, err := rand.Read(suffix); err != nil {
+		t.Fatalf("pgtest: name a database: %v", err)
+	}
+	prefix := strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "_"), "_")
+	if len(prefix) > 40 {
+		prefix = prefix[:40]
+	}
+	name := "t_" + prefix + "_" + hex.EncodeToString(suffix)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := execSQL(ctx, dsn, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := dropDatabase(ctx, dsn, name); err != nil {
+			t.Errorf("pgtest: drop database %s: %v", name, err)
+		}
+	})
+	return withDatabase(dsn, name)
+}
+
+func dropDatabase(ctx context.Context, dsn, name string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	// DROP DATABASE ... WITH (FORCE) needs PostgreSQL 13; this works on all.
+	if _, err := conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" WITH ALLOW_CONNECTIONS false"); err != nil {
+		return err
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", name); err != nil {
+		return err
+	}
+	_, err = conn.Exec(ctx, "DROP DATABASE "+pgx.Identifier{name}.Sanitize())
+	return err
+}
+
+// withDatabase returns dsn, a URL or keyword/value string, pointing at
+// database name.
+func withDatabase(dsn, name string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err == nil {
+			u.Path = "/" + name
+			u.RawPath = ""
+			return u.String()
+		}
+	}
+	// In a keyword/value string the last occurrence of a keyword wins.
+	return dsn + " dbname=" + name
+}
+
+func execSQL(ctx context.Context, dsn, sql string) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// setup finds or starts the server and checks that it answers.
+func setup() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if dsn := os.Getenv(DSNEnv); dsn != "" {
+		shared.dsn = dsn
+		if err := execSQL(ctx, dsn, "SELECT 1"); err != nil {
+			shared.err = fmt.Errorf("connect to %s from %s: %w", dsn, DSNEnv, err)
+		}
+		return
+	}
+	sweep(ctx)
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		shared.err = fmt.Errorf("create server directory: %w", err)
+		return
+	}
+	shared.dir = dir
+	// As root, PostgreSQL runs as another user, which must enter dir.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		shared.err = fmt.Errorf("create server directory: %w", err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		shared.err = fmt.Errorf("create server directory: %w", err)
+		return
+	}
+	s, err := localpg.Start(ctx, localpg.Options{
+		Name:     serverName,
+		Version:  os.Getenv(VersionEnv),
+		Settings: settings(),
+		BaseDir:  dir,
+		Log:      prefixWriter{},
+	})
+	if err != nil {
+		shared.err = fmt.Errorf("start a PostgreSQL server for tests (set %s to use an existing one): %w", DSNEnv, err)
+		return
+	}
+	shared.server = s
+	shared.dsn = s.DSN()
+	// Recorded so that a later test binary can stop it if this one dies
+	// before Run stops it.
+	if err := (localpg.Registry{Dir: dir}).Save(s); err != nil {
+		shared.err = err
+	}
+}
+
+// stop stops and removes the server started by setup.
+func stop() error {
+	if shared.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := shared.server.Stop(ctx); err != nil {
+			return err
+		}
+	}
+	if shared.dir == "" {
+		return nil
+	}
+	if shared.server != nil {
+		if err := shared.server.Remove(); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(shared.dir)
+}
+
+// sweep stops servers left behind by test binaries that died before Run
+// could stop them, such as after a test timeout.
+func sweep(ctx context.Context) {
+	owners, _ := filepath.Glob(filepath.Join(os.TempDir(), "pgtest-*", "owner.pid")) // pattern is well formed
+	for _, owner := range owners {
+		b, err := os.ReadFile(owner)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || alive(pid) {
+			continue
+		}
+		dir := filepath.Dir(owner)
+		if err := removeOrphan(ctx, dir); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: clean up %s: %v\n", dir, err)
+		}
+	}
+}
+
+func removeOrphan(ctx context.Context, dir string) error {
+	s, err := localpg.Registry{Dir: dir}.Get(serverName)
+	if err == nil {
+		if err := s.Stop(ctx); err != nil {
+			return err
+		}
+		if err := s.Remove(); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(dir)
+}
+
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// prefixWriter sends the server's progress lines to stderr, where go test
+// shows them for failing packages and with -v.
+type prefixWriter struct{}
+
+func (prefixWriter) Write(p []byte) (int, error) {
+	if _, err := fmt.Fprintf(os.Stderr, "pgtest: %s", p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
