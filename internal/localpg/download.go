@@ -53,6 +53,9 @@ func (f Finder) Download(ctx context.Context, version string) (*Install, error) 
 	if in := cached(ctx, root, req); in != nil {
 		return in, nil
 	}
+	if err := mkdirWritable(root, "PostgreSQL binary cache"); err != nil {
+		return nil, err
+	}
 	rels, err := f.releases(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("find PostgreSQL %s to download: %w", req.text, err)
@@ -60,9 +63,6 @@ func (f Finder) Download(ctx context.Context, version string) (*Install, error) 
 	rel, ok := rels.pick(req)
 	if !ok {
 		return nil, f.unavailable(ctx, fmt.Errorf("PostgreSQL %s is neither installed nor available for download", req.text))
-	}
-	if err := mkdirWritable(root, "PostgreSQL binary cache"); err != nil {
-		return nil, err
 	}
 	dest := filepath.Join(root, rel.version.text+"-"+platformSuffix())
 	if err := f.fetch(ctx, rels.artifact, rel, dest); err != nil {
