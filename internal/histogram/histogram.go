@@ -137,7 +137,9 @@ func Summarize(h *hdrhistogram.Histogram) Summary {
 }
 
 // Encode serializes h compactly for the results store; Decode reverses it.
-func Encode(h *hdrhistogram.Histogram) ([]byte, error) { return h.Encode(hdrhistogram.V2CompressedEncodingCookieBase) }
+func Encode(h *hdrhistogram.Histogram) ([]byte, error) {
+	return h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+}
 
 // Decode reads a histogram written by Encode.
 func Decode(b []byte) (*hdrhistogram.Histogram, error) { return hdrhistogram.Decode(b) }

@@ -1,0 +1,264 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+)
+
+// client is one benchmark connection and the loop that drives it.
+type client struct {
+	id     int
+	r      *runner
+	mu     sync.Mutex // guards w.nc swaps against the runner's deadline setting
+	w      *wire
+	rng    *rand.PCG
+	hist   *histogram.Worker
+	vals   []int64
+	params []int64
+	text   []byte
+	// Per script and command: parts of the statement for the simple protocol.
+	parts [][][]string
+	order [][][]int
+	done  int // transactions finished, for --transactions
+}
+
+func stmtName(script, cmd int) string { return "P" + strconv.Itoa(script) + "_" + strconv.Itoa(cmd) }
+
+// connect opens the connection, prepares the statements when the protocol asks for
+// it, and takes the connection over from pgx for the hot path.
+func (c *client) connect(ctx context.Context) error {
+	conn, err := c.r.cfg.Target.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	if c.r.cfg.Protocol == Prepared {
+		for si, s := range c.r.cfg.Scripts {
+			for ci, cmd := range s.Commands {
+				if _, err := conn.Prepare(ctx, stmtName(si, ci), cmd.SQL, nil); err != nil {
+					conn.Close(context.Background())
+					return fmt.Errorf("prepare %q: %w", cmd.SQL, err)
+				}
+			}
+		}
+	}
+	hc, err := conn.Hijack()
+	if err != nil {
+		conn.Close(context.Background())
+		return fmt.Errorf("take over connection: %w", err)
+	}
+	w := newWire(hc.Conn)
+	c.mu.Lock()
+	c.w = w
+	stopping := c.r.stopping.Load()
+	c.mu.Unlock()
+	if stopping {
+		w.nc.SetDeadline(c.r.hardStop())
+	}
+	return nil
+}
+
+func (c *client) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.w != nil {
+		// Terminate politely so the backend flushes its statistics at once.
+		c.w.out = append(c.w.out[:0], 'X', 0, 0, 0, 4)
+		c.w.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		_ = c.w.writeNow()
+		c.w.nc.Close()
+		c.w = nil
+	}
+}
+
+// setDeadline makes a blocked read return; used when the run must end now.
+func (c *client) setDeadline(t time.Time) {
+	c.mu.Lock()
+	if c.w != nil {
+		c.w.nc.SetDeadline(t)
+	}
+	c.mu.Unlock()
+}
+
+// uniform draws from [lo, hi] with Lemire's multiply-shift; the bias for ranges far
+// below 2^64 is negligible.
+func (c *client) uniform(lo, hi int64) int64 {
+	n := uint64(hi-lo) + 1
+	if n == 0 {
+		return int64(c.rng.Uint64())
+	}
+	h, _ := bits.Mul64(c.rng.Uint64(), n)
+	return lo + int64(h)
+}
+
+func (c *client) pick() int {
+	s := c.r.cfg.Scripts
+	if len(s) == 1 {
+		return 0
+	}
+	x := c.uniform(1, c.r.totalWeight)
+	for i := range s {
+		x -= int64(s[i].Weight)
+		if x <= 0 {
+			return i
+		}
+	}
+	return len(s) - 1
+}
+
+// loop runs transactions until the run stops. It never returns an error: failures are
+// counted, and a lost connection is re-established until the run ends.
+func (c *client) loop(ctx context.Context) {
+	cfg := &c.r.cfg
+	for !c.r.stopping.Load() {
+		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
+			return
+		}
+		if c.w == nil && !c.reconnect(ctx, errClosed) {
+			return
+		}
+		si := c.pick()
+		s := cfg.Scripts[si]
+		for i, v := range s.Vars {
+			c.vals[i] = c.uniform(v.Min, v.Max)
+		}
+		start := time.Now()
+		for try := 1; ; try++ {
+			err := c.exec(si, s)
+			if err == nil {
+				c.r.record(c.hist, si, start, time.Now(), try > 1)
+				break
+			}
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && !errors.Is(err, errClosed) {
+				if retryable(pe.Code) && try < cfg.MaxTries && !c.r.stopping.Load() {
+					c.r.retry(si, pe)
+					continue
+				}
+				c.r.fail(si, time.Now(), pe.Code, pe.Message, try > 1)
+				break
+			}
+			// The connection is gone; the transaction is lost with it.
+			c.r.fail(si, time.Now(), connectionState(err), err.Error(), try > 1)
+			c.dropConn()
+			if !c.reconnect(ctx, err) {
+				return
+			}
+			break
+		}
+		c.done++
+	}
+}
+
+func retryable(code string) bool { return code == "40001" || code == "40P01" }
+
+// connectionState classifies a lost connection: SQLSTATE 08006 (connection failure)
+// unless the server said why.
+func connectionState(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code != "" {
+		return pe.Code
+	}
+	return "08006"
+}
+
+func (c *client) dropConn() {
+	c.mu.Lock()
+	if c.w != nil {
+		c.w.nc.Close()
+		c.w = nil
+	}
+	c.mu.Unlock()
+}
+
+// reconnect tries again with bounded, jittered exponential backoff until it succeeds
+// or the run ends, and records the time without a connection.
+func (c *client) reconnect(ctx context.Context, cause error) bool {
+	down := time.Now()
+	backoff := 10 * time.Millisecond
+	for !c.r.stopping.Load() && ctx.Err() == nil {
+		cctx, cancel := context.WithDeadline(ctx, c.r.hardStop())
+		err := c.connect(cctx)
+		cancel()
+		if err == nil {
+			c.r.outage(down, time.Now(), cause)
+			return true
+		}
+		sleep := backoff/2 + time.Duration(c.rng.Uint64()%uint64(backoff/2+1))
+		select {
+		case <-time.After(sleep):
+		case <-ctx.Done():
+		case <-c.r.stop:
+		}
+		backoff = min(backoff*2, c.r.cfg.MaxBackoff)
+	}
+	c.r.outage(down, time.Now(), cause)
+	return false
+}
+
+// exec runs script s once. A *pgconn.PgError is an SQL error with the connection
+// still usable (any open transaction has been rolled back); any other error means the
+// connection is lost.
+func (c *client) exec(si int, s *Script) error {
+	w := c.w
+	for ci := range s.Commands {
+		cmd := &s.Commands[ci]
+		c.params = c.params[:0]
+		for _, p := range cmd.Params {
+			c.params = append(c.params, c.vals[p])
+		}
+		switch c.r.cfg.Protocol {
+		case Prepared:
+			w.appendBind(c.r.names[si][ci], c.params)
+			w.appendExecuteSync()
+		case Extended:
+			w.appendParse(cmd.SQL, len(cmd.Params))
+			w.appendBind("", c.params)
+			w.appendExecuteSync()
+		case Simple:
+			c.text = c.text[:0]
+			parts, order := c.parts[si][ci], c.order[si][ci]
+			for i, p := range order {
+				c.text = append(c.text, parts[i]...)
+				c.text = strconv.AppendInt(c.text, c.params[p], 10)
+			}
+			c.text = append(c.text, parts[len(parts)-1]...)
+			w.appendQuery(c.text)
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+		if err := w.await(); err != nil {
+			return err
+		}
+		if w.err != nil {
+			pe := w.err
+			if w.status != 'I' {
+				w.appendQuery([]byte("ROLLBACK"))
+				if err := w.flush(); err != nil {
+					return err
+				}
+				if err := w.await(); err != nil {
+					return err
+				}
+			}
+			return pe
+		}
+	}
+	return nil
+}
+
+// isTimeout reports a deadline set by the runner to end the run.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

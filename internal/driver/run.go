@@ -1,0 +1,450 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+// Config is one run: a target, the scripts and how to drive them.
+type Config struct {
+	Target       *target.Target
+	Scripts      []*Script
+	Clients      int
+	Protocol     Protocol
+	Warmup       time.Duration // not measured
+	Duration     time.Duration // the measurement window; ignored with Transactions
+	Transactions int           // per client; when set, the run ends after them
+	MaxTries     int           // tries per transaction on serialization failure or deadlock
+	Interval     time.Duration // reporting interval, default 1s
+	Seed         uint64
+	MaxBackoff   time.Duration // reconnect backoff cap, default 1s
+	// OnInterval receives each interval as it ends, from one goroutine.
+	OnInterval func(Interval)
+}
+
+// Phase of a transaction, by the time it ended.
+type Phase int
+
+const (
+	Warmup  Phase = iota // before the window
+	Measure              // inside the window: the only one reported as results
+	After                // after the window, while clients finish
+	phases
+)
+
+func (p Phase) String() string { return [...]string{"warmup", "measure", "after"}[p] }
+
+// Interval is what happened between two ticks.
+type Interval struct {
+	Seq        int
+	Start, End time.Time
+	Phase      Phase // of the interval's end
+	Committed  int64
+	Failed     int64
+	Retried    int64
+	Latency    *hdrhistogram.Histogram // all scripts, all phases
+}
+
+// ScriptResult is one transaction type's totals over the measurement window.
+type ScriptResult struct {
+	Name      string
+	Committed int64
+	Failed    int64
+	Retried   int64 // transactions that succeeded or failed after more than one try
+	Retries   int64 // extra tries in all
+	Latency   *hdrhistogram.Histogram
+}
+
+// ErrorCount is how often one SQLSTATE was seen for one script.
+type ErrorCount struct {
+	Script   string
+	SQLState string
+	Retried  bool // seen on a try that was then retried
+	Count    int64
+	Example  string
+}
+
+// Outage is a span during which one client had no connection.
+type Outage struct {
+	Start, End time.Time
+	Cause      string
+}
+
+// Result is a finished run.
+type Result struct {
+	Start        time.Time // clients connected, warm-up begins
+	WindowStart  time.Time
+	WindowEnd    time.Time
+	End          time.Time
+	Scripts      []ScriptResult
+	Errors       []ErrorCount
+	Outages      []Outage
+	Committed    int64 // measured window, all scripts
+	Failed       int64
+	CommitsTotal int64 // server transactions committed by the clients, warm-up and tail included
+	ConnectTime  time.Duration
+	Interrupted  bool
+}
+
+type counters struct{ committed, failed, retried, retries atomic.Int64 }
+
+type runner struct {
+	cfg         Config
+	names       [][]string
+	totalWeight int64
+	start       time.Time
+	windowStart time.Time
+	windowEnd   time.Time
+	hardStopNs  atomic.Int64 // unix nanoseconds after which clients are cut off
+	stopping    atomic.Bool
+	stop        chan struct{}
+	reg         *histogram.Registry
+	count       [][phases]counters // per script
+	// Cumulative, interval-independent totals for the tick.
+	tickFailed  atomic.Int64
+	tickRetried atomic.Int64
+	serverTx    []int64 // server transactions per script execution
+
+	mu      sync.Mutex
+	errs    map[errKey]*ErrorCount
+	outages []Outage
+}
+
+type errKey struct {
+	script  int
+	state   string
+	retried bool
+}
+
+// Run executes cfg. It returns when the window has ended and every client has
+// finished its transaction, or when ctx is cancelled (the result is then marked
+// interrupted, with everything measured so far).
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	r := &runner{cfg: cfg, stop: make(chan struct{}), errs: map[errKey]*ErrorCount{}}
+	var names []string
+	for p := Phase(0); p < phases; p++ {
+		for _, s := range cfg.Scripts {
+			names = append(names, p.String()+"/"+s.Name)
+		}
+	}
+	r.reg = histogram.NewRegistry(names)
+	r.count = make([][phases]counters, len(cfg.Scripts))
+	for si, s := range cfg.Scripts {
+		r.totalWeight += int64(s.Weight)
+		var n []string
+		for ci := range s.Commands {
+			n = append(n, stmtName(si, ci))
+		}
+		r.names = append(r.names, n)
+		r.serverTx = append(r.serverTx, serverTransactions(s))
+	}
+
+	clients, err := r.connectAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	res.ConnectTime = time.Since(r.start)
+	r.start = time.Now()
+	r.windowStart = r.start.Add(cfg.Warmup)
+	if cfg.Transactions > 0 {
+		r.windowEnd = r.start.Add(100 * 365 * 24 * time.Hour)
+	} else {
+		r.windowEnd = r.windowStart.Add(cfg.Duration)
+	}
+	r.hardStopNs.Store(r.windowEnd.Add(30 * time.Second).UnixNano())
+
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.loop(ctx)
+			c.close()
+		}()
+	}
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+
+	cumulative := make([]*hdrhistogram.Histogram, len(names))
+	for i := range cumulative {
+		cumulative[i] = histogram.New()
+	}
+	seq := 0
+	tickStart := r.start
+	tick := func(end time.Time) {
+		hs := r.reg.Tick()
+		iv := Interval{Seq: seq, Start: tickStart, End: end, Latency: histogram.New()}
+		iv.Phase = r.phaseOf(end.Add(-time.Nanosecond))
+		for i, h := range hs {
+			cumulative[i].Merge(h)
+			iv.Latency.Merge(h)
+		}
+		iv.Committed = iv.Latency.TotalCount()
+		iv.Failed = r.tickFailed.Swap(0)
+		iv.Retried = r.tickRetried.Swap(0)
+		seq++
+		tickStart = end
+		if cfg.OnInterval != nil {
+			cfg.OnInterval(iv)
+		}
+	}
+
+	ticker := time.NewTicker(cfg.Interval)
+	defer ticker.Stop()
+	endTimer := time.NewTimer(time.Until(r.windowEnd))
+	defer endTimer.Stop()
+	stopAll := func() {
+		if r.stopping.CompareAndSwap(false, true) {
+			close(r.stop)
+			// Clients finish their transaction; one stuck past the grace period is cut off.
+			grace := time.Now().Add(10 * time.Second)
+			if grace.Before(r.hardStop()) {
+				r.hardStopNs.Store(grace.UnixNano())
+			}
+			for _, c := range clients {
+				c.setDeadline(r.hardStop())
+			}
+		}
+	}
+	ctxDone := ctx.Done()
+loop:
+	for {
+		select {
+		case now := <-ticker.C:
+			tick(now)
+		case <-endTimer.C:
+			stopAll()
+		case <-ctxDone:
+			res.Interrupted = true
+			ctxDone = nil
+			stopAll()
+		case <-finished:
+			break loop
+		}
+	}
+	res.End = time.Now()
+	tick(res.End)
+	if cfg.Transactions > 0 || res.End.Before(r.windowEnd) {
+		r.windowEnd = res.End
+	}
+	res.Start, res.WindowStart, res.WindowEnd = r.start, r.windowStart, r.windowEnd
+
+	for si, s := range cfg.Scripts {
+		m := &r.count[si][Measure]
+		sr := ScriptResult{Name: s.Name, Latency: cumulative[int(Measure)*len(cfg.Scripts)+si],
+			Failed: m.failed.Load(), Retried: m.retried.Load(), Retries: m.retries.Load()}
+		sr.Committed = sr.Latency.TotalCount()
+		res.Scripts = append(res.Scripts, sr)
+		res.Committed += sr.Committed
+		res.Failed += sr.Failed
+		for p := Phase(0); p < phases; p++ {
+			res.CommitsTotal += cumulative[int(p)*len(cfg.Scripts)+si].TotalCount() * r.serverTx[si]
+		}
+	}
+	r.mu.Lock()
+	for _, e := range r.errs {
+		res.Errors = append(res.Errors, *e)
+	}
+	res.Outages = append(res.Outages, r.outages...)
+	r.mu.Unlock()
+	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Count > res.Errors[j].Count })
+	return res, nil
+}
+
+func (cfg *Config) validate() error {
+	if cfg.Target == nil {
+		return errors.New("no target")
+	}
+	if len(cfg.Scripts) == 0 {
+		return errors.New("no script to run")
+	}
+	for _, s := range cfg.Scripts {
+		if err := s.Validate(); err != nil {
+			return err
+		}
+		if s.Weight == 0 && len(cfg.Scripts) > 1 {
+			return fmt.Errorf("script %s has weight 0", s.Name)
+		}
+		if len(cfg.Scripts) == 1 && s.Weight == 0 {
+			s.Weight = 1
+		}
+	}
+	if cfg.Clients < 1 {
+		return fmt.Errorf("--clients must be at least 1, got %d", cfg.Clients)
+	}
+	if cfg.Transactions < 0 {
+		return fmt.Errorf("--transactions must be positive, got %d", cfg.Transactions)
+	}
+	if cfg.Transactions == 0 && cfg.Duration <= 0 {
+		return fmt.Errorf("--duration must be positive, got %s", cfg.Duration)
+	}
+	if cfg.Warmup < 0 {
+		return fmt.Errorf("--warmup must not be negative, got %s", cfg.Warmup)
+	}
+	if cfg.MaxTries < 1 {
+		cfg.MaxTries = 1
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = time.Second
+	}
+	return nil
+}
+
+// serverTransactions is how many transactions the server counts for one execution
+// of s: one for an explicit transaction block, else one per statement.
+func serverTransactions(s *Script) int64 {
+	if len(s.Commands) > 0 && isBegin(s.Commands[0].SQL) {
+		return 1
+	}
+	return int64(len(s.Commands))
+}
+
+func isBegin(sql string) bool {
+	for _, w := range []string{"BEGIN", "begin", "START TRANSACTION", "start transaction"} {
+		if len(sql) >= len(w) && sql[:len(w)] == w {
+			return true
+		}
+	}
+	return false
+}
+
+// connectAll opens every client's connection before the clock starts, a few at a
+// time, as pgbench does before it measures.
+func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
+	r.start = time.Now()
+	r.hardStopNs.Store(time.Now().Add(24 * time.Hour).UnixNano())
+	clients := make([]*client, r.cfg.Clients)
+	maxVars := 0
+	for _, s := range r.cfg.Scripts {
+		maxVars = max(maxVars, len(s.Vars))
+	}
+	errs := make([]error, len(clients))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range clients {
+		c := &client{id: i, r: r, rng: rand.NewPCG(r.cfg.Seed, uint64(i)+1), hist: r.reg.Worker(), vals: make([]int64, maxVars)}
+		if r.cfg.Protocol == Simple {
+			for _, s := range r.cfg.Scripts {
+				var ps [][]string
+				var os [][]int
+				for _, cmd := range s.Commands {
+					p, o, err := simpleParts(cmd.SQL, len(cmd.Params))
+					if err != nil {
+						return nil, err
+					}
+					ps, os = append(ps, p), append(os, o)
+				}
+				c.parts, c.order = append(c.parts, ps), append(c.order, os)
+			}
+		}
+		clients[i] = c
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = c.connect(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			for _, c := range clients {
+				c.close()
+			}
+			return nil, err
+		}
+	}
+	return clients, nil
+}
+
+func (r *runner) hardStop() time.Time { return time.Unix(0, r.hardStopNs.Load()) }
+
+func (r *runner) phaseOf(t time.Time) Phase {
+	switch {
+	case t.Before(r.windowStart):
+		return Warmup
+	case t.Before(r.windowEnd):
+		return Measure
+	}
+	return After
+}
+
+func (r *runner) record(w *histogram.Worker, si int, start, end time.Time, retried bool) {
+	p := r.phaseOf(end)
+	w.Record(int(p)*len(r.cfg.Scripts)+si, end.Sub(start))
+	if retried {
+		r.count[si][p].retried.Add(1)
+		r.tickRetried.Add(1)
+	}
+}
+
+func (r *runner) retry(si int, pe interface{ SQLState() string }) {
+	p := r.phaseOf(time.Now())
+	r.count[si][p].retries.Add(1)
+	r.addError(si, pe.SQLState(), "", true)
+}
+
+func (r *runner) fail(si int, at time.Time, state, msg string, retried bool) {
+	p := r.phaseOf(at)
+	r.count[si][p].failed.Add(1)
+	if retried {
+		r.count[si][p].retried.Add(1)
+	}
+	r.tickFailed.Add(1)
+	r.addError(si, state, msg, false)
+}
+
+func (r *runner) addError(si int, state, msg string, retried bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := errKey{si, state, retried}
+	e := r.errs[k]
+	if e == nil {
+		e = &ErrorCount{Script: r.cfg.Scripts[si].Name, SQLState: state, Retried: retried, Example: target.Scrub(msg, r.cfg.Target.Config.Password)}
+		r.errs[k] = e
+	}
+	e.Count++
+}
+
+func (r *runner) outage(start, end time.Time, cause error) {
+	r.mu.Lock()
+	r.outages = append(r.outages, Outage{Start: start, End: end, Cause: target.Scrub(cause.Error(), r.cfg.Target.Config.Password)})
+	r.mu.Unlock()
+}
+
+// OutageSeconds is the wall time during which at least one client had lost its
+// connection: the union of the clients' outages.
+func (res *Result) OutageSeconds() float64 {
+	o := append([]Outage(nil), res.Outages...)
+	sort.Slice(o, func(i, j int) bool { return o[i].Start.Before(o[j].Start) })
+	var total time.Duration
+	var curS, curE time.Time
+	for i, x := range o {
+		if i == 0 || x.Start.After(curE) {
+			total += curE.Sub(curS)
+			curS, curE = x.Start, x.End
+		} else if x.End.After(curE) {
+			curE = x.End
+		}
+	}
+	total += curE.Sub(curS)
+	return total.Seconds()
+}

@@ -1,0 +1,108 @@
+package driver
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Protocol is how statements are sent, as pgbench's --protocol.
+type Protocol int
+
+const (
+	// Prepared parses each statement once per connection and then only binds and
+	// executes it (pgbench -M prepared).
+	Prepared Protocol = iota
+	// Extended parses, binds and executes every statement each time (-M extended).
+	Extended
+	// Simple sends the statement text with values written in (-M simple).
+	Simple
+)
+
+// ParseProtocol reads a --protocol value.
+func ParseProtocol(s string) (Protocol, error) {
+	switch s {
+	case "prepared", "":
+		return Prepared, nil
+	case "extended":
+		return Extended, nil
+	case "simple":
+		return Simple, nil
+	}
+	return 0, fmt.Errorf("unknown protocol %q: use simple, extended or prepared", s)
+}
+
+func (p Protocol) String() string {
+	return [...]string{"prepared", "extended", "simple"}[p]
+}
+
+// Var is a script variable, drawn afresh for each transaction from [Min, Max].
+type Var struct {
+	Name     string
+	Min, Max int64
+}
+
+// Command is one statement of a script. SQL uses $1, $2, ... for parameters, and
+// Params names the variable (by index into Script.Vars) behind each.
+type Command struct {
+	SQL    string
+	Params []int
+}
+
+// Script is one transaction type: its variables and statements, run in order, each
+// waiting for the server's answer before the next is sent, as pgbench does.
+type Script struct {
+	Name     string
+	Weight   int
+	Vars     []Var
+	Commands []Command
+}
+
+// Validate checks that every parameter names a variable and every range is sane.
+func (s *Script) Validate() error {
+	for _, v := range s.Vars {
+		if v.Max < v.Min {
+			return fmt.Errorf("script %s: variable %s has an empty range [%d, %d]", s.Name, v.Name, v.Min, v.Max)
+		}
+	}
+	for _, c := range s.Commands {
+		for _, p := range c.Params {
+			if p < 0 || p >= len(s.Vars) {
+				return fmt.Errorf("script %s: statement %q uses variable %d of %d", s.Name, c.SQL, p, len(s.Vars))
+			}
+		}
+	}
+	if s.Weight < 0 {
+		return fmt.Errorf("script %s: negative weight %d", s.Name, s.Weight)
+	}
+	return nil
+}
+
+// simpleParts splits sql at $n placeholders for the simple protocol: parts[i] is
+// the text before placeholder i, and the last part follows the last placeholder.
+func simpleParts(sql string, nparams int) ([]string, []int, error) {
+	var parts []string
+	var order []int
+	rest := sql
+	for {
+		i := strings.IndexByte(rest, '$')
+		if i < 0 {
+			break
+		}
+		j := i + 1
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		if j == i+1 {
+			return nil, nil, fmt.Errorf("statement %q: '$' without a parameter number", sql)
+		}
+		n, _ := strconv.Atoi(rest[i+1 : j])
+		if n < 1 || n > nparams {
+			return nil, nil, fmt.Errorf("statement %q: parameter $%d but %d given", sql, n, nparams)
+		}
+		parts = append(parts, rest[:i])
+		order = append(order, n-1)
+		rest = rest[j:]
+	}
+	return append(parts, rest), order, nil
+}

@@ -1,0 +1,291 @@
+package driver
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// wire speaks just enough of the PostgreSQL frontend/backend protocol (version 3) to
+// run benchmark transactions without allocating: requests are built into one reused
+// buffer and sent with one write, responses are parsed in place from one reused read
+// buffer. pgx establishes the connection (TLS, authentication, .pgpass) and prepares
+// statements; the connection is then hijacked for the hot path.
+//
+// Written by hand because a general driver's per-call allocations and goroutine
+// hand-offs cost more client CPU per transaction than pgbench spends, and on a machine
+// the client shares with the server that CPU is taken from the server.
+type wire struct {
+	nc   net.Conn
+	raw  syscall.RawConn // nil for TLS: then reads and writes go through nc
+	// With a raw connection the request is written from inside the read callback:
+	// Go's RawConn.Read forgets any readiness seen before it starts, so a request
+	// written earlier could be answered before the wait begins and the answer would
+	// never be noticed. Written inside, the first read can wait for readiness instead
+	// of trying a read that fails with EAGAIN: one system call less per round trip.
+	pending bool // out holds a request not yet written
+	readFn  func(fd uintptr) bool
+	nread   int
+	rerr    error
+	out  []byte
+	in   []byte // read buffer
+	r, w int    // unread bytes are in[r:w]
+	// Results of the last exchange.
+	rows   int
+	status byte // transaction status from ReadyForQuery: 'I', 'T' or 'E'
+	err    *pgconn.PgError
+}
+
+func newWire(nc net.Conn) *wire {
+	c := &wire{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I'}
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw = raw
+			c.readFn = c.rawRead
+		}
+	}
+	return c
+}
+
+// rawRead is the callback for syscall.RawConn.Read: false means "wait until readable".
+func (c *wire) rawRead(fd uintptr) bool {
+	if c.pending {
+		c.pending = false
+		if err := c.writeRaw(int(fd)); err != nil {
+			c.rerr = err
+			return true
+		}
+		return false // the answer cannot be there yet
+	}
+	n, err := syscall.Read(int(fd), c.in[c.w:])
+	if err == syscall.EAGAIN {
+		return false
+	}
+	c.nread, c.rerr = n, err
+	if n == 0 && err == nil {
+		c.rerr = io.EOF
+	}
+	return true
+}
+
+// beginMsg appends a message type and a length placeholder; endMsg fills the length.
+func (c *wire) beginMsg(t byte) int {
+	c.out = append(c.out, t, 0, 0, 0, 0)
+	return len(c.out) - 4
+}
+
+func (c *wire) endMsg(at int) {
+	binary.BigEndian.PutUint32(c.out[at:], uint32(len(c.out)-at))
+}
+
+// appendBind appends Bind for the named prepared statement (or "" for the unnamed
+// one) with text parameters, all results in text.
+func (c *wire) appendBind(stmt string, params []int64) {
+	at := c.beginMsg('B')
+	c.out = append(c.out, 0) // unnamed portal
+	c.out = append(c.out, stmt...)
+	c.out = append(c.out, 0, 0, 0) // statement name end, 0 parameter format codes (all text)
+	c.out = binary.BigEndian.AppendUint16(c.out, uint16(len(params)))
+	for _, v := range params {
+		lenAt := len(c.out)
+		c.out = append(c.out, 0, 0, 0, 0)
+		c.out = strconv.AppendInt(c.out, v, 10)
+		binary.BigEndian.PutUint32(c.out[lenAt:], uint32(len(c.out)-lenAt-4))
+	}
+	c.out = append(c.out, 0, 0) // 0 result format codes (all text)
+	c.endMsg(at)
+}
+
+// appendParse appends Parse of sql as the unnamed statement, parameter types inferred.
+func (c *wire) appendParse(sql string, nparams int) {
+	at := c.beginMsg('P')
+	c.out = append(c.out, 0)
+	c.out = append(c.out, sql...)
+	c.out = append(c.out, 0, 0, 0)
+	c.endMsg(at)
+}
+
+// appendExecuteSync appends Execute of the unnamed portal (all rows) and Sync.
+func (c *wire) appendExecuteSync() {
+	c.out = append(c.out, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, 'S', 0, 0, 0, 4)
+}
+
+// appendQuery appends a simple-protocol Query.
+func (c *wire) appendQuery(sql []byte) {
+	at := c.beginMsg('Q')
+	c.out = append(c.out, sql...)
+	c.out = append(c.out, 0)
+	c.endMsg(at)
+}
+
+// flush sends the buffered messages in one write; with a raw connection the write
+// happens at the start of the next read (see pending).
+func (c *wire) flush() error {
+	if c.raw != nil {
+		c.pending = true
+		return nil
+	}
+	return c.writeNow()
+}
+
+// writeNow sends the buffered messages at once, for messages with no answer.
+func (c *wire) writeNow() error {
+	c.pending = false
+	_, err := c.nc.Write(c.out)
+	c.out = c.out[:0]
+	return err
+}
+
+// writeRaw writes out on the socket directly; a full socket buffer falls back to the
+// blocking net.Conn write (which holds a different lock than the read in progress).
+func (c *wire) writeRaw(fd int) error {
+	n, err := syscall.Write(fd, c.out)
+	if err == syscall.EAGAIN || err == syscall.EINTR {
+		n, err = 0, nil
+	}
+	if err != nil {
+		c.out = c.out[:0]
+		return err
+	}
+	if n < len(c.out) {
+		_, err = c.nc.Write(c.out[n:])
+	}
+	c.out = c.out[:0]
+	return err
+}
+
+// next returns the next backend message's type and body. The body aliases the read
+// buffer and is valid until the following call.
+func (c *wire) next() (byte, []byte, error) {
+	for c.w-c.r < 5 {
+		if err := c.fill(5); err != nil {
+			return 0, nil, err
+		}
+	}
+	t := c.in[c.r]
+	n := int(binary.BigEndian.Uint32(c.in[c.r+1:])) + 1
+	if n < 5 {
+		return 0, nil, fmt.Errorf("protocol error: message %q with length %d", t, n-1)
+	}
+	for c.w-c.r < n {
+		if err := c.fill(n); err != nil {
+			return 0, nil, err
+		}
+	}
+	body := c.in[c.r+5 : c.r+n]
+	c.r += n
+	return t, body, nil
+}
+
+// fill reads until at least need bytes are buffered, compacting or growing as needed.
+func (c *wire) fill(need int) error {
+	if c.r > 0 && (c.r == c.w || len(c.in)-c.r < need) {
+		copy(c.in, c.in[c.r:c.w])
+		c.w -= c.r
+		c.r = 0
+	}
+	if need > len(c.in) {
+		grown := make([]byte, need+4096)
+		copy(grown, c.in[:c.w])
+		c.in = grown
+	}
+	var n int
+	var err error
+	if c.raw != nil {
+		c.nread, c.rerr = 0, nil
+		if err = c.raw.Read(c.readFn); err == nil {
+			n, err = c.nread, c.rerr
+		}
+		if n < 0 {
+			n = 0
+		}
+	} else {
+		n, err = c.nc.Read(c.in[c.w:])
+	}
+	c.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// errClosed means the server ended the session (FATAL error or EOF).
+var errClosed = errors.New("server closed the connection")
+
+// await reads responses until ReadyForQuery, counting rows and keeping the first
+// error. A FATAL error or a read failure returns a non-nil error: the connection is
+// gone.
+func (c *wire) await() error {
+	c.rows = 0
+	c.err = nil
+	for {
+		t, body, err := c.next()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case 'D':
+			c.rows++
+		case 'Z':
+			if len(body) > 0 {
+				c.status = body[0]
+			}
+			return nil
+		case 'E':
+			pe := parseError(body)
+			if c.err == nil {
+				c.err = pe
+			}
+			if pe.Severity == "FATAL" || pe.Severity == "PANIC" {
+				return fmt.Errorf("%w: %w", errClosed, pe)
+			}
+		}
+		// '1' ParseComplete, '2' BindComplete, 'C' CommandComplete, 'T' RowDescription,
+		// 'n' NoData, 'I' EmptyQueryResponse, 'N' notices, 'S' parameter status and
+		// 'A' notifications need no action.
+	}
+}
+
+// parseError decodes an ErrorResponse body into the driver's error type, so errors
+// are classified by SQLSTATE exactly as pgx would.
+func parseError(body []byte) *pgconn.PgError {
+	pe := &pgconn.PgError{}
+	for len(body) > 0 && body[0] != 0 {
+		field := body[0]
+		end := 1
+		for end < len(body) && body[end] != 0 {
+			end++
+		}
+		v := string(body[1:end])
+		switch field {
+		case 'V':
+			pe.Severity = v
+		case 'S':
+			if pe.Severity == "" {
+				pe.Severity = v
+			}
+		case 'C':
+			pe.Code = v
+		case 'M':
+			pe.Message = v
+		case 'D':
+			pe.Detail = v
+		case 'H':
+			pe.Hint = v
+		}
+		if end >= len(body) {
+			break
+		}
+		body = body[end+1:]
+	}
+	return pe
+}
