@@ -30,6 +30,9 @@ type Config struct {
 	MaxBackoff   time.Duration // reconnect backoff cap, default 1s
 	// OnInterval receives each interval as it ends, from one goroutine.
 	OnInterval func(Interval)
+	// OnWindow is called as the measurement window opens (true) and closes (false),
+	// from the same goroutine as OnInterval; it should return quickly.
+	OnWindow func(open bool)
 }
 
 // Phase of a transaction, by the time it ended.
@@ -207,6 +210,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer ticker.Stop()
 	endTimer := time.NewTimer(time.Until(r.windowEnd))
 	defer endTimer.Stop()
+	openTimer := time.NewTimer(time.Until(r.windowStart))
+	defer openTimer.Stop()
+	windowOpen := false
+	window := func(open bool) {
+		if cfg.OnWindow != nil && open != windowOpen {
+			cfg.OnWindow(open)
+		}
+		windowOpen = open
+	}
 	stopAll := func() {
 		if r.stopping.CompareAndSwap(false, true) {
 			close(r.stop)
@@ -226,17 +238,26 @@ loop:
 		select {
 		case now := <-ticker.C:
 			tick(now)
+		case <-openTimer.C:
+			window(true)
 		case <-endTimer.C:
 			stopAll()
+			window(false)
 		case <-ctxDone:
 			res.Interrupted = true
 			ctxDone = nil
 			stopAll()
+			if windowOpen {
+				window(false)
+			}
 		case <-finished:
 			break loop
 		}
 	}
 	res.End = time.Now()
+	if windowOpen {
+		window(false) // --transactions: the window closes when the last client is done
+	}
 	tick(res.End)
 	if cfg.Transactions > 0 || res.End.Before(r.windowEnd) {
 		r.windowEnd = res.End

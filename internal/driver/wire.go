@@ -22,8 +22,8 @@ import (
 // hand-offs cost more client CPU per transaction than pgbench spends, and on a machine
 // the client shares with the server that CPU is taken from the server.
 type wire struct {
-	nc   net.Conn
-	raw  syscall.RawConn // nil for TLS: then reads and writes go through nc
+	nc  net.Conn
+	raw syscall.RawConn // nil for TLS: then reads and writes go through nc
 	// With a raw connection the request is written from inside the read callback:
 	// Go's RawConn.Read forgets any readiness seen before it starts, so a request
 	// written earlier could be answered before the wait begins and the answer would
@@ -33,9 +33,9 @@ type wire struct {
 	readFn  func(fd uintptr) bool
 	nread   int
 	rerr    error
-	out  []byte
-	in   []byte // read buffer
-	r, w int    // unread bytes are in[r:w]
+	out     []byte
+	in      []byte // read buffer
+	r, w    int    // unread bytes are in[r:w]
 	// Results of the last exchange.
 	rows   int
 	status byte // transaction status from ReadyForQuery: 'I', 'T' or 'E'

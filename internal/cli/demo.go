@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
+	"github.com/spf13/cobra"
+)
+
+// demoServer is one side of the demo's comparison.
+type demoServer struct {
+	label    string
+	settings []localpg.Setting
+	srv      *localpg.Server
+	t        *target.Target
+}
+
+func newDemoCmd(env *Env) *cobra.Command {
+	var version string
+	var scale int
+	var duration, warmup time.Duration
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Compare two local PostgreSQL servers, default against tuned settings, end to end (about three minutes)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if scale < 1 || duration <= 0 || warmup < 0 {
+				return usageError{fmt.Errorf("--scale and --duration must be positive, --warmup not negative")}
+			}
+			results, _ := cmd.Flags().GetString("results")
+			ctx, stop := env.Interrupt(cmd.Context())
+			defer stop()
+			return runDemo(ctx, env, version, scale, warmup, duration, results)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&version, "version", "", "PostgreSQL version for both servers (default: the newest installed, else 16 downloaded)")
+	f.IntVar(&scale, "scale", 20, "TPC-B scale to load into each server")
+	f.DurationVar(&warmup, "warmup", 5*time.Second, "warm-up before each measured run")
+	f.DurationVar(&duration, "duration", 15*time.Second, "measured window of each run")
+	return cmd
+}
+
+func runDemo(ctx context.Context, env *Env, version string, scale int, warmup, duration time.Duration, results string) error {
+	out := env.Stdout
+	servers := []*demoServer{
+		{label: "default"},
+		{label: "tuned", settings: []localpg.Setting{
+			{Name: "shared_buffers", Value: "1GB"}, {Name: "max_wal_size", Value: "4GB"},
+			{Name: "checkpoint_timeout", Value: "15min"}, {Name: "wal_buffers", Value: "16MB"},
+		}},
+	}
+	clients := []int{4, 16}
+	scripts := []string{"select-only", "tpcb-like"}
+	fmt.Fprintf(out, `pgbakeoff demo: does tuning PostgreSQL's memory and checkpoint settings pay off?
+  1. start two local servers of the same version: one with initdb's defaults, one with
+     shared_buffers=1GB, max_wal_size=4GB, checkpoint_timeout=15min, wal_buffers=16MB
+  2. load pgbench's TPC-B tables at scale %d into each
+  3. run select-only and tpcb-like at %d and %d clients, %s warm-up and %s measured each,
+     alternating the servers so drift on this machine affects both alike
+  4. print throughput and p99 latency side by side; every run is kept in %s
+`, scale, clients[0], clients[1], warmup, duration, results)
+
+	base, err := demoBaseDir()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, s := range servers {
+			if s.srv != nil {
+				_ = s.srv.Stop(context.Background())
+				_ = s.srv.Remove()
+			}
+		}
+	}()
+	for _, s := range servers {
+		srv, err := localpg.Start(ctx, localpg.Options{Name: "demo-" + s.label, Version: version, Settings: s.settings, BaseDir: base, Log: env.Stderr})
+		if err != nil {
+			return fmt.Errorf("start the %s server: %w", s.label, err)
+		}
+		s.srv = srv
+		s.t, err = target.Parse(srv.DSN())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nserver %s: PostgreSQL %s, port %d, log %s\n", s.label, srv.Version, srv.Port, srv.LogFile)
+		if err := initTPCB(ctx, env, s.t, tpcb.LoadOptions{Scale: scale, Workers: 2}); err != nil {
+			return err
+		}
+	}
+
+	type key struct {
+		script  string
+		clients int
+		label   string
+	}
+	got := map[key]*Summary{}
+	for _, script := range scripts {
+		for _, c := range clients {
+			for _, s := range servers {
+				fmt.Fprintf(out, "\n%s, %d clients, %s server:\n", script, c, s.label)
+				f := runFlags{dsn: s.srv.DSN(), scripts: []string{script}, clients: c, threads: 1, protocol: "prepared",
+					warmup: warmup, duration: duration, maxTries: 1, progress: 5 * time.Second,
+					labels: []string{"demo=" + s.label}}
+				sum, err := runTPCB(ctx, env, f, results)
+				if err != nil {
+					return err
+				}
+				got[key{script, c, s.label}] = sum
+				fmt.Fprintf(out, "  %.0f tps, p99 %.3f ms (run %d)\n", sum.TPS, sum.LatencyMs.P99, sum.RunID)
+			}
+		}
+	}
+
+	fmt.Fprintln(out)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "script\tclients\tdefault tps\ttuned tps\ttuned/default\tdefault p99 ms\ttuned p99 ms\t\n")
+	for _, script := range scripts {
+		for _, c := range clients {
+			a, b := got[key{script, c, "default"}], got[key{script, c, "tuned"}]
+			ratio := 0.0
+			if a.TPS > 0 {
+				ratio = b.TPS / a.TPS
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2fx\t%.3f\t%.3f\t\n", script, c, a.TPS, b.TPS, ratio, a.LatencyMs.P99, b.LatencyMs.P99)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	demoFootnote(out, results)
+	return nil
+}
+
+func demoFootnote(w io.Writer, results string) {
+	fmt.Fprintf(w, `
+One run each is not a verdict: differences of a few percent are within this machine's
+noise. The runs are stored in %s: `+"`pgbakeoff runs`"+` lists them and
+`+"`pgbakeoff show ID --json`"+` prints one in full.
+`, results)
+}
+
+// demoBaseDir is where the demo's servers live; they are removed when it ends.
+func demoBaseDir() (string, error) {
+	return localpg.DefaultServersDir()
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
+	"github.com/spf13/cobra"
+)
+
+func newInitCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Create and load a workload's tables",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  unknownSub("tpcb"),
+	}
+	cmd.AddCommand(newInitTPCBCmd(env))
+	return cmd
+}
+
+func newInitTPCBCmd(env *Env) *cobra.Command {
+	var dsn string
+	opt := tpcb.LoadOptions{}
+	cmd := &cobra.Command{
+		Use:   "tpcb",
+		Short: "Load pgbench's tables (what `pgbench -i` does), with parallel COPY",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff init tpcb --scale 100 --dsn "$DSN"
+  pgbakeoff init tpcb --scale 1000 --partitions 8 --dsn "postgres://bench@db.example:5432/bench"`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := opt.Validate(); err != nil {
+				return usageError{err}
+			}
+			t, err := target.Parse(dsn)
+			if err != nil {
+				return usageError{err}
+			}
+			ctx, stop := env.Interrupt(cmd.Context())
+			defer stop()
+			return initTPCB(ctx, env, t, opt)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	f.IntVarP(&opt.Scale, "scale", "s", 1, "scale factor: 100,000 accounts each")
+	f.IntVar(&opt.FillFactor, "fillfactor", 100, "fill factor of the accounts, tellers and branches tables")
+	f.IntVar(&opt.Partitions, "partitions", 0, "partition pgbench_accounts into this many partitions")
+	f.StringVar(&opt.PartitionMethod, "partition-method", "range", "range or hash")
+	f.BoolVar(&opt.Unlogged, "unlogged", false, "create unlogged tables")
+	f.BoolVar(&opt.ForeignKeys, "foreign-keys", false, "add foreign keys between the tables")
+	f.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
+	return cmd
+}
+
+func initTPCB(ctx context.Context, env *Env, t *target.Target, opt tpcb.LoadOptions) error {
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
+	// Connect once first so a bad target fails before anything is dropped.
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	conn.Close(context.Background())
+	fmt.Fprintf(env.Stderr, "loading TPC-B scale %d into %s\n", opt.Scale, t)
+	p := load.NewProgress(env.Stdout, env.TTY, "tpcb", 0, "rows")
+	phases, err := tpcb.Load(ctx, connect, opt, p)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: the load did not finish; run init again", ErrInterrupted)
+		}
+		return fmt.Errorf("load tpcb: %w", err)
+	}
+	fmt.Fprintln(env.Stdout, phases.String())
+	return nil
+}

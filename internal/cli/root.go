@@ -1,0 +1,125 @@
+// Package cli is pgbakeoff's command line: one constructor per verb, no globals, and
+// every process resource (streams, environment, clock, signals) reached through Env.
+//
+//	code := cli.Main(cli.NewEnv())
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+)
+
+// Env is the process as the commands see it; tests substitute their own.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Now            func() time.Time
+	Args           []string
+	// Interrupt returns a context cancelled by Ctrl-C or SIGTERM.
+	Interrupt func(context.Context) (context.Context, context.CancelFunc)
+	// TTY reports whether Stdout is a terminal (progress bars) or not (plain lines).
+	TTY bool
+}
+
+// NewEnv is the real process.
+func NewEnv() *Env {
+	return &Env{
+		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, Args: os.Args[1:],
+		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		},
+		TTY: isatty.IsTerminal(os.Stdout.Fd()),
+	}
+}
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// usageError marks bad flags or arguments.
+type usageError struct{ error }
+
+// ErrInterrupted means the user stopped the command; what was measured is kept.
+var ErrInterrupted = errors.New("interrupted")
+
+// Main runs the command line and returns the exit code, printing any error as one line.
+func Main(env *Env) int {
+	root := NewRoot(env)
+	root.SetArgs(env.Args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	msg := strings.TrimSpace(err.Error())
+	msg = strings.ReplaceAll(msg, "\n", "; ")
+	fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", msg)
+	var ue usageError
+	switch {
+	case errors.Is(err, ErrInterrupted):
+		return ExitInterrupted
+	case errors.As(err, &ue), isCobraUsage(msg):
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// isCobraUsage recognizes cobra's own argument and flag errors, which it does not type.
+func isCobraUsage(msg string) bool {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "invalid argument", "flag needs an argument", "accepts ", "requires at least", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// NewRoot builds the command tree.
+func NewRoot(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "pgbakeoff",
+		Short:         "Benchmark PostgreSQL deployments side by side: pgbench's TPC-B, with better measurements",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath())}
+	})
+	root.PersistentFlags().String("results", "pgbakeoff.db", "results store (SQLite file)")
+	for _, c := range []*cobra.Command{
+		newDemoCmd(env),
+		newServerCmd(env),
+		newInitCmd(env),
+		newRunCmd(env),
+		newRunsCmd(env),
+		newShowCmd(env),
+	} {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// unknownSub makes a parent command reject unknown subcommands instead of printing help.
+func unknownSub(choices string) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return usageError{fmt.Errorf("%s needs one of: %s", c.CommandPath(), choices)}
+		}
+		return usageError{fmt.Errorf("unknown %s %q: choose one of %s", c.Name(), args[0], choices)}
+	}
+}

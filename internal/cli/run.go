@@ -1,0 +1,569 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
+	"github.com/spf13/cobra"
+)
+
+func newRunCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a workload against a target and store the results",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  unknownSub("tpcb"),
+	}
+	cmd.AddCommand(newRunTPCBCmd(env))
+	return cmd
+}
+
+// runFlags are the options of `run tpcb`.
+type runFlags struct {
+	dsn          string
+	scripts      []string
+	scale        int
+	clients      int
+	threads      int
+	protocol     string
+	warmup       time.Duration
+	duration     time.Duration
+	transactions int
+	progress     time.Duration
+	maxTries     int
+	seed         uint64
+	json         bool
+	labels       []string
+}
+
+func newRunTPCBCmd(env *Env) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "tpcb",
+		Short: "Run pgbench's builtin TPC-B-like scripts (tpcb-like, simple-update, select-only)",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff run tpcb --script select-only --clients 8 --duration 60s --progress 5s --dsn "$DSN"
+  pgbakeoff run tpcb --script tpcb-like@9 --script select-only@1 --clients 16 --warmup 30s --duration 5m`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			results, _ := cmd.Flags().GetString("results")
+			ctx, stop := env.Interrupt(cmd.Context())
+			defer stop()
+			sum, err := runTPCB(ctx, env, f, results)
+			if sum != nil {
+				if f.json {
+					enc := json.NewEncoder(env.Stdout)
+					enc.SetIndent("", "  ")
+					if jerr := enc.Encode(sum); jerr != nil && err == nil {
+						err = jerr
+					}
+				} else {
+					printSummary(env.Stdout, sum)
+				}
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	fl.StringArrayVarP(&f.scripts, "script", "b", nil, "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like)")
+	fl.IntVarP(&f.scale, "scale", "s", 0, "expected scale; checked against the data (default: detected)")
+	fl.IntVarP(&f.clients, "clients", "c", 1, "concurrent clients, one connection each")
+	fl.IntVarP(&f.threads, "jobs", "j", 1, "client threads (GOMAXPROCS); one keeps the client's CPU per transaction lowest")
+	fl.StringVarP(&f.protocol, "protocol", "M", "prepared", "query protocol: simple, extended or prepared")
+	fl.DurationVar(&f.warmup, "warmup", 0, "time to run before measuring (not counted)")
+	fl.DurationVarP(&f.duration, "duration", "T", 60*time.Second, "measurement window")
+	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client, instead of --duration")
+	fl.DurationVarP(&f.progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
+	fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock")
+	fl.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock)")
+	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
+	fl.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
+	return cmd
+}
+
+// Summary is a run's result as `run --json` and `show --json` print it.
+type Summary struct {
+	RunID        int64             `json:"run_id"`
+	Workload     string            `json:"workload"`
+	Script       string            `json:"script"`
+	Target       string            `json:"target"`
+	Address      string            `json:"address"`
+	Protocol     string            `json:"protocol"`
+	Scale        int               `json:"scale"`
+	Clients      int               `json:"clients"`
+	Status       string            `json:"status"`
+	Started      time.Time         `json:"started"`
+	WarmupS      float64           `json:"warmup_s"`
+	DurationS    float64           `json:"duration_s"`
+	Transactions int64             `json:"transactions"`
+	TPS          float64           `json:"tps"`
+	LatencyMs    latencyMs         `json:"latency_ms"`
+	Failed       int64             `json:"failed"`
+	Retried      int64             `json:"retried"`
+	Retries      int64             `json:"retries"`
+	CommitsTotal int64             `json:"commits_total"`
+	Server       serverSummary     `json:"server"`
+	ClientCPUS   float64           `json:"client_cpu_s"`
+	ClientCPU    clientCPU         `json:"client_cpu"`
+	Scripts      []scriptSummary   `json:"scripts"`
+	Errors       []errorSummary    `json:"errors,omitempty"`
+	Reconnects   int               `json:"reconnects"`
+	OutageS      float64           `json:"outage_s"`
+	Warnings     []string          `json:"warnings,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+type latencyMs struct {
+	Avg    float64 `json:"avg"`
+	Stddev float64 `json:"stddev"`
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p999"`
+	Max    float64 `json:"max"`
+}
+
+func toLatency(s histogram.Summary) latencyMs {
+	return latencyMs{Avg: s.Avg, Stddev: s.Stddev, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, P999: s.P999, Max: s.Max}
+}
+
+type serverSummary struct {
+	Version string `json:"version"`
+	// Commits is pg_stat_database.xact_commit's growth from before the first client
+	// connected to after the last one disconnected: the span of commits_total.
+	Commits         int64   `json:"commits"`
+	CommitsDiffPct  float64 `json:"commits_diff_pct"`
+	WindowCommits   int64   `json:"window_commits"`
+	WindowRollbacks int64   `json:"window_rollbacks"`
+	BlksRead        int64   `json:"window_blks_read"`
+	BlksHit         int64   `json:"window_blks_hit"`
+}
+
+type clientCPU struct {
+	UserS          float64 `json:"user_s"`
+	SysS           float64 `json:"sys_s"`
+	PerTxUs        float64 `json:"per_tx_us"`
+	Cores          float64 `json:"cores"` // average cores busy
+	Saturated      bool    `json:"saturated"`
+	MachineBusyPct float64 `json:"machine_busy_pct,omitempty"`
+}
+
+type scriptSummary struct {
+	Name         string    `json:"name"`
+	Weight       int       `json:"weight"`
+	Transactions int64     `json:"transactions"`
+	TPS          float64   `json:"tps"`
+	Failed       int64     `json:"failed"`
+	Retried      int64     `json:"retried"`
+	LatencyMs    latencyMs `json:"latency_ms"`
+}
+
+type errorSummary struct {
+	SQLState string `json:"sqlstate"`
+	Script   string `json:"script"`
+	Retried  bool   `json:"retried"`
+	Count    int64  `json:"count"`
+	Example  string `json:"example,omitempty"`
+}
+
+func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summary, error) {
+	proto, err := driver.ParseProtocol(f.protocol)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if err := checkRunFlags(f); err != nil {
+		return nil, usageError{err}
+	}
+	labels, err := parseLabels(f.labels)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	t, err := target.Parse(f.dsn)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	// Before anything is sent: reachability, version, settings, slots, data.
+	info, err := t.Inspect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := info.CheckSlots(f.clients); err != nil {
+		return nil, err
+	}
+	ctl, err := t.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer ctl.Close(context.Background())
+	scale, err := tpcb.DetectScale(ctx, ctl)
+	if errors.Is(err, tpcb.ErrNotLoaded) {
+		return nil, fmt.Errorf("%s has no pgbench tables: run `pgbakeoff init tpcb --scale N` (or pgbench -i) first", t)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if f.scale != 0 && f.scale != scale {
+		return nil, fmt.Errorf("--scale %d does not match the data: the database was loaded with scale %d", f.scale, scale)
+	}
+	scripts, err := tpcb.ParseScripts(f.scripts, scale)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	st, err := store.Open(ctx, results)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+
+	seed := f.seed
+	if seed == 0 {
+		seed = uint64(env.Now().UnixNano())
+	}
+	run := &store.Run{
+		Target: t.String(), Workload: "tpcb", Script: tpcb.Mix(scripts), Clients: f.clients,
+		ServerVersion: info.Version, Settings: info.Settings, Labels: labels, Started: env.Now(),
+		Params: map[string]any{"scale": scale, "protocol": proto.String(), "warmup_s": f.warmup.Seconds(),
+			"duration_s": f.duration.Seconds(), "transactions": f.transactions, "max_tries": f.maxTries,
+			"seed": seed, "jobs": f.threads, "address": info.Address},
+	}
+	if _, err := st.CreateRun(ctx, run); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.Stderr, "run %d: %s on %s, PostgreSQL %s, scale %d, %d clients, %s protocol\n",
+		run.ID, run.Script, info.Address, info.Version, scale, f.clients, proto)
+
+	// The clients identify themselves so their backends can be found and awaited.
+	appName := fmt.Sprintf("pgbakeoff-run-%d", run.ID)
+	clientTarget := t.WithDatabase(t.Config.Database)
+	clientTarget.Config.RuntimeParams["application_name"] = appName
+
+	stats := map[string]map[string]int64{}
+	readStats := func(point string) {
+		v, err := sampler.Database(ctx, ctl)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+			return
+		}
+		stats[point] = v
+		if err := st.AddServerStats(ctx, run.ID, store.ServerStats{Point: point, At: env.Now(), Values: v}); err != nil {
+			fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+		}
+	}
+	readStats(store.PointBeforeConnect)
+
+	prevProcs := runtime.GOMAXPROCS(max(1, f.threads))
+	defer runtime.GOMAXPROCS(prevProcs)
+	cpu0 := readCPU()
+	prog := newProgressPrinter(env.Stdout, f.progress)
+	var storeErr error
+	cfg := driver.Config{
+		Target: clientTarget, Scripts: scripts, Clients: f.clients, Protocol: proto,
+		Warmup: f.warmup, Duration: f.duration, Transactions: f.transactions, MaxTries: f.maxTries,
+		Seed: seed,
+		OnInterval: func(iv driver.Interval) {
+			prog.add(iv)
+			s := histogram.Summarize(iv.Latency)
+			secs := iv.End.Sub(iv.Start).Seconds()
+			err := st.AddInterval(ctx, run.ID, store.Interval{Seq: iv.Seq, Phase: storePhase(iv.Phase), Start: iv.Start, End: iv.End,
+				Txns: iv.Committed, Failed: iv.Failed, Retried: iv.Retried, TPS: float64(iv.Committed) / secs,
+				LatencyMs: store.Latency{Avg: s.Avg, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, P999: s.P999, Max: s.Max},
+				Errors:    iv.Failed})
+			if err != nil && storeErr == nil {
+				storeErr = err
+			}
+		},
+		OnWindow: func(open bool) {
+			if open {
+				readStats(store.PointWindowStart)
+			} else {
+				readStats(store.PointWindowEnd)
+			}
+		},
+	}
+	res, err := driver.Run(ctx, cfg)
+	if err != nil {
+		run.Status, run.Ended = store.StatusFailed, env.Now()
+		_ = st.FinishRun(context.Background(), run)
+		return nil, err
+	}
+	cpu1 := readCPU()
+	// Only after every backend has exited has PostgreSQL counted all their commits.
+	sctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	if err := sampler.WaitGone(sctx, ctl, appName); err != nil {
+		fmt.Fprintf(env.Stderr, "warning: waiting for the benchmark's backends to exit: %v\n", err)
+	}
+	ctx = sctx
+	readStats(store.PointAfterDisconnect)
+
+	sum := summarize(run, res, info, scale, proto, f, stats, cpu0, cpu1)
+	if storeErr != nil {
+		sum.Warnings = append(sum.Warnings, "results store: "+storeErr.Error())
+	}
+	run.Ended = env.Now()
+	run.Status = sum.Status
+	run.ClientCPUUser, run.ClientCPUSys = sum.ClientCPU.UserS, sum.ClientCPU.SysS
+	if err := saveDetails(ctx, st, run.ID, res); err != nil {
+		return sum, err
+	}
+	b, err := json.Marshal(sum)
+	if err != nil {
+		return sum, err
+	}
+	run.Summary = b
+	if err := st.FinishRun(ctx, run); err != nil {
+		return sum, err
+	}
+	if res.Interrupted {
+		return sum, fmt.Errorf("%w: run %d stopped early; what was measured is stored", ErrInterrupted, run.ID)
+	}
+	return sum, nil
+}
+
+func checkRunFlags(f runFlags) error {
+	switch {
+	case f.clients < 1:
+		return fmt.Errorf("--clients must be at least 1, got %d", f.clients)
+	case f.clients > 100000:
+		return fmt.Errorf("--clients %d is more than pgbakeoff supports (100000)", f.clients)
+	case f.threads < 1:
+		return fmt.Errorf("--jobs must be at least 1, got %d", f.threads)
+	case f.transactions < 0:
+		return fmt.Errorf("--transactions must be positive, got %d", f.transactions)
+	case f.transactions == 0 && f.duration <= 0:
+		return fmt.Errorf("--duration must be positive, got %s", f.duration)
+	case f.warmup < 0:
+		return fmt.Errorf("--warmup must not be negative, got %s", f.warmup)
+	case f.progress < 0:
+		return fmt.Errorf("--progress must not be negative, got %s", f.progress)
+	case f.maxTries < 1:
+		return fmt.Errorf("--max-tries must be at least 1, got %d", f.maxTries)
+	case f.scale < 0:
+		return fmt.Errorf("--scale must be positive, got %d", f.scale)
+	}
+	return nil
+}
+
+func parseLabels(in []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, l := range in {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--label %q: use key=value", l)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func storePhase(p driver.Phase) string {
+	if p == driver.Warmup {
+		return store.PhaseWarmup
+	}
+	return store.PhaseMeasure
+}
+
+func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int, proto driver.Protocol, f runFlags,
+	stats map[string]map[string]int64, cpu0, cpu1 cpuSample) *Summary {
+	window := res.WindowEnd.Sub(res.WindowStart).Seconds()
+	all := histogram.New()
+	sum := &Summary{
+		RunID: run.ID, Workload: run.Workload, Script: run.Script, Target: run.Target, Address: info.Address,
+		Protocol: proto.String(), Scale: scale, Clients: f.clients, Started: run.Started,
+		WarmupS: f.warmup.Seconds(), DurationS: window, Transactions: res.Committed, Failed: res.Failed,
+		CommitsTotal: res.CommitsTotal, Labels: run.Labels, Status: store.StatusCompleted,
+	}
+	if window > 0 {
+		sum.TPS = float64(res.Committed) / window
+	}
+	for i, s := range res.Scripts {
+		all.Merge(s.Latency)
+		ss := scriptSummary{Name: s.Name, Weight: 0, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried,
+			LatencyMs: toLatency(histogram.Summarize(s.Latency))}
+		if window > 0 {
+			ss.TPS = float64(s.Committed) / window
+		}
+		_ = i
+		sum.Scripts = append(sum.Scripts, ss)
+		sum.Retried += s.Retried
+		sum.Retries += s.Retries
+	}
+	sum.LatencyMs = toLatency(histogram.Summarize(all))
+	for _, e := range res.Errors {
+		sum.Errors = append(sum.Errors, errorSummary{SQLState: e.SQLState, Script: e.Script, Retried: e.Retried, Count: e.Count, Example: e.Example})
+	}
+	sum.Reconnects = len(res.Outages)
+	sum.OutageS = res.OutageSeconds()
+
+	sum.Server.Version = info.Version
+	if b, a := stats[store.PointBeforeConnect], stats[store.PointAfterDisconnect]; b != nil && a != nil {
+		sum.Server.Commits = a["xact_commit"] - b["xact_commit"]
+		if sum.CommitsTotal > 0 {
+			sum.Server.CommitsDiffPct = 100 * float64(sum.Server.Commits-sum.CommitsTotal) / float64(sum.CommitsTotal)
+		}
+		if d := sum.Server.CommitsDiffPct; d > 1 || d < -1 {
+			sum.Warnings = append(sum.Warnings, fmt.Sprintf("the server counted %d commits but the clients %d (%.1f%% apart): something else ran on this database, or transactions were lost", sum.Server.Commits, sum.CommitsTotal, d))
+		}
+	}
+	if b, a := stats[store.PointWindowStart], stats[store.PointWindowEnd]; b != nil && a != nil {
+		sum.Server.WindowCommits = a["xact_commit"] - b["xact_commit"]
+		sum.Server.WindowRollbacks = a["xact_rollback"] - b["xact_rollback"]
+		sum.Server.BlksRead = a["blks_read"] - b["blks_read"]
+		sum.Server.BlksHit = a["blks_hit"] - b["blks_hit"]
+	}
+
+	wall := res.End.Sub(res.Start).Seconds()
+	c := &sum.ClientCPU
+	c.UserS, c.SysS = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
+	sum.ClientCPUS = c.UserS + c.SysS
+	if res.CommitsTotal > 0 {
+		c.PerTxUs = 1e6 * sum.ClientCPUS / float64(res.CommitsTotal)
+	}
+	if wall > 0 {
+		c.Cores = sum.ClientCPUS / wall
+	}
+	if cpu1.machineTotal > cpu0.machineTotal {
+		c.MachineBusyPct = 100 * float64(cpu1.machineBusy-cpu0.machineBusy) / float64(cpu1.machineTotal-cpu0.machineTotal)
+	}
+	// The client can use at most GOMAXPROCS cores; near that, it is what is measured.
+	limit := float64(min(max(1, f.threads), runtime.NumCPU()))
+	if c.Cores >= 0.9*limit {
+		c.Saturated = true
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the client was CPU-bound (%.2f of %.0f cores it may use): it, not the server, limited throughput; add --jobs or client machines", c.Cores, limit))
+	} else if c.MachineBusyPct > 95 {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("this machine's CPUs were %.0f%% busy and the client used %.2f cores of them: client and server compete for CPU", c.MachineBusyPct, c.Cores))
+	}
+	if res.Interrupted {
+		sum.Status = store.StatusInterrupted
+	}
+	if sum.Reconnects > 0 {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("connections were lost %d times; clients were without a connection for %.1f s in all", sum.Reconnects, sum.OutageS))
+	}
+	return sum
+}
+
+func saveDetails(ctx context.Context, st *store.Store, runID int64, res *driver.Result) error {
+	var hs []store.Histogram
+	for _, s := range res.Scripts {
+		b, err := histogram.Encode(s.Latency)
+		if err != nil {
+			return fmt.Errorf("encode histogram: %w", err)
+		}
+		hs = append(hs, store.Histogram{TxType: s.Name, Kind: store.KindMeasure, Encoded: b})
+	}
+	if err := st.AddHistograms(ctx, runID, hs); err != nil {
+		return err
+	}
+	var es []store.ErrorCount
+	for _, e := range res.Errors {
+		es = append(es, store.ErrorCount{SQLState: e.SQLState, Class: sqlClass(e.SQLState), TxType: e.Script, Count: e.Count, Retried: e.Retried, Example: e.Example})
+	}
+	if len(es) > 0 {
+		return st.AddErrors(ctx, runID, es)
+	}
+	return nil
+}
+
+// sqlClass names the SQLSTATE class (its first two characters) for reports.
+func sqlClass(state string) string {
+	if len(state) < 2 {
+		return "unknown"
+	}
+	switch state[:2] {
+	case "08":
+		return "connection"
+	case "40":
+		return "transaction rollback"
+	case "53":
+		return "insufficient resources"
+	case "57":
+		return "operator intervention"
+	case "23":
+		return "integrity constraint"
+	}
+	return "class " + state[:2]
+}
+
+// progressPrinter aggregates intervals into one line every period.
+type progressPrinter struct {
+	w      io.Writer
+	period time.Duration
+	start  time.Time
+	from   time.Time
+	hist   *hdrhistogram.Histogram
+	failed int64
+}
+
+func newProgressPrinter(w io.Writer, period time.Duration) *progressPrinter {
+	return &progressPrinter{w: w, period: period, hist: histogram.New()}
+}
+
+func (p *progressPrinter) add(iv driver.Interval) {
+	if p.period <= 0 {
+		return
+	}
+	if p.start.IsZero() {
+		p.start, p.from = iv.Start, iv.Start
+	}
+	p.hist.Merge(iv.Latency)
+	p.failed += iv.Failed
+	if iv.End.Sub(p.from) < p.period-50*time.Millisecond {
+		return
+	}
+	s := histogram.Summarize(p.hist)
+	secs := iv.End.Sub(p.from).Seconds()
+	fmt.Fprintf(p.w, "progress: %.1f s, %.1f tps, lat %.3f ms avg, %.3f ms p99, %d failed [%s]\n",
+		iv.End.Sub(p.start).Seconds(), float64(s.Count)/secs, s.Avg, s.P99, p.failed, iv.Phase)
+	p.hist.Reset()
+	p.failed = 0
+	p.from = iv.End
+}
+
+func printSummary(w io.Writer, s *Summary) {
+	fmt.Fprintf(w, "run %d: %s, %s\n", s.RunID, s.Workload, s.Status)
+	fmt.Fprintf(w, "script: %s, scale %d, %s protocol, %d clients\n", s.Script, s.Scale, s.Protocol, s.Clients)
+	fmt.Fprintf(w, "target: %s (PostgreSQL %s at %s)\n", s.Target, s.Server.Version, s.Address)
+	fmt.Fprintf(w, "window: %.1f s after %.1f s warm-up\n", s.DurationS, s.WarmupS)
+	fmt.Fprintf(w, "transactions: %d committed, %d failed, %d retried\n", s.Transactions, s.Failed, s.Retried)
+	fmt.Fprintf(w, "tps: %.1f\n", s.TPS)
+	l := s.LatencyMs
+	fmt.Fprintf(w, "latency ms: avg %.3f  stddev %.3f  p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
+		l.Avg, l.Stddev, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
+	if len(s.Scripts) > 1 {
+		for _, sc := range s.Scripts {
+			fmt.Fprintf(w, "  %-14s %9d tx  %10.1f tps  p50 %.3f ms  p99 %.3f ms  %d failed\n", sc.Name, sc.Transactions, sc.TPS, sc.LatencyMs.P50, sc.LatencyMs.P99, sc.Failed)
+		}
+	}
+	fmt.Fprintf(w, "commits: client %d, server %d (%+.2f%%) from first connect to last disconnect\n", s.CommitsTotal, s.Server.Commits, s.Server.CommitsDiffPct)
+	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores)
+	errs := append([]errorSummary(nil), s.Errors...)
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Count > errs[j].Count })
+	for _, e := range errs {
+		kind := "failed"
+		if e.Retried {
+			kind = "retried"
+		}
+		fmt.Fprintf(w, "error %s (%s, %s): %d  %s\n", e.SQLState, e.Script, kind, e.Count, e.Example)
+	}
+	if s.Reconnects > 0 {
+		fmt.Fprintf(w, "reconnects: %d, outage %.1f s\n", s.Reconnects, s.OutageS)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
