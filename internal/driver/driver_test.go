@@ -1,0 +1,159 @@
+package driver_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+func exec(t *testing.T, dsn string, sql string) string {
+	t.Helper()
+	conn, err := pgconn.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	res, err := conn.Exec(context.Background(), sql).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	for i := len(res) - 1; i >= 0; i-- {
+		if len(res[i].Rows) > 0 {
+			return string(res[i].Rows[0][0])
+		}
+	}
+	return ""
+}
+
+func parse(t *testing.T, dsn string) *target.Target {
+	t.Helper()
+	tg, err := target.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+// counterScript increments one row in a REPEATABLE READ transaction, so concurrent
+// clients collide with serialization failures (SQLSTATE 40001).
+func counterScript() *driver.Script {
+	return &driver.Script{Name: "bump", Weight: 1,
+		Vars: []driver.Var{{Name: "id", Min: 1, Max: 1}},
+		Commands: []driver.Command{
+			{SQL: "BEGIN ISOLATION LEVEL REPEATABLE READ"},
+			{SQL: "SELECT v FROM counter WHERE id = $1", Params: []int{0}},
+			{SQL: "SELECT pg_sleep(0.001)"},
+			{SQL: "UPDATE counter SET v = v + 1 WHERE id = $1", Params: []int{0}},
+			{SQL: "COMMIT"},
+		}}
+}
+
+func TestRetriesSerializationFailures(t *testing.T) {
+	cases := []struct {
+		name     string
+		maxTries int
+	}{
+		{"max-tries=1", 1},
+		{"max-tries=100", 100},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dsn := pgtest.NewDatabase(t)
+			exec(t, dsn, "create table counter(id int primary key, v int); insert into counter values (1, 0)")
+			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{counterScript()},
+				Clients: 4, Transactions: 25, MaxTries: tc.maxTries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, _ := strconv.ParseInt(exec(t, dsn, "select v from counter"), 10, 64)
+			if v != res.Committed {
+				t.Errorf("counter is %d but %d transactions were counted as committed", v, res.Committed)
+			}
+			var serialization int64
+			for _, e := range res.Errors {
+				if e.SQLState == "40001" {
+					serialization += e.Count
+				}
+			}
+			if serialization == 0 {
+				t.Fatalf("no serialization failure was provoked: %+v", res.Errors)
+			}
+			s := res.Scripts[0]
+			if tc.maxTries == 1 {
+				if s.Failed == 0 || s.Retries != 0 || s.Committed+s.Failed != 100 {
+					t.Errorf("without retries: committed %d failed %d retries %d; want failures, no retries, 100 in all", s.Committed, s.Failed, s.Retries)
+				}
+			} else if s.Failed != 0 || s.Retries == 0 || s.Retried == 0 || s.Committed != 100 {
+				t.Errorf("with retries: committed %d failed %d retried %d retries %d; want 100 committed after retries", s.Committed, s.Failed, s.Retried, s.Retries)
+			}
+		})
+	}
+}
+
+// TestReconnectAfterTerminate kills the clients' backends mid-run: the run goes on,
+// records the outage and the lost transactions, and ends on time.
+func TestReconnectAfterTerminate(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	exec(t, dsn, "create table kv(k int primary key, v int); insert into kv select g, 0 from generate_series(1, 100) g")
+	tg := parse(t, dsn)
+	tg.Config.RuntimeParams["application_name"] = "reconnect-test"
+	script := &driver.Script{Name: "read", Weight: 1, Vars: []driver.Var{{Name: "k", Min: 1, Max: 100}},
+		Commands: []driver.Command{{SQL: "SELECT v, pg_sleep(0.002) FROM kv WHERE k = $1", Params: []int{0}}}}
+	var after int64
+	go func() {
+		time.Sleep(time.Second)
+		exec(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'reconnect-test'")
+	}()
+	start := time.Now()
+	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{script}, Clients: 3, Duration: 3 * time.Second,
+		OnInterval: func(iv driver.Interval) {
+			if iv.Start.Sub(start) > 1500*time.Millisecond {
+				after += iv.Committed
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed > 6*time.Second {
+		t.Errorf("run took %s, want about 3s", elapsed)
+	}
+	if len(res.Outages) != 3 {
+		t.Errorf("outages %d, want one per client (3): %+v", len(res.Outages), res.Outages)
+	}
+	if res.Failed < 1 || res.Failed > 3 {
+		t.Errorf("failed %d, want 1 to 3 (the transactions in flight): %+v", res.Failed, res.Errors)
+	}
+	if after == 0 {
+		t.Error("no transaction committed after the reconnect")
+	}
+	if o := res.OutageSeconds(); o <= 0 || o > 2 {
+		t.Errorf("outage %.3fs, want a short positive span", o)
+	}
+}
+
+// TestWindowCountsOnlyMeasured: warm-up transactions are not measured, but they are
+// part of the commits the server sees.
+func TestWindowCountsOnlyMeasured(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	script := &driver.Script{Name: "one", Weight: 1, Commands: []driver.Command{{SQL: "SELECT 1"}}}
+	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+		Clients: 2, Warmup: time.Second, Duration: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Committed == 0 || res.CommitsTotal <= res.Committed {
+		t.Errorf("measured %d, total %d: want warm-up commits outside the window", res.Committed, res.CommitsTotal)
+	}
+	if w := res.WindowEnd.Sub(res.WindowStart); w < 990*time.Millisecond || w > 1100*time.Millisecond {
+		t.Errorf("window %s, want 1s", w)
+	}
+}
