@@ -254,13 +254,16 @@ func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summar
 
 	stats := map[string]map[string]int64{}
 	readStats := func(point string) {
-		v, err := sampler.Database(ctx, ctl)
+		// Its own deadline: the window's end is still read after Ctrl-C.
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		v, err := sampler.Database(rctx, ctl)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "warning: %v\n", err)
 			return
 		}
 		stats[point] = v
-		if err := st.AddServerStats(ctx, run.ID, store.ServerStats{Point: point, At: env.Now(), Values: v}); err != nil {
+		if err := st.AddServerStats(rctx, run.ID, store.ServerStats{Point: point, At: env.Now(), Values: v}); err != nil {
 			fmt.Fprintf(env.Stderr, "warning: %v\n", err)
 		}
 	}
@@ -279,7 +282,8 @@ func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summar
 			prog.add(iv)
 			s := histogram.Summarize(iv.Latency)
 			secs := iv.End.Sub(iv.Start).Seconds()
-			err := st.AddInterval(ctx, run.ID, store.Interval{Seq: iv.Seq, Phase: storePhase(iv.Phase), Start: iv.Start, End: iv.End,
+			// Not ctx: the intervals measured before a Ctrl-C are kept.
+			err := st.AddInterval(context.Background(), run.ID, store.Interval{Seq: iv.Seq, Phase: storePhase(iv.Phase), Start: iv.Start, End: iv.End,
 				Txns: iv.Committed, Failed: iv.Failed, Retried: iv.Retried, TPS: float64(iv.Committed) / secs,
 				LatencyMs: store.Latency{Avg: s.Avg, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, P999: s.P999, Max: s.Max},
 				Errors:    iv.Failed})

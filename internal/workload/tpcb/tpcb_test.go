@@ -74,8 +74,8 @@ func TestLoad(t *testing.T) {
 			"select count(*) from pgbench_accounts":                                           "100000",
 		}},
 		{"fillfactor=90/unlogged/foreign-keys", tpcb.LoadOptions{Scale: 1, FillFactor: 90, Unlogged: true, ForeignKeys: true, Workers: 1}, map[string]string{
-			"select reloptions::text from pg_class where relname = 'pgbench_accounts'":              "{fillfactor=90}",
-			"select relpersistence from pg_class where relname = 'pgbench_tellers'":                 "u",
+			"select reloptions::text from pg_class where relname = 'pgbench_accounts'":            "{fillfactor=90}",
+			"select relpersistence from pg_class where relname = 'pgbench_tellers'":               "u",
 			"select count(*) from pg_constraint where contype = 'f' and conname like 'pgbench_%'": "5",
 		}},
 	}
