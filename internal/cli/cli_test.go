@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -28,18 +27,6 @@ func run(t *testing.T, args ...string) (int, string, string) {
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
 	code := cli.Main(env)
 	return code, stdout.String(), stderr.String()
-}
-
-func exec(t *testing.T, dsn, sql string) {
-	t.Helper()
-	conn, err := pgconn.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), sql).ReadAll(); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
 }
 
 func TestRunStoreRoundTrip(t *testing.T) {
@@ -113,7 +100,7 @@ func TestBadInput(t *testing.T) {
 	}
 	srv := pgtest.Server(t)
 	// A role that must authenticate with a password, for the failed-login case.
-	exec(t, dsn, "drop role if exists pwuser; create role pwuser login password '"+password+"'")
+	pgtest.Query(t, dsn, "drop role if exists pwuser; create role pwuser login password '"+password+"'")
 	hba := filepath.Join(srv.DataDir, "pg_hba.conf")
 	orig, err := os.ReadFile(hba)
 	if err != nil {
@@ -122,8 +109,8 @@ func TestBadInput(t *testing.T) {
 	if err := os.WriteFile(hba, append([]byte("local all pwuser scram-sha-256\nhost all pwuser 127.0.0.1/32 scram-sha-256\n"), orig...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.WriteFile(hba, orig, 0o600); exec(t, dsn, "select pg_reload_conf()") })
-	exec(t, dsn, "select pg_reload_conf()")
+	t.Cleanup(func() { os.WriteFile(hba, orig, 0o600); pgtest.Query(t, dsn, "select pg_reload_conf()") })
+	pgtest.Query(t, dsn, "select pg_reload_conf()")
 	results := filepath.Join(t.TempDir(), "r.db")
 	st, err := store.Open(context.Background(), results)
 	if err != nil {

@@ -111,7 +111,7 @@ type Summary struct {
 	DurationS    float64           `json:"duration_s"`
 	Transactions int64             `json:"transactions"`
 	TPS          float64           `json:"tps"`
-	LatencyMs    latencyMs         `json:"latency_ms"`
+	LatencyMs    histogram.Summary `json:"latency_ms"`
 	Failed       int64             `json:"failed"`
 	Retried      int64             `json:"retried"`
 	Retries      int64             `json:"retries"`
@@ -125,21 +125,6 @@ type Summary struct {
 	OutageS      float64           `json:"outage_s"`
 	Warnings     []string          `json:"warnings,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
-}
-
-type latencyMs struct {
-	Avg    float64 `json:"avg"`
-	Stddev float64 `json:"stddev"`
-	P50    float64 `json:"p50"`
-	P90    float64 `json:"p90"`
-	P95    float64 `json:"p95"`
-	P99    float64 `json:"p99"`
-	P999   float64 `json:"p999"`
-	Max    float64 `json:"max"`
-}
-
-func toLatency(s histogram.Summary) latencyMs {
-	return latencyMs{Avg: s.Avg, Stddev: s.Stddev, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, P999: s.P999, Max: s.Max}
 }
 
 type serverSummary struct {
@@ -164,13 +149,13 @@ type clientCPU struct {
 }
 
 type scriptSummary struct {
-	Name         string    `json:"name"`
-	Weight       int       `json:"weight"`
-	Transactions int64     `json:"transactions"`
-	TPS          float64   `json:"tps"`
-	Failed       int64     `json:"failed"`
-	Retried      int64     `json:"retried"`
-	LatencyMs    latencyMs `json:"latency_ms"`
+	Name         string            `json:"name"`
+	Weight       int               `json:"weight"`
+	Transactions int64             `json:"transactions"`
+	TPS          float64           `json:"tps"`
+	Failed       int64             `json:"failed"`
+	Retried      int64             `json:"retried"`
+	LatencyMs    histogram.Summary `json:"latency_ms"`
 }
 
 type errorSummary struct {
@@ -398,7 +383,7 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	for i, s := range res.Scripts {
 		all.Merge(s.Latency)
 		ss := scriptSummary{Name: s.Name, Weight: 0, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried,
-			LatencyMs: toLatency(histogram.Summarize(s.Latency))}
+			LatencyMs: histogram.Summarize(s.Latency)}
 		if window > 0 {
 			ss.TPS = float64(s.Committed) / window
 		}
@@ -407,7 +392,7 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 		sum.Retried += s.Retried
 		sum.Retries += s.Retries
 	}
-	sum.LatencyMs = toLatency(histogram.Summarize(all))
+	sum.LatencyMs = histogram.Summarize(all)
 	for _, e := range res.Errors {
 		sum.Errors = append(sum.Errors, errorSummary{SQLState: e.SQLState, Script: e.Script, Retried: e.Retried, Count: e.Count, Example: e.Example})
 	}

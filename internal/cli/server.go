@@ -72,11 +72,7 @@ func newServerStopCmd(env *Env) *cobra.Command {
 		Short: "Stop a named local server (and with --remove delete its data)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := localpg.DefaultRegistry()
-			if err != nil {
-				return err
-			}
-			srv, err := reg.Get(args[0])
+			reg, srv, err := registered(args[0])
 			if err != nil {
 				return err
 			}
@@ -134,11 +130,7 @@ func newServerLogsCmd(env *Env) *cobra.Command {
 		Short: "Print the end of a named local server's log",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, err := localpg.DefaultRegistry()
-			if err != nil {
-				return err
-			}
-			srv, err := reg.Get(args[0])
+			_, srv, err := registered(args[0])
 			if err != nil {
 				return err
 			}
@@ -153,4 +145,14 @@ func newServerLogsCmd(env *Env) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&tail, "tail", 50, "lines from the end (0 for all)")
 	return cmd
+}
+
+// registered loads a named server from the default registry.
+func registered(name string) (localpg.Registry, *localpg.Server, error) {
+	reg, err := localpg.DefaultRegistry()
+	if err != nil {
+		return reg, nil, err
+	}
+	srv, err := reg.Get(name)
+	return reg, srv, err
 }

@@ -7,32 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
-
-func exec(t *testing.T, dsn string, sql string) string {
-	t.Helper()
-	conn, err := pgconn.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	res, err := conn.Exec(context.Background(), sql).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	for i := len(res) - 1; i >= 0; i-- {
-		if len(res[i].Rows) > 0 {
-			return string(res[i].Rows[0][0])
-		}
-	}
-	return ""
-}
 
 func parse(t *testing.T, dsn string) *target.Target {
 	t.Helper()
@@ -68,13 +48,13 @@ func TestRetriesSerializationFailures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dsn := pgtest.NewDatabase(t)
-			exec(t, dsn, "create table counter(id int primary key, v int); insert into counter values (1, 0)")
+			pgtest.Query(t, dsn, "create table counter(id int primary key, v int); insert into counter values (1, 0)")
 			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{counterScript()},
 				Clients: 4, Transactions: 25, MaxTries: tc.maxTries})
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, _ := strconv.ParseInt(exec(t, dsn, "select v from counter"), 10, 64)
+			v, _ := strconv.ParseInt(pgtest.Query(t, dsn, "select v from counter"), 10, 64)
 			if v != res.Committed {
 				t.Errorf("counter is %d but %d transactions were counted as committed", v, res.Committed)
 			}
@@ -103,7 +83,7 @@ func TestRetriesSerializationFailures(t *testing.T) {
 // records the outage and the lost transactions, and ends on time.
 func TestReconnectAfterTerminate(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	exec(t, dsn, "create table kv(k int primary key, v int); insert into kv select g, 0 from generate_series(1, 100) g")
+	pgtest.Query(t, dsn, "create table kv(k int primary key, v int); insert into kv select g, 0 from generate_series(1, 100) g")
 	tg := parse(t, dsn)
 	tg.Config.RuntimeParams["application_name"] = "reconnect-test"
 	script := &driver.Script{Name: "read", Weight: 1, Vars: []driver.Var{{Name: "k", Min: 1, Max: 100}},
@@ -111,7 +91,7 @@ func TestReconnectAfterTerminate(t *testing.T) {
 	var after int64
 	go func() {
 		time.Sleep(time.Second)
-		exec(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'reconnect-test'")
+		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'reconnect-test'")
 	}()
 	start := time.Now()
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{script}, Clients: 3, Duration: 3 * time.Second,

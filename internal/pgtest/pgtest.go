@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 )
@@ -284,4 +285,26 @@ func (prefixWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// Query runs sql (one or more statements) on a fresh connection to dsn and returns
+// the first column of the first row of the last result that has rows, or "" when none
+// has. It fails the test on any error.
+func Query(t testing.TB, dsn, sql string) string {
+	t.Helper()
+	conn, err := pgconn.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(context.Background())
+	res, err := conn.Exec(context.Background(), sql).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	for i := len(res) - 1; i >= 0; i-- {
+		if len(res[i].Rows) > 0 && len(res[i].Rows[0]) > 0 {
+			return string(res[i].Rows[0][0])
+		}
+	}
+	return ""
 }

@@ -28,23 +28,6 @@ func connector(t *testing.T, dsn string) load.Connector {
 	return func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }
 }
 
-func queryOne(t *testing.T, dsn, sql string) string {
-	t.Helper()
-	conn, err := pgconn.Connect(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	res, err := conn.Exec(context.Background(), sql).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
-	if len(res) == 0 || len(res[0].Rows) == 0 {
-		return ""
-	}
-	return string(res[0].Rows[0][0])
-}
-
 func TestLoad(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -92,7 +75,7 @@ func TestLoad(t *testing.T) {
 				t.Errorf("progress %q / phases %q lack the final state", out.String(), phases)
 			}
 			for q, want := range tc.check {
-				if got := queryOne(t, dsn, q); got != want {
+				if got := pgtest.Query(t, dsn, q); got != want {
 					t.Errorf("%s = %q, want %q", q, got, want)
 				}
 			}
@@ -121,11 +104,11 @@ func TestSchemaMatchesPgbench(t *testing.T) {
 		|| ' | ' || (select string_agg(relname || coalesce(reloptions::text, '') || relkind::text, ', ' order by relname) from pg_class where relname like 'pgbench%')
 		from pg_attribute a join pg_class c on c.oid = a.attrelid
 		where c.relname like 'pgbench%' and a.attnum > 0 and not a.attisdropped`
-	if a, b := queryOne(t, ours, describe), queryOne(t, theirs, describe); a != b {
+	if a, b := pgtest.Query(t, ours, describe), pgtest.Query(t, theirs, describe); a != b {
 		t.Errorf("schema differs:\npgbakeoff: %s\npgbench:   %s", a, b)
 	}
 	const data = `select md5(string_agg(format('%s %s %s %s', aid, bid, abalance, filler), ',' order by aid)) from pgbench_accounts`
-	if a, b := queryOne(t, ours, data), queryOne(t, theirs, data); a != b {
+	if a, b := pgtest.Query(t, ours, data), pgtest.Query(t, theirs, data); a != b {
 		t.Errorf("pgbench_accounts data differs: %s vs %s", a, b)
 	}
 }
@@ -148,8 +131,8 @@ func TestPgbenchDatabaseRunsHere(t *testing.T) {
 					t.Fatal(err)
 				}
 				const balances = "select (select sum(abalance) from pgbench_accounts) - (select sum(tbalance) from pgbench_tellers) || ',' || (select sum(tbalance) from pgbench_tellers) - (select sum(bbalance) from pgbench_branches)"
-				balBefore := queryOne(t, dsn, balances)
-				before := queryOne(t, dsn, "select count(*) from pgbench_history")
+				balBefore := pgtest.Query(t, dsn, balances)
+				before := pgtest.Query(t, dsn, "select count(*) from pgbench_history")
 				res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: scripts, Clients: 2, Protocol: proto, Transactions: 50})
 				if err != nil {
 					t.Fatal(err)
@@ -157,13 +140,13 @@ func TestPgbenchDatabaseRunsHere(t *testing.T) {
 				if res.Committed != 100 || res.Failed != 0 {
 					t.Fatalf("committed %d failed %d (%v), want 100 and 0", res.Committed, res.Failed, res.Errors)
 				}
-				after := queryOne(t, dsn, "select count(*) from pgbench_history")
+				after := pgtest.Query(t, dsn, "select count(*) from pgbench_history")
 				if name != "select-only" && after == before {
 					t.Errorf("pgbench_history did not grow (%s rows)", after)
 				}
 				// Balances move together in tpcb-like: every delta lands on all three tables.
 				if name == "tpcb-like" {
-					if balAfter := queryOne(t, dsn, balances); balAfter != balBefore {
+					if balAfter := pgtest.Query(t, dsn, balances); balAfter != balBefore {
 						t.Errorf("tpcb-like moved account, teller and branch balances apart: differences %s before, %s after", balBefore, balAfter)
 					}
 				}
