@@ -1,0 +1,36 @@
+package target
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	const pw = "s3cr3t-Pw"
+	cases := []struct{ name, dsn string }{
+		{"uri userinfo", "postgres://bench:" + pw + "@db.example:5432/app?sslmode=require"},
+		{"uri query", "postgresql://db.example/app?user=bench&password=" + pw},
+		{"key=value", "host=db.example user=bench password=" + pw + " dbname=app"},
+		{"key=value quoted", "host=db.example password='" + pw + " x' dbname=app"},
+		{"key = value spaced", "host=db.example password = " + pw + " dbname=app"},
+		{"unparsable uri", "postgres://bench:" + pw + "@db.example:99999999/app"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Redact(tc.dsn)
+			if strings.Contains(got, pw) {
+				t.Errorf("Redact(%q) = %q still holds the password", tc.dsn, got)
+			}
+			if !strings.Contains(got, "db.example") {
+				t.Errorf("Redact(%q) = %q lost the host", tc.dsn, got)
+			}
+		})
+	}
+}
+
+func TestParseErrorHidesPassword(t *testing.T) {
+	_, err := Parse("host=localhost port=notaport password=s3cr3t-Pw")
+	if err == nil || strings.Contains(err.Error(), "s3cr3t-Pw") || !strings.Contains(err.Error(), "invalid DSN") {
+		t.Errorf("Parse error %v: want an 'invalid DSN' error without the password", err)
+	}
+}
