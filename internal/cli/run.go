@@ -380,14 +380,13 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	if window > 0 {
 		sum.TPS = float64(res.Committed) / window
 	}
-	for i, s := range res.Scripts {
+	for _, s := range res.Scripts {
 		all.Merge(s.Latency)
-		ss := scriptSummary{Name: s.Name, Weight: 0, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried,
+		ss := scriptSummary{Name: s.Name, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried,
 			LatencyMs: histogram.Summarize(s.Latency)}
 		if window > 0 {
 			ss.TPS = float64(s.Committed) / window
 		}
-		_ = i
 		sum.Scripts = append(sum.Scripts, ss)
 		sum.Retried += s.Retried
 		sum.Retries += s.Retries

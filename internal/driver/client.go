@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
-	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -255,10 +254,4 @@ func (c *client) exec(si int, s *Script) error {
 		}
 	}
 	return nil
-}
-
-// isTimeout reports a deadline set by the runner to end the run.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }

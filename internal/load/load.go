@@ -39,12 +39,6 @@ type Task struct {
 	Freeze      bool
 }
 
-// Rows is how many rows the task copies.
-func (t Task) Rows() int64 {
-	last := min(t.Last*t.Source.BatchRows, t.Source.Rows)
-	return last - t.First*t.Source.BatchRows
-}
-
 // Split cuts a source into n tasks of nearly equal batch counts.
 func Split(s *Source, n int) []Task {
 	b := s.Batches()

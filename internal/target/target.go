@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -191,6 +190,3 @@ func Scrub(s, secret string) string {
 	}
 	return strings.ReplaceAll(s, secret, "xxxxx")
 }
-
-// FromEnv reports whether the DSN leaves everything to PG* variables.
-func FromEnv(dsn string) bool { return strings.TrimSpace(dsn) == "" && os.Getenv("PGHOST") != "" }
