@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -63,7 +64,7 @@ func (c *wire) rawRead(fd uintptr) bool {
 		}
 		return false // the answer cannot be there yet
 	}
-	n, err := syscall.Read(int(fd), c.in[c.w:])
+	n, err := rawIO(syscall.SYS_READ, int(fd), c.in[c.w:])
 	if err == syscall.EAGAIN {
 		return false
 	}
@@ -72,6 +73,23 @@ func (c *wire) rawRead(fd uintptr) bool {
 		c.rerr = io.EOF
 	}
 	return true
+}
+
+// rawIO reads or writes a non-blocking socket without telling the scheduler about a
+// system call. syscall.Read and Write mark the thread as in a system call; when the
+// kernel preempts it there (the server shares the cores), the runtime's monitor hands
+// the scheduler to another thread, and the two threads then wake each other with
+// futexes: measured at 1.7 extra context switches per TPC-B transaction. A read or
+// write on a non-blocking socket never blocks, so the mark buys nothing here.
+func rawIO(trap uintptr, fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, errno := syscall.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
 
 // beginMsg appends a message type and a length placeholder; endMsg fills the length.
@@ -145,7 +163,7 @@ func (c *wire) writeNow() error {
 // writeRaw writes out on the socket directly; a full socket buffer falls back to the
 // blocking net.Conn write (which holds a different lock than the read in progress).
 func (c *wire) writeRaw(fd int) error {
-	n, err := syscall.Write(fd, c.out)
+	n, err := rawIO(syscall.SYS_WRITE, fd, c.out)
 	if err == syscall.EAGAIN || err == syscall.EINTR {
 		n, err = 0, nil
 	}
