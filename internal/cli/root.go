@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -101,6 +102,32 @@ func NewRoot(env *Env) *cobra.Command {
 		return usageError{fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath())}
 	})
 	root.PersistentFlags().String("results", "pgbakeoff.db", "results store (SQLite file)")
+	// A CPU profile of the client is how its cost per transaction is found; hidden
+	// because it is for developers, not for comparing deployments.
+	root.PersistentFlags().String("cpuprofile", "", "write a Go CPU profile of this command to FILE")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
+	var stopProfile func()
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		path, _ := c.Flags().GetString("cpuprofile")
+		if path == "" {
+			return nil
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return usageError{fmt.Errorf("--cpuprofile: %w", err)}
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
+		return nil
+	}
+	root.PersistentPostRun = func(*cobra.Command, []string) {
+		if stopProfile != nil {
+			stopProfile()
+		}
+	}
 	for _, c := range []*cobra.Command{
 		newDemoCmd(env),
 		newServerCmd(env),
