@@ -14,10 +14,17 @@ const (
 	rootStateDir = "/var/lib/pgbakeoff"
 )
 
+// CacheDirEnv names the environment variable that moves the download cache, for
+// example to a disk with more space.
+const CacheDirEnv = "PGBAKEOFF_CACHE_DIR"
+
 // DefaultCacheDir is where downloaded PostgreSQL binaries are kept, under
-// postgres/<version>-<os>-<arch>: the user's cache directory, or
-// /var/cache/pgbakeoff for root.
+// postgres/<version>-<os>-<arch>: $PGBAKEOFF_CACHE_DIR when set, else the user's cache
+// directory, or /var/cache/pgbakeoff for root.
 func DefaultCacheDir() (string, error) {
+	if dir := os.Getenv(CacheDirEnv); dir != "" {
+		return filepath.Abs(dir)
+	}
 	if os.Geteuid() == 0 {
 		return rootCacheDir, nil
 	}

@@ -114,8 +114,20 @@ func (f Finder) fetch(ctx context.Context, artifact string, rel release, dest st
 	}()
 	fmt.Fprintf(f.log(), "downloading PostgreSQL %s for %s from %s\n", rel.version.text, platformSuffix(), base)
 	start := time.Now()
-	n, err := f.download(ctx, base, jar)
+	resp, err := f.open(ctx, base)
 	if err != nil {
+		return fmt.Errorf("download PostgreSQL %s into %s: %w", rel.version.text, root, err)
+	}
+	defer resp.Body.Close()
+	need := resp.ContentLength * extractedPerJarByte
+	if err := checkSpace(root, rel.version.text, need); err != nil {
+		return err
+	}
+	n, err := io.Copy(jar, resp.Body)
+	if err != nil {
+		if full := asNoSpace(err, root, rel.version.text, need); full != nil {
+			return full
+		}
 		return fmt.Errorf("download PostgreSQL %s into %s: %w", rel.version.text, root, err)
 	}
 	if err := verifySHA1(jar.Name(), string(sum)); err != nil {
@@ -127,6 +139,9 @@ func (f Finder) fetch(ctx context.Context, artifact string, rel release, dest st
 	}
 	defer func() { _ = os.RemoveAll(tmp) }() // a no-op once renamed
 	if err := extractJar(jar.Name(), tmp); err != nil {
+		if full := asNoSpace(err, root, rel.version.text, n*extractedPerJarByte); full != nil {
+			return full
+		}
 		return fmt.Errorf("extract PostgreSQL %s into %s: %w", rel.version.text, root, err)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
@@ -415,20 +430,6 @@ func (f Finder) get(ctx context.Context, url string, limit int64) ([]byte, error
 		return nil, fmt.Errorf("GET %s: %w", url, err)
 	}
 	return body, nil
-}
-
-// download copies url into w and returns the number of bytes.
-func (f Finder) download(ctx context.Context, url string, w io.Writer) (int64, error) {
-	resp, err := f.open(ctx, url)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	n, err := io.Copy(w, resp.Body)
-	if err != nil {
-		return n, fmt.Errorf("GET %s: %w", url, err)
-	}
-	return n, nil
 }
 
 func (f Finder) open(ctx context.Context, url string) (*http.Response, error) {

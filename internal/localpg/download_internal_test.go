@@ -5,13 +5,16 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -262,6 +265,79 @@ func TestUnwritableCache(t *testing.T) {
 			_, err := Finder{CacheDir: tt.dir, Repository: "http://127.0.0.1:1"}.Download(context.Background(), "16")
 			if err == nil || !strings.Contains(err.Error(), tt.dir) || !strings.Contains(err.Error(), "cache") {
 				t.Errorf("error = %v, want one naming %s", err, tt.dir)
+			}
+		})
+	}
+}
+
+// TestCacheWithoutSpace puts the cache on a 64 KB tmpfs: a download that cannot fit
+// fails with one line saying how much is needed and free and what to do, whether the
+// size is known before the download, found while writing the jar, or found while
+// extracting it, and leaves nothing behind.
+func TestCacheWithoutSpace(t *testing.T) {
+	name, err := artifact()
+	if err != nil {
+		t.Skip(err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	cache := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", cache).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", cache).Run() })
+
+	noise := make([]byte, 256<<10)
+	_, _ = rand.Read(noise)
+	big := jar(t, append(fakePostgres[:len(fakePostgres):len(fakePostgres)], entry{name: "lib/big", typ: tar.TypeReg, body: string(noise)}))
+	bomb := jar(t, append(fakePostgres[:len(fakePostgres):len(fakePostgres)], entry{name: "lib/zeros", typ: tar.TypeReg, body: strings.Repeat("\x00", 1<<20)}))
+	tests := []struct {
+		name      string
+		jar       []byte
+		announced bool // the server sends Content-Length
+	}{
+		{"size known before downloading", big, true},
+		{"disk fills while downloading", big, false},
+		{"disk fills while extracting", bomb, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sum := sha1.Sum(tt.jar)
+			base := "/" + mavenGroup + "/" + name + "/"
+			mux := http.NewServeMux()
+			mux.HandleFunc(base+"maven-metadata.xml", func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprint(w, `<metadata><versioning><versions><version>16.1.0</version></versions></versioning></metadata>`)
+			})
+			jarPath := base + "16.1.0/" + name + "-16.1.0.jar"
+			mux.HandleFunc(jarPath, func(w http.ResponseWriter, r *http.Request) {
+				if tt.announced {
+					w.Header().Set("Content-Length", strconv.Itoa(len(tt.jar)))
+				} else {
+					w.(http.Flusher).Flush() // chunked: no size up front
+				}
+				_, _ = w.Write(tt.jar)
+			})
+			mux.HandleFunc(jarPath+".sha1", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, hex.EncodeToString(sum[:])) })
+			repo := httptest.NewServer(mux)
+			defer repo.Close()
+
+			_, err := Finder{CacheDir: cache, Repository: repo.URL, Client: repo.Client()}.Download(context.Background(), "16")
+			if err == nil {
+				t.Fatal("Download into a full cache succeeded")
+			}
+			msg := err.Error()
+			for _, want := range []string{"not enough space in " + filepath.Join(cache, "postgres"), "MB are free", CacheDirEnv} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q lacks %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+			left, _ := filepath.Glob(filepath.Join(cache, "postgres", "*"))
+			if len(left) != 0 {
+				t.Errorf("cache holds %q after the failed download, want nothing", left)
 			}
 		})
 	}
