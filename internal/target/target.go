@@ -104,7 +104,16 @@ func (t *Target) explain(ctx context.Context, err error) error {
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
 		case "28P01", "28000":
-			return &ConnectError{Target: t, Reason: fmt.Sprintf("authentication failed for user %q (SQLSTATE %s); check the password (PGPASSWORD or ~/.pgpass) and pg_hba.conf", t.Config.User, pgErr.Code), Err: err}
+			// The server's message tells a wrong password from a missing client
+			// certificate or a pg_hba.conf rule; it never holds the password.
+			hint := "check the password (PGPASSWORD or ~/.pgpass) and pg_hba.conf"
+			switch msg := pgErr.Message; {
+			case strings.Contains(msg, "certificate"):
+				hint = "check sslcert and sslkey in the DSN, and that the server's ssl_ca_file signed them"
+			case strings.Contains(msg, "pg_hba.conf"):
+				hint = "the server's pg_hba.conf has no line admitting this host, user, database and encryption; add one or change sslmode"
+			}
+			return &ConnectError{Target: t, Reason: fmt.Sprintf("%s (SQLSTATE %s); %s", Scrub(pgErr.Message, t.Config.Password), pgErr.Code, hint), Err: err}
 		case "3D000":
 			return &ConnectError{Target: t, Reason: fmt.Sprintf("database %q does not exist; create it or pass dbname= in the DSN", t.Config.Database), Err: err}
 		case "53300":
