@@ -91,6 +91,38 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// TestReload loads over an existing dataset of another shape: the old tables, their
+// partitions and schemas left by a load that died mid-drop are all gone afterwards,
+// and the new accounts are frozen.
+func TestReload(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	if _, err := tpcb.Load(ctx, connector(t, dsn), tpcb.LoadOptions{Scale: 1, Partitions: 3, ForeignKeys: true, Workers: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Query(t, dsn, "create schema pgbakeoff_dropping_1_dead; create table pgbakeoff_dropping_1_dead.t (x int)")
+	if _, err := tpcb.Load(ctx, connector(t, dsn), tpcb.LoadOptions{Scale: 2, Workers: 2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{
+		"select count(*) from pg_namespace where nspname like 'pgbakeoff%'":                         "0",
+		"select count(*) from pg_class where relname like 'pgbench_accounts_%' and relkind = 'r'": "0",
+		"select count(*) from pg_constraint where contype = 'f'":                                  "0",
+		"select count(*) from pgbench_accounts":                                                   "200000",
+		"select relkind from pg_class where relname = 'pgbench_accounts'":                         "r",
+	} {
+		if got := pgtest.Query(t, dsn, q); got != want {
+			t.Errorf("%s = %q, want %q", q, got, want)
+		}
+	}
+	if pgtest.Query(t, dsn, "select count(*) from pg_available_extensions where name = 'pg_visibility'") == "1" {
+		pgtest.Query(t, dsn, "create extension if not exists pg_visibility")
+		if n := pgtest.Query(t, dsn, "select count(*) from pg_visibility_map('pgbench_accounts') where not all_frozen"); n != "0" {
+			t.Errorf("%s pages of pgbench_accounts are not frozen", n)
+		}
+	}
+}
+
 // TestSchemaMatchesPgbench loads one database with pgbench -i and one with pgbakeoff
 // and compares their columns, types, options and indexes.
 func TestSchemaMatchesPgbench(t *testing.T) {
