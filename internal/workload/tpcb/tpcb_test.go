@@ -105,7 +105,7 @@ func TestReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	for q, want := range map[string]string{
-		"select count(*) from pg_namespace where nspname like 'pgbakeoff%'":                         "0",
+		"select count(*) from pg_namespace where nspname like 'pgbakeoff%'":                       "0",
 		"select count(*) from pg_class where relname like 'pgbench_accounts_%' and relkind = 'r'": "0",
 		"select count(*) from pg_constraint where contype = 'f'":                                  "0",
 		"select count(*) from pgbench_accounts":                                                   "200000",
