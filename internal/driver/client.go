@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"strconv"
@@ -29,6 +30,8 @@ type client struct {
 	parts [][][]string
 	order [][][]int
 	done  int // transactions finished, for --transactions
+	sess  Session
+	deck  []int // script indices still to deal, with Config.Deck
 }
 
 func stmtName(script, cmd int) string { return "P" + strconv.Itoa(script) + "_" + strconv.Itoa(cmd) }
@@ -39,6 +42,14 @@ func (c *client) connect(ctx context.Context) error {
 	conn, err := c.r.cfg.Target.Connect(ctx)
 	if err != nil {
 		return err
+	}
+	for si, s := range c.r.cfg.Scripts {
+		for i, sql := range s.Statements {
+			if _, err := conn.Prepare(ctx, stmtName(si, i), sql, nil); err != nil {
+				conn.Close(context.Background())
+				return fmt.Errorf("prepare %q: %w", sql, err)
+			}
+		}
 	}
 	if c.r.cfg.Protocol == Prepared {
 		for si, s := range c.r.cfg.Scripts {
@@ -104,6 +115,22 @@ func (c *client) pick() int {
 	if len(s) == 1 {
 		return 0
 	}
+	if c.r.cfg.Deck {
+		if len(c.deck) == 0 {
+			for i := range s {
+				for range s[i].Weight {
+					c.deck = append(c.deck, i)
+				}
+			}
+			for i := len(c.deck) - 1; i > 0; i-- {
+				j := c.uniform(0, int64(i))
+				c.deck[i], c.deck[j] = c.deck[j], c.deck[i]
+			}
+		}
+		si := c.deck[len(c.deck)-1]
+		c.deck = c.deck[:len(c.deck)-1]
+		return si
+	}
 	x := c.uniform(1, c.r.totalWeight)
 	for i := range s {
 		x -= int64(s[i].Weight)
@@ -130,11 +157,19 @@ func (c *client) loop(ctx context.Context) {
 		for i, v := range s.Vars {
 			c.vals[i] = c.uniform(v.Min, v.Max)
 		}
+		if s.Keying > 0 && !c.sleep(s.Keying) {
+			return
+		}
 		start := time.Now()
 		for try := 1; ; try++ {
-			err := c.exec(si, s)
-			if err == nil {
-				c.r.record(c.hist, si, start, time.Now(), try > 1)
+			var err error
+			if s.Program != nil {
+				err = c.runProgram(si, s)
+			} else {
+				err = c.exec(si, s)
+			}
+			if err == nil || errors.Is(err, ErrRollback) {
+				c.r.record(c.hist, si, start, time.Now(), try > 1, err != nil)
 				break
 			}
 			var pe *pgconn.PgError
@@ -155,6 +190,26 @@ func (c *client) loop(ctx context.Context) {
 			break
 		}
 		c.done++
+		if s.ThinkMean > 0 {
+			// Exponential with the given mean, cut at ten times it (TPC-C 5.2.5.4).
+			u := float64(c.rng.Uint64()>>11) * 0x1p-53 // [0, 1)
+			think := time.Duration(-math.Log(max(1e-12, 1-u)) * float64(s.ThinkMean))
+			if !c.sleep(min(think, 10*s.ThinkMean)) {
+				return
+			}
+		}
+	}
+}
+
+// sleep pauses the client for d or until the run stops; false means it stopped.
+func (c *client) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return !c.r.stopping.Load()
+	case <-c.r.stop:
+		return false
 	}
 }
 

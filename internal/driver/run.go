@@ -28,6 +28,10 @@ type Config struct {
 	Interval     time.Duration // reporting interval, default 1s
 	Seed         uint64
 	MaxBackoff   time.Duration // reconnect backoff cap, default 1s
+	// Deck deals the scripts from a shuffled deck holding each script Weight times,
+	// as TPC-C's terminals do (exact proportions over every deck), instead of drawing
+	// each transaction at random by weight as pgbench does.
+	Deck bool
 	// OnInterval receives each interval as it ends, from one goroutine.
 	OnInterval func(Interval)
 	// OnWindow is called as the measurement window opens (true) and closes (false),
@@ -53,6 +57,7 @@ type Interval struct {
 	Start, End time.Time
 	Phase      Phase // of the interval's end
 	Committed  int64
+	RolledBack int64
 	Failed     int64
 	Retried    int64
 	Latency    *hdrhistogram.Histogram // all scripts, all phases
@@ -60,12 +65,13 @@ type Interval struct {
 
 // ScriptResult is one transaction type's totals over the measurement window.
 type ScriptResult struct {
-	Name      string
-	Committed int64
-	Failed    int64
-	Retried   int64 // transactions that succeeded or failed after more than one try
-	Retries   int64 // extra tries in all
-	Latency   *hdrhistogram.Histogram
+	Name       string
+	Committed  int64
+	RolledBack int64 // rolled back on purpose (Script.RollbackState, ErrRollback); in Latency
+	Failed     int64
+	Retried    int64 // transactions that succeeded or failed after more than one try
+	Retries    int64 // extra tries in all
+	Latency    *hdrhistogram.Histogram
 }
 
 // ErrorCount is how often one SQLSTATE was seen for one script.
@@ -99,7 +105,7 @@ type Result struct {
 	Interrupted  bool
 }
 
-type counters struct{ committed, failed, retried, retries atomic.Int64 }
+type counters struct{ failed, retried, retries, rolledBack atomic.Int64 }
 
 type runner struct {
 	cfg         Config
@@ -114,9 +120,10 @@ type runner struct {
 	reg         *histogram.Registry
 	count       [][phases]counters // per script
 	// Cumulative, interval-independent totals for the tick.
-	tickFailed  atomic.Int64
-	tickRetried atomic.Int64
-	serverTx    []int64 // server transactions per script execution
+	tickFailed     atomic.Int64
+	tickRetried    atomic.Int64
+	tickRolledBack atomic.Int64
+	serverTx       []int64 // server transactions per script execution
 
 	mu      sync.Mutex
 	errs    map[errKey]*ErrorCount
@@ -148,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	for si, s := range cfg.Scripts {
 		r.totalWeight += int64(s.Weight)
 		var n []string
-		for ci := range s.Commands {
+		for ci := range max(len(s.Commands), len(s.Statements)) {
 			n = append(n, stmtName(si, ci))
 		}
 		r.names = append(r.names, n)
@@ -196,7 +203,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			cumulative[i].Merge(h)
 			iv.Latency.Merge(h)
 		}
-		iv.Committed = iv.Latency.TotalCount()
+		iv.RolledBack = r.tickRolledBack.Swap(0)
+		iv.Committed = iv.Latency.TotalCount() - iv.RolledBack
 		iv.Failed = r.tickFailed.Swap(0)
 		iv.Retried = r.tickRetried.Swap(0)
 		seq++
@@ -267,13 +275,14 @@ loop:
 	for si, s := range cfg.Scripts {
 		m := &r.count[si][Measure]
 		sr := ScriptResult{Name: s.Name, Latency: cumulative[int(Measure)*len(cfg.Scripts)+si],
-			Failed: m.failed.Load(), Retried: m.retried.Load(), Retries: m.retries.Load()}
-		sr.Committed = sr.Latency.TotalCount()
+			Failed: m.failed.Load(), Retried: m.retried.Load(), Retries: m.retries.Load(), RolledBack: m.rolledBack.Load()}
+		sr.Committed = sr.Latency.TotalCount() - sr.RolledBack
 		res.Scripts = append(res.Scripts, sr)
 		res.Committed += sr.Committed
 		res.Failed += sr.Failed
 		for p := Phase(0); p < phases; p++ {
-			res.CommitsTotal += cumulative[int(p)*len(cfg.Scripts)+si].TotalCount() * r.serverTx[si]
+			done := cumulative[int(p)*len(cfg.Scripts)+si].TotalCount() - r.count[si][p].rolledBack.Load()
+			res.CommitsTotal += done * r.serverTx[si]
 		}
 	}
 	r.mu.Lock()
@@ -331,6 +340,9 @@ func (cfg *Config) validate() error {
 // serverTransactions is how many transactions the server counts for one execution
 // of s: one for an explicit transaction block, else one per statement.
 func serverTransactions(s *Script) int64 {
+	if s.Program != nil {
+		return max(1, s.ServerTx)
+	}
 	if len(s.Commands) > 0 && isBegin(s.Commands[0].SQL) {
 		return 1
 	}
@@ -408,9 +420,13 @@ func (r *runner) phaseOf(t time.Time) Phase {
 	return After
 }
 
-func (r *runner) record(w *histogram.Worker, si int, start, end time.Time, retried bool) {
+func (r *runner) record(w *histogram.Worker, si int, start, end time.Time, retried, rolledBack bool) {
 	p := r.phaseOf(end)
 	w.Record(int(p)*len(r.cfg.Scripts)+si, end.Sub(start))
+	if rolledBack {
+		r.count[si][p].rolledBack.Add(1)
+		r.tickRolledBack.Add(1)
+	}
 	if retried {
 		r.count[si][p].retried.Add(1)
 		r.tickRetried.Add(1)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Protocol is how statements are sent, as pgbench's --protocol.
@@ -51,11 +52,25 @@ type Command struct {
 
 // Script is one transaction type: its variables and statements, run in order, each
 // waiting for the server's answer before the next is sent, as pgbench does.
+//
+// A script may instead be a Program: Go code that runs the prepared Statements through
+// a Session and decides from their results what to send next (TPC-C's transactions).
 type Script struct {
 	Name     string
 	Weight   int
 	Vars     []Var
 	Commands []Command
+
+	Statements []string             // prepared on every connection for Program
+	Program    func(*Session) error // the transaction; Vars and Commands are then unused
+	ServerTx   int64                // server transactions per committed run of Program; 0 = 1
+	// RollbackState is an SQLSTATE the server raises to roll back on purpose; such a
+	// transaction counts as rolled back rather than failed.
+	RollbackState string
+	// Keying is a pause before each transaction and ThinkMean the mean of an
+	// exponentially distributed pause after it (TPC-C's keying and thinking times);
+	// neither is part of the measured latency.
+	Keying, ThinkMean time.Duration
 }
 
 // Validate checks that every parameter names a variable and every range is sane.
@@ -71,6 +86,9 @@ func (s *Script) Validate() error {
 				return fmt.Errorf("script %s: statement %q uses variable %d of %d", s.Name, c.SQL, p, len(s.Vars))
 			}
 		}
+	}
+	if s.Program == nil && len(s.Statements) > 0 {
+		return fmt.Errorf("script %s: statements without a program", s.Name)
 	}
 	if s.Weight < 0 {
 		return fmt.Errorf("script %s: negative weight %d", s.Name, s.Weight)

@@ -38,7 +38,12 @@ type wire struct {
 	in      []byte // read buffer
 	r, w    int    // unread bytes are in[r:w]
 	// Results of the last exchange.
-	rows   int
+	rows int
+	// With keep set, await copies each DataRow's body into kept, starting at
+	// rowAt[i]; programs read result values from there.
+	keep   bool
+	kept   []byte
+	rowAt  []int
 	status byte // transaction status from ReadyForQuery: 'I', 'T' or 'E'
 	err    *pgconn.PgError
 }
@@ -119,6 +124,40 @@ func (c *wire) appendBind(stmt string, params []int64) {
 	c.out = append(c.out, 0, 0) // 0 result format codes (all text)
 	c.endMsg(at)
 }
+
+// appendBindText appends Bind for the named prepared statement with the text
+// parameters in p, all results in text.
+func (c *wire) appendBindText(stmt string, p *packedParams) {
+	at := c.beginMsg('B')
+	c.out = append(c.out, 0)
+	c.out = append(c.out, stmt...)
+	c.out = append(c.out, 0, 0, 0)
+	c.out = binary.BigEndian.AppendUint16(c.out, uint16(len(p.ends)))
+	start := 0
+	for _, end := range p.ends {
+		if end < 0 {
+			c.out = append(c.out, 0xff, 0xff, 0xff, 0xff)
+			continue
+		}
+		c.out = binary.BigEndian.AppendUint32(c.out, uint32(end-start))
+		c.out = append(c.out, p.buf[start:end]...)
+		start = end
+	}
+	c.out = append(c.out, 0, 0)
+	c.endMsg(at)
+}
+
+// packedParams holds one statement's text parameters in one buffer, so that building
+// them allocates nothing once the buffer has grown: ends[i] is where parameter i ends
+// in buf, or -1 for NULL.
+type packedParams struct {
+	buf  []byte
+	ends []int
+}
+
+func (p *packedParams) reset() { p.buf, p.ends = p.buf[:0], p.ends[:0] }
+
+func (p *packedParams) end() { p.ends = append(p.ends, len(p.buf)) }
 
 // appendParse appends Parse of sql as the unnamed statement, parameter types inferred.
 func (c *wire) appendParse(sql string, nparams int) {
@@ -245,6 +284,7 @@ var errClosed = errors.New("server closed the connection")
 func (c *wire) await() error {
 	c.rows = 0
 	c.err = nil
+	c.kept, c.rowAt = c.kept[:0], c.rowAt[:0]
 	for {
 		t, body, err := c.next()
 		if err != nil {
@@ -253,6 +293,10 @@ func (c *wire) await() error {
 		switch t {
 		case 'D':
 			c.rows++
+			if c.keep {
+				c.rowAt = append(c.rowAt, len(c.kept))
+				c.kept = append(c.kept, body...)
+			}
 		case 'Z':
 			if len(body) > 0 {
 				c.status = body[0]

@@ -1,0 +1,179 @@
+package driver
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// ErrRollback is what a Program returns after rolling its transaction back on purpose,
+// as TPC-C's New-Order does for an unused item number. The transaction is counted as
+// rolled back, not as failed, and its latency is recorded.
+var ErrRollback = errors.New("rolled back on purpose")
+
+// Session is a Program's view of its connection for one transaction: it prepares
+// parameters, runs the script's prepared statements and reads their results. Values
+// returned by Value alias a buffer that the next Exec reuses.
+type Session struct {
+	c      *client
+	si     int
+	params packedParams
+}
+
+// Client is the number of the client running the program, from 0.
+func (s *Session) Client() int { return s.c.id }
+
+// Clients is how many clients the run has.
+func (s *Session) Clients() int { return s.c.r.cfg.Clients }
+
+// Uniform draws an integer from [lo, hi].
+func (s *Session) Uniform(lo, hi int64) int64 { return s.c.uniform(lo, hi) }
+
+// Int adds an integer parameter for the next Exec.
+func (s *Session) Int(v int64) *Session {
+	s.params.buf = strconv.AppendInt(s.params.buf, v, 10)
+	s.params.end()
+	return s
+}
+
+// Text adds a text parameter.
+func (s *Session) Text(v []byte) *Session {
+	s.params.buf = append(s.params.buf, v...)
+	s.params.end()
+	return s
+}
+
+// Param starts a parameter written by the caller with Append..., ended by EndParam;
+// for values such as arrays that are built piece by piece.
+func (s *Session) Param() []byte { return s.params.buf }
+
+// EndParam ends the parameter whose bytes the caller appended to Param's result.
+func (s *Session) EndParam(buf []byte) *Session {
+	s.params.buf = buf
+	s.params.end()
+	return s
+}
+
+// Null adds a NULL parameter.
+func (s *Session) Null() *Session {
+	s.params.ends = append(s.params.ends, -1)
+	return s
+}
+
+// Exec runs statement i of the script (Script.Statements) with the parameters added
+// since the last Exec and waits for the result. A *pgconn.PgError means the statement
+// failed and the connection is usable (an open transaction is then in the aborted
+// state until the program's error reaches the client loop, which rolls it back); any
+// other error means the connection is lost.
+func (s *Session) Exec(i int) error {
+	w := s.c.w
+	w.appendBindText(s.c.r.names[s.si][i], &s.params)
+	w.appendExecuteSync()
+	s.params.reset()
+	return s.roundTrip()
+}
+
+// Query sends a fixed statement with the simple protocol (BEGIN, COMMIT, ROLLBACK).
+func (s *Session) Query(sql []byte) error {
+	s.c.w.appendQuery(sql)
+	return s.roundTrip()
+}
+
+func (s *Session) roundTrip() error {
+	w := s.c.w
+	if err := w.flush(); err != nil {
+		return err
+	}
+	if err := w.await(); err != nil {
+		return err
+	}
+	if w.err != nil {
+		return w.err
+	}
+	return nil
+}
+
+// Rows is how many rows the last Exec returned.
+func (s *Session) Rows() int { return len(s.c.w.rowAt) }
+
+// Value is column col of row row of the last result in text form; nil for NULL.
+func (s *Session) Value(row, col int) []byte {
+	w := s.c.w
+	b := w.kept[w.rowAt[row]:]
+	if row+1 < len(w.rowAt) {
+		b = w.kept[w.rowAt[row]:w.rowAt[row+1]]
+	}
+	if len(b) < 2 || col >= int(binary.BigEndian.Uint16(b)) {
+		return nil
+	}
+	b = b[2:]
+	for i := 0; ; i++ {
+		n := int(int32(binary.BigEndian.Uint32(b)))
+		b = b[4:]
+		if i == col {
+			if n < 0 {
+				return nil
+			}
+			return b[:n]
+		}
+		if n > 0 {
+			b = b[n:]
+		}
+	}
+}
+
+// IntValue is Value parsed as an integer; 0 for NULL or text that is not one.
+func (s *Session) IntValue(row, col int) int64 {
+	v := s.Value(row, col)
+	var n int64
+	neg := false
+	for i, ch := range v {
+		switch {
+		case ch == '-' && i == 0:
+			neg = true
+		case ch >= '0' && ch <= '9':
+			n = n*10 + int64(ch-'0')
+		default:
+			if neg {
+				return -n
+			}
+			return n
+		}
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
+// runProgram runs one program transaction and brings the connection back to idle
+// when it failed inside a transaction block.
+func (c *client) runProgram(si int, s *Script) error {
+	c.w.keep = true
+	sess := &c.sess
+	sess.c, sess.si = c, si
+	sess.params.reset()
+	err := s.Program(sess)
+	if err == nil || c.w == nil {
+		return err
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) && !errors.Is(err, ErrRollback) {
+		return err // the connection is gone
+	}
+	if c.w.status != 'I' {
+		c.w.appendQuery([]byte("ROLLBACK"))
+		if err := c.w.flush(); err != nil {
+			return err
+		}
+		if err := c.w.await(); err != nil {
+			return err
+		}
+	}
+	if pe != nil && pe.Code == s.RollbackState && s.RollbackState != "" {
+		return ErrRollback
+	}
+	return err
+}

@@ -1,0 +1,100 @@
+package driver_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+// TestProgram runs Go-coded transactions that read results, decide from them, and
+// sometimes roll back on purpose, both in the client and on the server, dealt from a
+// deck; the table, the counts and the deck's proportions must all agree.
+func TestProgram(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table ledger(client int, n int, note text, primary key (client, n))")
+	pgtest.Query(t, dsn, `create function checked_insert(c int, n int) returns int language plpgsql as $$
+		begin
+			if n % 5 = 0 then raise exception 'refused' using errcode = 'TPC99'; end if;
+			insert into ledger values (c, n, 'server'); return n;
+		end $$`)
+	var mu sync.Mutex
+	var wrong []string
+	client := &driver.Script{Name: "client", Weight: 3, Statements: []string{
+		"select coalesce(max(n), 0) + 1, $2::text from ledger where client = $1",
+		"insert into ledger values ($1, $2, $3)",
+	}, Program: func(s *driver.Session) error {
+		if err := s.Query([]byte("BEGIN")); err != nil {
+			return err
+		}
+		c := int64(s.Client())
+		if err := s.Int(c).Text([]byte("echo")).Exec(0); err != nil {
+			return err
+		}
+		if s.Rows() != 1 || !bytes.Equal(s.Value(0, 1), []byte("echo")) || s.Value(0, 2) != nil {
+			mu.Lock()
+			wrong = append(wrong, fmt.Sprintf("rows %d, value %q", s.Rows(), s.Value(0, 1)))
+			mu.Unlock()
+		}
+		next := s.IntValue(0, 0)
+		if err := s.Int(c).Int(next).Null().Exec(1); err != nil {
+			return err
+		}
+		if s.Uniform(1, 10) == 1 {
+			if err := s.Query([]byte("ROLLBACK")); err != nil {
+				return err
+			}
+			return driver.ErrRollback
+		}
+		return s.Query([]byte("COMMIT"))
+	}}
+	server := &driver.Script{Name: "server", Weight: 1, RollbackState: "TPC99",
+		Statements: []string{"select checked_insert($1, $2)"},
+		Program: func(s *driver.Session) error {
+			return s.Int(int64(1000 + s.Client())).Int(s.Uniform(1, 1_000_000_000)).Exec(0)
+		}}
+	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{client, server},
+		Clients: 2, Transactions: 400, Deck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wrong) > 0 {
+		t.Fatalf("results read wrongly: %v", wrong[0])
+	}
+	byName := map[string]driver.ScriptResult{}
+	for _, s := range res.Scripts {
+		byName[s.Name] = s
+	}
+	cl, sv := byName["client"], byName["server"]
+	// The deck deals exactly 3:1 over whole decks: 400 per client is 100 decks.
+	if n := cl.Committed + cl.RolledBack; n != 600 {
+		t.Errorf("client program ran %d times, want 600", n)
+	}
+	if n := sv.Committed + sv.RolledBack + sv.Failed; n != 200 {
+		t.Errorf("server program ran %d times, want 200", n)
+	}
+	if cl.Failed != 0 || cl.RolledBack < 20 || cl.RolledBack > 110 {
+		t.Errorf("client program: %d failed, %d rolled back; want 0 and about 60", cl.Failed, cl.RolledBack)
+	}
+	if sv.RolledBack < 10 || sv.RolledBack > 80 {
+		t.Errorf("server program: %d rolled back on TPC99, want about 40", sv.RolledBack)
+	}
+	rows := func(where string) int64 {
+		n, _ := strconv.ParseInt(pgtest.Query(t, dsn, "select count(*) from ledger where "+where), 10, 64)
+		return n
+	}
+	if got := rows("note is null"); got != cl.Committed {
+		t.Errorf("%d client rows in the table, %d counted as committed", got, cl.Committed)
+	}
+	if got := rows("note = 'server'"); got != sv.Committed {
+		t.Errorf("%d server rows in the table, %d counted as committed", got, sv.Committed)
+	}
+	if res.CommitsTotal != cl.Committed+sv.Committed {
+		t.Errorf("CommitsTotal %d, want %d: rollbacks are not server commits", res.CommitsTotal, cl.Committed+sv.Committed)
+	}
+}
