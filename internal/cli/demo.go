@@ -108,7 +108,7 @@ func runDemo(ctx context.Context, env *Env, version string, scale int, warmup, d
 				f := runFlags{dsn: s.srv.DSN(), scripts: []string{script}, clients: c, threads: 1, protocol: "prepared",
 					warmup: warmup, duration: duration, maxTries: 1, progress: 5 * time.Second,
 					labels: []string{"demo=" + s.label}}
-				sum, err := runTPCB(ctx, env, f, results)
+				sum, err := runWorkload(ctx, env, f, results, tpcbWorkload(f))
 				if err != nil {
 					return err
 				}

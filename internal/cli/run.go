@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
@@ -62,7 +63,7 @@ func newRunTPCBCmd(env *Env) *cobra.Command {
 			results, _ := cmd.Flags().GetString("results")
 			ctx, stop := env.Interrupt(cmd.Context())
 			defer stop()
-			sum, err := runTPCB(ctx, env, f, results)
+			sum, err := runWorkload(ctx, env, f, results, tpcbWorkload(f))
 			if sum != nil {
 				if f.json {
 					enc := json.NewEncoder(env.Stdout)
@@ -166,7 +167,46 @@ type errorSummary struct {
 	Example  string `json:"example,omitempty"`
 }
 
-func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summary, error) {
+// workload is what a `run` subcommand adds to the common run: its scripts, built
+// after the data was inspected, and its own figures.
+type workload struct {
+	name  string
+	setup func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error)
+}
+
+type workloadSetup struct {
+	scripts []*driver.Script
+	scale   int            // TPC-B scale or TPC-C warehouses
+	size    string         // the scale for people: "scale 100", "10 warehouses"
+	params  map[string]any // stored with the run
+	deck    bool           // deal scripts from a deck (driver.Config.Deck)
+	// window, when set, samples workload figures at the window's edges on the control
+	// connection; finish then adds them to the summary.
+	window func(ctx context.Context, ctl *pgconn.PgConn, open bool) error
+	finish func(sum *Summary, res *driver.Result)
+}
+
+func tpcbWorkload(f runFlags) workload {
+	return workload{name: "tpcb", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+		scale, err := tpcb.DetectScale(ctx, ctl)
+		if errors.Is(err, tpcb.ErrNotLoaded) {
+			return nil, fmt.Errorf("%s has no pgbench tables: run `pgbakeoff init tpcb --scale N` (or pgbench -i) first", t)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if f.scale != 0 && f.scale != scale {
+			return nil, fmt.Errorf("--scale %d does not match the data: the database was loaded with scale %d", f.scale, scale)
+		}
+		scripts, err := tpcb.ParseScripts(f.scripts, scale)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return &workloadSetup{scripts: scripts, scale: scale, size: fmt.Sprintf("scale %d", scale), params: map[string]any{"scale": scale}}, nil
+	}}
+}
+
+func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl workload) (*Summary, error) {
 	proto, err := driver.ParseProtocol(f.protocol)
 	if err != nil {
 		return nil, usageError{err}
@@ -195,20 +235,11 @@ func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summar
 		return nil, err
 	}
 	defer ctl.Close(context.Background())
-	scale, err := tpcb.DetectScale(ctx, ctl)
-	if errors.Is(err, tpcb.ErrNotLoaded) {
-		return nil, fmt.Errorf("%s has no pgbench tables: run `pgbakeoff init tpcb --scale N` (or pgbench -i) first", t)
-	}
+	setup, err := wl.setup(ctx, t, ctl)
 	if err != nil {
 		return nil, err
 	}
-	if f.scale != 0 && f.scale != scale {
-		return nil, fmt.Errorf("--scale %d does not match the data: the database was loaded with scale %d", f.scale, scale)
-	}
-	scripts, err := tpcb.ParseScripts(f.scripts, scale)
-	if err != nil {
-		return nil, usageError{err}
-	}
+	scripts, scale := setup.scripts, setup.scale
 	st, err := store.Open(ctx, results)
 	if err != nil {
 		return nil, err
@@ -220,17 +251,20 @@ func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summar
 		seed = uint64(env.Now().UnixNano())
 	}
 	run := &store.Run{
-		Target: t.String(), Workload: "tpcb", Script: tpcb.Mix(scripts), Clients: f.clients,
+		Target: t.String(), Workload: wl.name, Script: tpcb.Mix(scripts), Clients: f.clients,
 		ServerVersion: info.Version, Settings: info.Settings, Labels: labels, Started: env.Now(),
-		Params: map[string]any{"scale": scale, "protocol": proto.String(), "warmup_s": f.warmup.Seconds(),
+		Params: map[string]any{"protocol": proto.String(), "warmup_s": f.warmup.Seconds(),
 			"duration_s": f.duration.Seconds(), "transactions": f.transactions, "max_tries": f.maxTries,
 			"seed": seed, "jobs": f.threads, "address": info.Address},
+	}
+	for k, v := range setup.params {
+		run.Params[k] = v
 	}
 	if _, err := st.CreateRun(ctx, run); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(env.Stderr, "run %d: %s on %s, PostgreSQL %s, scale %d, %d clients, %s protocol\n",
-		run.ID, run.Script, info.Address, info.Version, scale, f.clients, proto)
+	fmt.Fprintf(env.Stderr, "run %d: %s %s on %s, PostgreSQL %s, %s, %d clients\n",
+		run.ID, wl.name, run.Script, info.Address, info.Version, setup.size, f.clients)
 
 	// The clients identify themselves so their backends can be found and awaited.
 	appName := fmt.Sprintf("pgbakeoff-run-%d", run.ID)
@@ -262,7 +296,7 @@ func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summar
 	cfg := driver.Config{
 		Target: clientTarget, Scripts: scripts, Clients: f.clients, Protocol: proto,
 		Warmup: f.warmup, Duration: f.duration, Transactions: f.transactions, MaxTries: f.maxTries,
-		Seed: seed,
+		Seed: seed, Deck: setup.deck,
 		OnInterval: func(iv driver.Interval) {
 			prog.add(iv)
 			s := histogram.Summarize(iv.Latency)
@@ -281,6 +315,13 @@ func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summar
 				readStats(store.PointWindowStart)
 			} else {
 				readStats(store.PointWindowEnd)
+			}
+			if setup.window != nil {
+				wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := setup.window(wctx, ctl, open); err != nil {
+					fmt.Fprintf(env.Stderr, "warning: %v\n", err)
+				}
 			}
 		},
 	}
@@ -301,6 +342,9 @@ func runTPCB(ctx context.Context, env *Env, f runFlags, results string) (*Summar
 	readStats(store.PointAfterDisconnect)
 
 	sum := summarize(run, res, info, scale, proto, f, stats, cpu0, cpu1)
+	if setup.finish != nil {
+		setup.finish(sum, res)
+	}
 	if storeErr != nil {
 		sum.Warnings = append(sum.Warnings, "results store: "+storeErr.Error())
 	}
