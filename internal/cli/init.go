@@ -16,9 +16,9 @@ func newInitCmd(env *Env) *cobra.Command {
 		Use:   "init",
 		Short: "Create and load a workload's tables",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  unknownSub("tpcb"),
+		RunE:  unknownSub("tpcb, tpcc"),
 	}
-	cmd.AddCommand(newInitTPCBCmd(env))
+	cmd.AddCommand(newInitTPCBCmd(env), newInitTPCCCmd(env))
 	return cmd
 }
 

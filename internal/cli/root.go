@@ -133,6 +133,7 @@ func NewRoot(env *Env) *cobra.Command {
 		newServerCmd(env),
 		newInitCmd(env),
 		newRunCmd(env),
+		newCheckCmd(env),
 		newRunsCmd(env),
 		newShowCmd(env),
 	} {

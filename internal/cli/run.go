@@ -27,9 +27,9 @@ func newRunCmd(env *Env) *cobra.Command {
 		Use:   "run",
 		Short: "Run a workload against a target and store the results",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  unknownSub("tpcb"),
+		RunE:  unknownSub("tpcb, tpcc"),
 	}
-	cmd.AddCommand(newRunTPCBCmd(env))
+	cmd.AddCommand(newRunTPCBCmd(env), newRunTPCCCmd(env))
 	return cmd
 }
 
@@ -126,6 +126,8 @@ type Summary struct {
 	OutageS      float64           `json:"outage_s"`
 	Warnings     []string          `json:"warnings,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
+	// TPCC holds TPC-C's figures (nopm, tpm, ...), at the top level of the JSON.
+	*TPCCFigures
 }
 
 type serverSummary struct {
@@ -156,6 +158,7 @@ type scriptSummary struct {
 	TPS          float64           `json:"tps"`
 	Failed       int64             `json:"failed"`
 	Retried      int64             `json:"retried"`
+	RolledBack   int64             `json:"rolled_back"`
 	LatencyMs    histogram.Summary `json:"latency_ms"`
 }
 
@@ -426,7 +429,7 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	}
 	for _, s := range res.Scripts {
 		all.Merge(s.Latency)
-		ss := scriptSummary{Name: s.Name, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried,
+		ss := scriptSummary{Name: s.Name, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried, RolledBack: s.RolledBack,
 			LatencyMs: histogram.Summarize(s.Latency)}
 		if window > 0 {
 			ss.TPS = float64(s.Committed) / window
@@ -568,7 +571,11 @@ func (p *progressPrinter) add(iv driver.Interval) {
 
 func printSummary(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "run %d: %s, %s\n", s.RunID, s.Workload, s.Status)
-	fmt.Fprintf(w, "script: %s, scale %d, %s protocol, %d clients\n", s.Script, s.Scale, s.Protocol, s.Clients)
+	if t := s.TPCCFigures; t != nil {
+		fmt.Fprintf(w, "mix: %s, %d warehouses, %s mode, %d clients\n", s.Script, t.Warehouses, t.Mode, s.Clients)
+	} else {
+		fmt.Fprintf(w, "script: %s, scale %d, %s protocol, %d clients\n", s.Script, s.Scale, s.Protocol, s.Clients)
+	}
 	fmt.Fprintf(w, "target: %s (PostgreSQL %s at %s)\n", s.Target, s.Server.Version, s.Address)
 	fmt.Fprintf(w, "window: %.1f s after %.1f s warm-up\n", s.DurationS, s.WarmupS)
 	fmt.Fprintf(w, "transactions: %d committed, %d failed, %d retried\n", s.Transactions, s.Failed, s.Retried)
@@ -578,7 +585,14 @@ func printSummary(w io.Writer, s *Summary) {
 		l.Avg, l.Stddev, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
 	if len(s.Scripts) > 1 {
 		for _, sc := range s.Scripts {
-			fmt.Fprintf(w, "  %-14s %9d tx  %10.1f tps  p50 %.3f ms  p99 %.3f ms  %d failed\n", sc.Name, sc.Transactions, sc.TPS, sc.LatencyMs.P50, sc.LatencyMs.P99, sc.Failed)
+			fmt.Fprintf(w, "  %-14s %9d tx  %10.1f tps  p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  %d failed  %d rolled back\n", sc.Name, sc.Transactions, sc.TPS, sc.LatencyMs.P50, sc.LatencyMs.P90, sc.LatencyMs.P99, sc.Failed, sc.RolledBack)
+		}
+	}
+	if t := s.TPCCFigures; t != nil {
+		fmt.Fprintf(w, "NOPM: %.0f (database), client New-Orders per minute %.0f (%+.2f%%)\n", t.NOPM, t.ClientNewOrdersPerMin, t.NOPMDiffPct)
+		fmt.Fprintf(w, "TPM: %.0f (this database), %.0f (whole cluster, as HammerDB counts)\n", t.TPM, t.TPMCluster)
+		if t.EfficiencyPct > 0 {
+			fmt.Fprintf(w, "efficiency: %.1f%% of 12.86 tpmC per warehouse\n", t.EfficiencyPct)
 		}
 	}
 	fmt.Fprintf(w, "commits: client %d, server %d (%+.2f%%) from first connect to last disconnect\n", s.CommitsTotal, s.Server.Commits, s.Server.CommitsDiffPct)

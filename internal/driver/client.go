@@ -49,6 +49,7 @@ func (c *client) connect(ctx context.Context) error {
 				conn.Close(context.Background())
 				return fmt.Errorf("prepare %q: %w", sql, err)
 			}
+			c.r.prepares.Add(1)
 		}
 	}
 	if c.r.cfg.Protocol == Prepared {
@@ -58,6 +59,7 @@ func (c *client) connect(ctx context.Context) error {
 					conn.Close(context.Background())
 					return fmt.Errorf("prepare %q: %w", cmd.SQL, err)
 				}
+				c.r.prepares.Add(1)
 			}
 		}
 	}

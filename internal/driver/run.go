@@ -100,7 +100,7 @@ type Result struct {
 	Outages      []Outage
 	Committed    int64 // measured window, all scripts
 	Failed       int64
-	CommitsTotal int64 // server transactions committed by the clients, warm-up and tail included
+	CommitsTotal int64 // server transactions committed by the clients, warm-up, tail and statement preparation included
 	ConnectTime  time.Duration
 	Interrupted  bool
 }
@@ -123,6 +123,9 @@ type runner struct {
 	tickFailed     atomic.Int64
 	tickRetried    atomic.Int64
 	tickRolledBack atomic.Int64
+	// Each statement prepared outside a transaction block is a transaction the
+	// server counts as committed.
+	prepares atomic.Int64
 	serverTx       []int64 // server transactions per script execution
 
 	mu      sync.Mutex
@@ -285,6 +288,7 @@ loop:
 			res.CommitsTotal += done * r.serverTx[si]
 		}
 	}
+	res.CommitsTotal += r.prepares.Load()
 	r.mu.Lock()
 	for _, e := range r.errs {
 		res.Errors = append(res.Errors, *e)

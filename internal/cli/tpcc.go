@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
+	"github.com/spf13/cobra"
+)
+
+func newInitTPCCCmd(env *Env) *cobra.Command {
+	var dsn string
+	var proceduresOnly bool
+	opt := tpcc.LoadOptions{}
+	cmd := &cobra.Command{
+		Use:   "tpcc",
+		Short: "Load HammerDB's TPROC-C schema and data (TPC-C clause 4.3), with parallel COPY",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff init tpcc --warehouses 100 --dsn "$DSN"
+  pgbakeoff init tpcc --procedures-only --dsn "$DSN"   # add the server-mode functions to a HammerDB database`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !proceduresOnly {
+				if err := opt.Validate(); err != nil {
+					return usageError{err}
+				}
+			}
+			t, err := target.Parse(dsn)
+			if err != nil {
+				return usageError{err}
+			}
+			ctx, stop := env.Interrupt(cmd.Context())
+			defer stop()
+			conn, err := t.Connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.Background())
+			if proceduresOnly {
+				if err := tpcc.CreateProcedures(ctx, conn); err != nil {
+					return fmt.Errorf("create the TPC-C functions: %w", err)
+				}
+				fmt.Fprintf(env.Stdout, "created the five TPC-C functions in %s\n", t)
+				return nil
+			}
+			connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
+			fmt.Fprintf(env.Stderr, "loading TPC-C with %d warehouses into %s\n", opt.Warehouses, t)
+			p := load.NewProgress(env.Stdout, env.TTY, "tpcc", 0, "rows")
+			phases, err := tpcc.Load(ctx, connect, opt, p)
+			if err != nil {
+				if ctx.Err() != nil {
+					return fmt.Errorf("%w: the load did not finish; run init again", ErrInterrupted)
+				}
+				return fmt.Errorf("load tpcc: %w", err)
+			}
+			fmt.Fprintln(env.Stdout, phases.String())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	f.IntVarP(&opt.Warehouses, "warehouses", "w", 1, "warehouses (about 100 MB each)")
+	f.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
+	f.BoolVar(&opt.Partition, "partition", false, "partition order_line by warehouse, as HammerDB offers for large counts")
+	f.Uint64Var(&opt.Seed, "seed", 0, "data seed (0: the fixed default, so loads are reproducible)")
+	f.BoolVar(&proceduresOnly, "procedures-only", false, "only (re)create the server-mode functions, keeping the data")
+	return cmd
+}
+
+// tpccFlags are run tpcc's own options.
+type tpccFlags struct {
+	warehouses int
+	opt        tpcc.RunOptions
+}
+
+func newRunTPCCCmd(env *Env) *cobra.Command {
+	var f runFlags
+	var tf tpccFlags
+	cmd := &cobra.Command{
+		Use:   "tpcc",
+		Short: "Run TPC-C's five transactions as HammerDB's TPROC-C does, reporting NOPM and TPM",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff run tpcc --clients 16 --warmup 2m --duration 5m --dsn "$DSN"
+  pgbakeoff run tpcc --mode client-sql --clients 16 --duration 5m --dsn "$DSN"`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			results, _ := cmd.Flags().GetString("results")
+			ctx, stop := env.Interrupt(cmd.Context())
+			defer stop()
+			sum, err := runWorkload(ctx, env, f, results, tpccWorkload(env, f, tf))
+			if sum != nil {
+				if f.json {
+					enc := json.NewEncoder(env.Stdout)
+					enc.SetIndent("", "  ")
+					if jerr := enc.Encode(sum); jerr != nil && err == nil {
+						err = jerr
+					}
+				} else {
+					printSummary(env.Stdout, sum)
+				}
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	fl.IntVarP(&tf.warehouses, "warehouses", "w", 0, "expected warehouses; checked against the data (default: detected)")
+	fl.StringVar(&tf.opt.Mode, "mode", tpcc.ModeServer, "server (PL/pgSQL functions, one round trip each) or client-sql (prepared statements)")
+	fl.StringVar(&tf.opt.Mix, "mix", "spec", "transaction mix: spec (45/43/4/4/4) or hammerdb (10/10/1/1/1)")
+	fl.BoolVar(&tf.opt.AllWarehouses, "all-warehouses", false, "each client works across its share of all warehouses")
+	fl.BoolVar(&tf.opt.KeyingThinking, "keying-thinking", false, "add the specification's keying and thinking times")
+	fl.StringVar(&tf.opt.Isolation, "isolation", "", "client-sql isolation level: read-committed, repeatable-read or serializable")
+	fl.IntVarP(&f.clients, "clients", "c", 1, "concurrent clients (terminals), one connection each")
+	fl.IntVarP(&f.threads, "jobs", "j", 1, "client threads (GOMAXPROCS)")
+	fl.DurationVar(&f.warmup, "warmup", 0, "time to run before measuring (not counted)")
+	fl.DurationVarP(&f.duration, "duration", "T", 60*time.Second, "measurement window")
+	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client, instead of --duration")
+	fl.DurationVarP(&f.progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
+	fl.IntVar(&f.maxTries, "max-tries", 10, "tries per transaction on serialization failure or deadlock")
+	fl.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock)")
+	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
+	fl.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
+	f.protocol = "prepared"
+	return cmd
+}
+
+// TPCCFigures are TPC-C's own results, printed beside the common ones and, in JSON,
+// at the top level of the summary.
+type TPCCFigures struct {
+	Mode       string `json:"mode"`
+	Mix        string `json:"mix"`
+	Warehouses int    `json:"warehouses"`
+	// NOPM is HammerDB's: sum(district.d_next_o_id)'s growth over the window, per minute.
+	NOPM float64 `json:"nopm"`
+	// TPM is pg_stat_database's commits plus rollbacks per minute over the window, for
+	// the benchmark database and, as HammerDB counts, for the whole cluster.
+	TPM                   float64        `json:"tpm"`
+	TPMCluster            float64        `json:"tpm_cluster"`
+	ClientNewOrdersPerMin float64        `json:"client_new_orders_per_min"`
+	NOPMDiffPct           float64        `json:"nopm_diff_pct"`
+	EfficiencyPct         float64        `json:"efficiency_pct,omitempty"`
+	ResponseTimes         []responseTime `json:"response_time_limits"`
+}
+
+// responseTime is clause 5.2.5.3's check of one transaction type's 90th percentile.
+type responseTime struct {
+	Transaction string  `json:"transaction"`
+	P90Ms       float64 `json:"p90_ms"`
+	LimitMs     float64 `json:"limit_ms"`
+	Passed      bool    `json:"passed"`
+}
+
+func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
+	return workload{name: "tpcc", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+		w, err := tpcc.DetectWarehouses(ctx, ctl)
+		if errors.Is(err, tpcc.ErrNotLoaded) {
+			return nil, fmt.Errorf("%s has no TPC-C tables: run `pgbakeoff init tpcc --warehouses N` first", t)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if tf.warehouses < 0 {
+			return nil, usageError{fmt.Errorf("--warehouses must be positive, got %d", tf.warehouses)}
+		}
+		if tf.warehouses != 0 && tf.warehouses != w {
+			return nil, fmt.Errorf("--warehouses %d does not match the data: the database was loaded with %d warehouses", tf.warehouses, w)
+		}
+		opt := tf.opt
+		opt.Warehouses = w
+		scripts, err := tpcc.Scripts(opt)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if opt.Mode == tpcc.ModeServer || opt.Mode == "" {
+			missing, err := tpcc.MissingProcedures(ctx, ctl)
+			if err != nil {
+				return nil, err
+			}
+			if len(missing) > 0 {
+				return nil, fmt.Errorf("server mode needs the TPC-C functions %s, which %s lacks: create them with `pgbakeoff init tpcc --procedures-only --dsn ...`, or use --mode client-sql",
+					strings.Join(missing, ", "), t)
+			}
+			opt.Mode = tpcc.ModeServer
+		}
+		if f.clients > 10*w {
+			fmt.Fprintf(env.Stderr, "warning: %d clients on %d warehouses is beyond the specification's 10 terminals per warehouse\n", f.clients, w)
+		}
+		var fig TPCCFigures
+		fig.Mode, fig.Mix, fig.Warehouses = opt.Mode, opt.Mix, w
+		var orders, cluster [2]int64
+		window := func(ctx context.Context, ctl *pgconn.PgConn, open bool) error {
+			i := 1
+			if open {
+				i = 0
+			}
+			rows, err := target.Query(ctx, ctl, "select (select sum(d_next_o_id) from district), (select sum(xact_commit + xact_rollback) from pg_stat_database)")
+			if err == nil && (len(rows) != 1 || len(rows[0]) != 2) {
+				err = errors.New("unexpected result")
+			}
+			if err != nil {
+				return fmt.Errorf("read NOPM and cluster TPM: %w", err)
+			}
+			orders[i], _ = strconv.ParseInt(rows[0][0], 10, 64)
+			cluster[i], _ = strconv.ParseInt(rows[0][1], 10, 64)
+			return nil
+		}
+		finish := func(sum *Summary, res *driver.Result) {
+			mins := res.WindowEnd.Sub(res.WindowStart).Minutes()
+			if mins <= 0 {
+				return
+			}
+			fig.NOPM = float64(orders[1]-orders[0]) / mins
+			fig.TPMCluster = float64(cluster[1]-cluster[0]) / mins
+			fig.TPM = float64(sum.Server.WindowCommits+sum.Server.WindowRollbacks) / mins
+			for _, s := range res.Scripts {
+				if s.Name == tpcc.NewOrder {
+					fig.ClientNewOrdersPerMin = float64(s.Committed) / mins
+				}
+			}
+			if fig.ClientNewOrdersPerMin > 0 {
+				fig.NOPMDiffPct = 100 * (fig.NOPM - fig.ClientNewOrdersPerMin) / fig.ClientNewOrdersPerMin
+				if d := fig.NOPMDiffPct; (d > 2 || d < -2) && fig.NOPM > 100 {
+					sum.Warnings = append(sum.Warnings, fmt.Sprintf("NOPM from the database (%.0f) and the clients' committed New-Orders per minute (%.0f) are %.1f%% apart: something else changed the districts", fig.NOPM, fig.ClientNewOrdersPerMin, d))
+				}
+			}
+			if opt.KeyingThinking {
+				fig.EfficiencyPct = 100 * fig.NOPM / (12.86 * float64(w))
+			}
+			for _, s := range sum.Scripts {
+				limit := 5000.0
+				if s.Name == tpcc.StockLevel {
+					limit = 20000
+				}
+				rt := responseTime{Transaction: s.Name, P90Ms: s.LatencyMs.P90, LimitMs: limit, Passed: s.LatencyMs.P90 <= limit}
+				fig.ResponseTimes = append(fig.ResponseTimes, rt)
+				if !rt.Passed {
+					sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's 90th percentile response time %.0f ms is over TPC-C's limit of %.0f ms", s.Name, rt.P90Ms, limit))
+				}
+			}
+			sum.TPCCFigures = &fig
+		}
+		return &workloadSetup{scripts: scripts, scale: w, size: fmt.Sprintf("%d warehouses, %s mode", w, opt.Mode), deck: true,
+			params: map[string]any{"warehouses": w, "mode": opt.Mode, "mix": opt.Mix, "all_warehouses": opt.AllWarehouses,
+				"keying_thinking": opt.KeyingThinking, "isolation": opt.Isolation},
+			window: window, finish: finish}, nil
+	}}
+}
+
+func newCheckCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check a loaded database's consistency",
+		Args:  cobra.ArbitraryArgs,
+		RunE:  unknownSub("tpcc"),
+	}
+	var dsn string
+	tpccCmd := &cobra.Command{
+		Use:     "tpcc",
+		Short:   "Check TPC-C's consistency conditions (clause 3.3.2, 1 to 12)",
+		Args:    cobra.NoArgs,
+		Example: `  pgbakeoff check tpcc --dsn "$DSN"`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := target.Parse(dsn)
+			if err != nil {
+				return usageError{err}
+			}
+			ctx, stop := env.Interrupt(cmd.Context())
+			defer stop()
+			conn, err := t.Connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.Background())
+			w, err := tpcc.DetectWarehouses(ctx, conn)
+			if errors.Is(err, tpcc.ErrNotLoaded) {
+				return fmt.Errorf("%s has no TPC-C tables: run `pgbakeoff init tpcc --warehouses N` first", t)
+			}
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			results, err := tpcc.Check(ctx, conn)
+			if err != nil {
+				return fmt.Errorf("check tpcc: %w", err)
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+			failed := 0
+			for _, r := range results {
+				state := "passed"
+				switch {
+				case r.Skipped:
+					state = "n/a"
+				case !r.Passed:
+					state = "FAILED"
+					failed++
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", strconv.Itoa(r.Number), state, r.Name, r.Detail)
+			}
+			tw.Flush()
+			fmt.Fprintf(env.Stdout, "%d warehouses, %d conditions checked in %s\n", w, len(results), time.Since(start).Round(time.Millisecond))
+			if failed > 0 {
+				return fmt.Errorf("%d of %d TPC-C consistency conditions failed", failed, len(results))
+			}
+			return nil
+		},
+	}
+	tpccCmd.Flags().StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	cmd.AddCommand(tpccCmd)
+	return cmd
+}
