@@ -1,0 +1,134 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+// TestTPCC loads one warehouse, checks it, runs both modes and checks again; the
+// database's NOPM must agree with the clients' committed New-Orders.
+func TestTPCC(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	results := filepath.Join(t.TempDir(), "r.db")
+	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init tpcc: exit %d\n%s%s", code, out, errOut)
+	}
+	check := func(when string) {
+		t.Helper()
+		code, out, errOut := run(t, "check", "tpcc", "--dsn", dsn)
+		if code != 0 || strings.Count(out, "passed")+strings.Count(out, "n/a") != 12 {
+			t.Fatalf("check tpcc %s: exit %d\n%s%s", when, code, out, errOut)
+		}
+	}
+	check("after loading")
+	for _, mode := range []string{"server", "client-sql"} {
+		code, out, errOut := run(t, "run", "tpcc", "--mode", mode, "--clients", "3", "--warmup", "1s", "--duration", "3s",
+			"--json", "--results", results, "--dsn", dsn)
+		if code != 0 {
+			t.Fatalf("run tpcc --mode %s: exit %d\n%s%s", mode, code, out, errOut)
+		}
+		var sum struct {
+			Transactions int64   `json:"transactions"`
+			Failed       int64   `json:"failed"`
+			NOPM         float64 `json:"nopm"`
+			TPM          float64 `json:"tpm"`
+			TPMCluster   float64 `json:"tpm_cluster"`
+			ClientNOPM   float64 `json:"client_new_orders_per_min"`
+			Mode         string  `json:"mode"`
+			CommitsTotal float64 `json:"commits_total"`
+			Server       struct {
+				Commits float64 `json:"commits"`
+			} `json:"server"`
+			Scripts []struct {
+				Name         string `json:"name"`
+				Transactions int64  `json:"transactions"`
+				RolledBack   int64  `json:"rolled_back"`
+			} `json:"scripts"`
+			Limits []struct {
+				Passed bool `json:"passed"`
+			} `json:"response_time_limits"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatalf("--json: %v\n%s", err, out)
+		}
+		if sum.Mode != mode || sum.Transactions == 0 || sum.Failed != 0 || len(sum.Scripts) != 5 || len(sum.Limits) != 5 {
+			t.Fatalf("%s: %+v", mode, sum)
+		}
+		for _, s := range sum.Scripts {
+			if s.Transactions == 0 {
+				t.Errorf("%s: no %s transactions", mode, s.Name)
+			}
+		}
+		// Both count New-Orders over the same window; they differ by the transactions
+		// in flight at its edges.
+		if sum.NOPM <= 0 || math.Abs(sum.NOPM-sum.ClientNOPM) > 0.03*sum.ClientNOPM+60 {
+			t.Errorf("%s: NOPM %.0f from the database, %.0f from the clients", mode, sum.NOPM, sum.ClientNOPM)
+		}
+		if sum.TPM < sum.NOPM || sum.TPMCluster < sum.TPM {
+			t.Errorf("%s: TPM %.0f, cluster TPM %.0f, NOPM %.0f: want NOPM <= TPM <= cluster TPM", mode, sum.TPM, sum.TPMCluster, sum.NOPM)
+		}
+		if math.Abs(sum.Server.Commits-sum.CommitsTotal) > 0.01*sum.CommitsTotal+10 {
+			t.Errorf("%s: server commits %.0f, client %.0f", mode, sum.Server.Commits, sum.CommitsTotal)
+		}
+		check("after --mode " + mode)
+	}
+}
+
+// TestTPCCBadInput: each mistake is one line and a non-zero exit.
+func TestTPCCBadInput(t *testing.T) {
+	empty := pgtest.NewDatabase(t)
+	loaded := pgtest.NewDatabase(t)
+	if code, _, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", loaded); code != 0 {
+		t.Fatal(errOut)
+	}
+	noFuncs := pgtest.NewDatabase(t)
+	if code, _, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", noFuncs); code != 0 {
+		t.Fatal(errOut)
+	}
+	pgtest.Query(t, noFuncs, "drop function tpcc_payment, tpcc_delivery")
+	results := filepath.Join(t.TempDir(), "r.db")
+	cases := []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"zero warehouses", []string{"init", "tpcc", "--warehouses", "0", "--dsn", empty}, "--warehouses must be at least 1", 2},
+		{"negative warehouses", []string{"init", "tpcc", "--warehouses", "-3", "--dsn", empty}, "--warehouses must be at least 1", 2},
+		{"no tables", []string{"run", "tpcc", "--dsn", empty, "--results", results}, "init tpcc", 1},
+		{"check without tables", []string{"check", "tpcc", "--dsn", empty}, "init tpcc", 1},
+		{"warehouse mismatch", []string{"run", "tpcc", "--warehouses", "5", "--dsn", loaded, "--results", results}, "--warehouses 5 does not match the data: the database was loaded with 1 warehouses", 1},
+		{"functions missing", []string{"run", "tpcc", "--dsn", noFuncs, "--results", results}, "--procedures-only", 1},
+		{"unknown mode", []string{"run", "tpcc", "--mode", "stored", "--dsn", loaded, "--results", results}, `unknown --mode "stored"`, 2},
+		{"unknown mix", []string{"run", "tpcc", "--mix", "tpch", "--dsn", loaded, "--results", results}, `unknown --mix "tpch"`, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := run(t, c.args...)
+			lines := strings.Split(strings.TrimSpace(errOut), "\n")
+			if code != c.code || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "goroutine") {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, c.code, c.want)
+			}
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "pgbakeoff: ") {
+				t.Errorf("last line %q is not the error", last)
+			}
+		})
+	}
+	// Too many clients is allowed but warned about.
+	code, _, errOut := run(t, "run", "tpcc", "--clients", "11", "--duration", "1s", "--dsn", loaded, "--results", results)
+	if code != 0 || !strings.Contains(errOut, "beyond the specification's 10 terminals per warehouse") {
+		t.Errorf("11 clients on 1 warehouse: exit %d, stderr %q; want a warning", code, errOut)
+	}
+	// The functions can be added to a database that lacks them.
+	if code, _, errOut := run(t, "init", "tpcc", "--procedures-only", "--dsn", noFuncs); code != 0 {
+		t.Fatal(errOut)
+	}
+	if code, _, errOut := run(t, "run", "tpcc", "--duration", "1s", "--dsn", noFuncs, "--results", results); code != 0 {
+		t.Errorf("after --procedures-only: exit %d, %s", code, errOut)
+	}
+}
