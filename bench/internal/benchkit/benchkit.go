@@ -1,0 +1,99 @@
+// Package benchkit is what the benchmark commands share: a fresh binary and server in
+// a scratch directory, timed and captured child processes, and medians.
+package benchkit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+)
+
+// Setup builds pgbakeoff into a new scratch directory and starts a server there. The
+// returned cleanup stops the server and removes the directory.
+func Setup(ctx context.Context, version string, settings []localpg.Setting) (bin string, srv *localpg.Server, dir string, cleanup func(), err error) {
+	dir, err = os.MkdirTemp("", "pgbakeoff-bench-")
+	if err != nil {
+		return "", nil, "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	bin = filepath.Join(dir, "pgbakeoff")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/pgbakeoff").CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, "", nil, fmt.Errorf("build: %v\n%s", err, out)
+	}
+	// The server runs as another user when started as root; it must reach its directory.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		cleanup()
+		return "", nil, "", nil, err
+	}
+	srv, err = localpg.Start(ctx, localpg.Options{Name: "bench", Version: version, BaseDir: filepath.Join(dir, "servers"),
+		Settings: settings, Log: os.Stderr})
+	if err != nil {
+		cleanup()
+		return "", nil, "", nil, err
+	}
+	return bin, srv, dir, func() { srv.Stop(context.Background()); os.RemoveAll(dir) }, nil
+}
+
+// Pgbench finds the pgbench that belongs to srv, or any on PATH.
+func Pgbench(srv *localpg.Server) (string, error) {
+	for _, p := range []string{filepath.Join(srv.BinDir, "pgbench"), fmt.Sprintf("/usr/lib/postgresql/%d/bin/pgbench", srv.Major)} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return exec.LookPath("pgbench")
+}
+
+// Timed runs a command and returns its wall time in seconds.
+func Timed(name string, args ...string) (float64, error) {
+	start := time.Now()
+	_, _, err := Capture(name, args...)
+	return time.Since(start).Seconds(), err
+}
+
+// Capture runs a command and returns its standard output and resource usage; a
+// failure carries both output streams.
+func Capture(name string, args ...string) ([]byte, *syscall.Rusage, error) {
+	cmd := exec.Command(name, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return nil, nil, fmt.Errorf("%s %v: %v\n%s%s", filepath.Base(name), args[:min(2, len(args))], err, out.String(), errOut.String())
+	}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if ru == nil {
+		ru = &syscall.Rusage{}
+	}
+	return out.Bytes(), ru, nil
+}
+
+// CPUPerTx is a process's CPU time per transaction in microseconds.
+func CPUPerTx(ru *syscall.Rusage, tx float64) float64 {
+	if tx <= 0 {
+		return 0
+	}
+	s := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	return 1e6 * s / tx
+}
+
+// Median of v; 0 for none.
+func Median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
