@@ -1,0 +1,269 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// CheckResult is the outcome of one of the twelve consistency conditions of TPC-C
+// clause 3.3.2.
+type CheckResult struct {
+	Number int    // 1..12, as in clauses 3.3.2.1 to 3.3.2.12
+	Name   string // short description
+	Passed bool
+	// Skipped means the condition does not apply to this database, as condition 11
+	// after Delivery transactions have run; Passed is then true and Detail says why.
+	Skipped bool
+	// Detail names the first three offending warehouses, districts, orders, order
+	// lines or customers with their numbers, and how many there are when there are
+	// more; empty when the condition holds.
+	Detail string
+}
+
+// condition is a consistency condition as one query over the whole database. The
+// query returns one row per offending warehouse, district, order, order line or
+// customer, with the columns w, d, k (ids to sort by; 0 where they do not apply),
+// detail (what is wrong, in words) and after_runs (true when the row is explained
+// by transactions having run since the initial load, so the condition does not
+// apply).
+type condition struct {
+	number int
+	name   string
+	unit   string // what one row is, plural: "districts"
+	sql    string
+}
+
+// deliveredAmounts sums OL_AMOUNT of delivered order lines per customer (columns
+// w, d, k, amount): order lines join their orders in one hash join and are summed
+// per customer in one aggregation. Conditions 10 and 12 use it.
+const deliveredAmounts = `(SELECT o_w_id AS w, o_d_id AS d, o_c_id AS k, sum(ol_amount) AS amount
+	  FROM order_line
+	  JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id
+	 WHERE ol_delivery_d IS NOT NULL
+	 GROUP BY o_w_id, o_d_id, o_c_id)`
+
+// The initial population (clause 4.3.3.1) delivers orders 1 to 2,100 of every
+// district and leaves 900 new orders.
+const initialDeliveredOrders = 2100
+
+var conditions = []condition{
+	{1, "W_YTD = sum(D_YTD)", "warehouses", `
+SELECT w, 0 AS d, 0 AS k, false AS after_runs,
+       format('warehouse %s: w_ytd = %s, sum(d_ytd) = %s', w, coalesce(x.ytd::text, 'no row'), coalesce(y.ytd::text, 'no districts')) AS detail
+  FROM (SELECT w_id AS w, w_ytd AS ytd FROM warehouse) x
+  FULL JOIN (SELECT d_w_id AS w, sum(d_ytd) AS ytd FROM district GROUP BY d_w_id) y USING (w)
+ WHERE x.ytd IS DISTINCT FROM y.ytd`},
+
+	// A district whose orders have all been delivered has no max(NO_O_ID); then only
+	// the first equality is checked.
+	{2, "D_NEXT_O_ID - 1 = max(O_ID) = max(NO_O_ID)", "districts", `
+SELECT w, d, 0 AS k, false AS after_runs,
+       format('warehouse %s district %s: d_next_o_id - 1 = %s, max(o_id) = %s, max(no_o_id) = %s',
+              w, d, next_o_id - 1, coalesce(max_o_id::text, 'none'), coalesce(max_no_o_id::text, 'none')) AS detail
+  FROM (SELECT d_w_id AS w, d_id AS d, d_next_o_id AS next_o_id,
+               (SELECT max(o_id) FROM orders WHERE o_w_id = d_w_id AND o_d_id = d_id) AS max_o_id,
+               (SELECT max(no_o_id) FROM new_order WHERE no_w_id = d_w_id AND no_d_id = d_id) AS max_no_o_id
+          FROM district) x
+ WHERE max_o_id IS DISTINCT FROM next_o_id - 1 OR max_no_o_id <> max_o_id`},
+
+	{3, "max(NO_O_ID) - min(NO_O_ID) + 1 = rows in NEW-ORDER", "districts", `
+SELECT no_w_id AS w, no_d_id AS d, 0 AS k, false AS after_runs,
+       format('warehouse %s district %s: max(no_o_id) - min(no_o_id) + 1 = %s, new_order rows = %s',
+              no_w_id, no_d_id, max(no_o_id) - min(no_o_id) + 1, count(*)) AS detail
+  FROM new_order
+ GROUP BY no_w_id, no_d_id
+HAVING max(no_o_id) - min(no_o_id) + 1 <> count(*)`},
+
+	{4, "sum(O_OL_CNT) = rows in ORDER-LINE", "districts", `
+SELECT w, d, 0 AS k, false AS after_runs,
+       format('warehouse %s district %s: sum(o_ol_cnt) = %s, order_line rows = %s', w, d, coalesce(o.n, 0), coalesce(l.n, 0)) AS detail
+  FROM (SELECT o_w_id AS w, o_d_id AS d, sum(o_ol_cnt) AS n FROM orders GROUP BY o_w_id, o_d_id) o
+  FULL JOIN (SELECT ol_w_id AS w, ol_d_id AS d, count(*) AS n FROM order_line GROUP BY ol_w_id, ol_d_id) l USING (w, d)
+ WHERE o.n IS DISTINCT FROM l.n`},
+
+	{5, "O_CARRIER_ID is null iff a NEW-ORDER row exists", "orders", `
+SELECT w, d, k, false AS after_runs,
+       format('warehouse %s district %s order %s: %s', w, d, k,
+              CASE WHEN o.k IS NULL THEN 'a new_order row but no order'
+                   WHEN o.carrier_id IS NULL THEN 'o_carrier_id is null but there is no new_order row'
+                   ELSE 'o_carrier_id = ' || o.carrier_id || ' but there is a new_order row' END) AS detail
+  FROM (SELECT o_w_id AS w, o_d_id AS d, o_id AS k, o_id, o_carrier_id AS carrier_id FROM orders) o
+  FULL JOIN (SELECT no_w_id AS w, no_d_id AS d, no_o_id AS k, no_o_id FROM new_order) n USING (w, d, k)
+ WHERE o.o_id IS NULL OR (o.carrier_id IS NULL) = (n.no_o_id IS NULL)`},
+
+	{6, "O_OL_CNT = rows in ORDER-LINE for the order", "orders", `
+SELECT w, d, k, false AS after_runs,
+       format('warehouse %s district %s order %s: o_ol_cnt = %s, order_line rows = %s',
+              w, d, k, coalesce(o.n::text, 'no order'), coalesce(l.n, 0)) AS detail
+  FROM (SELECT o_w_id AS w, o_d_id AS d, o_id AS k, o_ol_cnt AS n FROM orders) o
+  FULL JOIN (SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS k, count(*) AS n
+               FROM order_line GROUP BY ol_w_id, ol_d_id, ol_o_id) l USING (w, d, k)
+ WHERE o.n IS DISTINCT FROM l.n`},
+
+	{7, "OL_DELIVERY_D is null iff O_CARRIER_ID is null", "order lines", `
+SELECT ol_w_id AS w, ol_d_id AS d, ol_o_id AS k, false AS after_runs,
+       format('warehouse %s district %s order %s line %s: o_carrier_id = %s, ol_delivery_d = %s',
+              ol_w_id, ol_d_id, ol_o_id, ol_number, coalesce(o_carrier_id::text, 'null'), coalesce(ol_delivery_d::text, 'null')) AS detail
+  FROM order_line
+  JOIN orders ON o_w_id = ol_w_id AND o_d_id = ol_d_id AND o_id = ol_o_id
+ WHERE (ol_delivery_d IS NULL) <> (o_carrier_id IS NULL)`},
+
+	{8, "W_YTD = sum(H_AMOUNT) per warehouse", "warehouses", `
+SELECT w, 0 AS d, 0 AS k, false AS after_runs,
+       format('warehouse %s: w_ytd = %s, sum(h_amount) = %s', w, coalesce(x.ytd::text, 'no row'), coalesce(h.amount, 0.00)) AS detail
+  FROM (SELECT w_id AS w, w_ytd AS ytd FROM warehouse) x
+  FULL JOIN (SELECT h_w_id AS w, sum(h_amount) AS amount FROM history GROUP BY h_w_id) h USING (w)
+ WHERE x.ytd IS DISTINCT FROM coalesce(h.amount, 0.00)`},
+
+	{9, "D_YTD = sum(H_AMOUNT) per district", "districts", `
+SELECT w, d, 0 AS k, false AS after_runs,
+       format('warehouse %s district %s: d_ytd = %s, sum(h_amount) = %s', w, d, coalesce(x.ytd::text, 'no row'), coalesce(h.amount, 0.00)) AS detail
+  FROM (SELECT d_w_id AS w, d_id AS d, d_ytd AS ytd FROM district) x
+  FULL JOIN (SELECT h_w_id AS w, h_d_id AS d, sum(h_amount) AS amount FROM history GROUP BY h_w_id, h_d_id) h USING (w, d)
+ WHERE x.ytd IS DISTINCT FROM coalesce(h.amount, 0.00)`},
+
+	{10, "C_BALANCE = sum(delivered OL_AMOUNT) - sum(H_AMOUNT)", "customers", `
+SELECT w, d, k, false AS after_runs,
+       format('warehouse %s district %s customer %s: c_balance = %s, sum(delivered ol_amount) - sum(h_amount) = %s - %s',
+              w, d, k, c.balance, coalesce(ol.amount, 0.00), coalesce(h.amount, 0.00)) AS detail
+  FROM (SELECT c_w_id AS w, c_d_id AS d, c_id AS k, c_balance AS balance FROM customer) c
+  LEFT JOIN ` + deliveredAmounts + ` ol USING (w, d, k)
+  LEFT JOIN (SELECT h_c_w_id AS w, h_c_d_id AS d, h_c_id AS k, sum(h_amount) AS amount
+               FROM history GROUP BY h_c_w_id, h_c_d_id, h_c_id) h USING (w, d, k)
+ WHERE c.balance <> coalesce(ol.amount, 0.00) - coalesce(h.amount, 0.00)`},
+
+	// Orders enter ORDER and NEW-ORDER together, but Delivery removes them from
+	// NEW-ORDER only: each delivery adds one to the difference, so the condition holds
+	// for the initial database only. A larger difference is therefore excused; a
+	// smaller one never is.
+	{11, "count(ORDER) - count(NEW-ORDER) = 2100 (initial database)", "districts", `
+SELECT w, d, 0 AS k, delivered > ` + strconv.Itoa(initialDeliveredOrders) + ` AS after_runs,
+       format('warehouse %s district %s: count(orders) - count(new_order) = %s - %s = %s', w, d, n_orders, n_new, delivered) AS detail
+  FROM (SELECT d_w_id AS w, d_id AS d, coalesce(o.n, 0) AS n_orders, coalesce(n.n, 0) AS n_new,
+               coalesce(o.n, 0) - coalesce(n.n, 0) AS delivered
+          FROM district
+          LEFT JOIN (SELECT o_w_id, o_d_id, count(*) AS n FROM orders GROUP BY o_w_id, o_d_id) o
+            ON o.o_w_id = d_w_id AND o.o_d_id = d_id
+          LEFT JOIN (SELECT no_w_id, no_d_id, count(*) AS n FROM new_order GROUP BY no_w_id, no_d_id) n
+            ON n.no_w_id = d_w_id AND n.no_d_id = d_id) x
+ WHERE delivered <> ` + strconv.Itoa(initialDeliveredOrders)},
+
+	{12, "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT)", "customers", `
+SELECT w, d, k, false AS after_runs,
+       format('warehouse %s district %s customer %s: c_balance + c_ytd_payment = %s + %s, sum(delivered ol_amount) = %s',
+              w, d, k, c.balance, c.ytd_payment, coalesce(ol.amount, 0.00)) AS detail
+  FROM (SELECT c_w_id AS w, c_d_id AS d, c_id AS k, c_balance AS balance, c_ytd_payment AS ytd_payment FROM customer) c
+  LEFT JOIN ` + deliveredAmounts + ` ol USING (w, d, k)
+ WHERE c.balance + c.ytd_payment <> coalesce(ol.amount, 0.00)`},
+}
+
+// shownOffenders is how many offending rows a failed condition's Detail names.
+const shownOffenders = 3
+
+// Check tests the twelve consistency conditions of TPC-C clause 3.3.2 on a loaded
+// database, all in one read-only snapshot, so it may run while transactions do.
+// Each condition is one query that reads its tables once, with hash joins and
+// aggregates; at 10 warehouses all twelve take seconds.
+//
+// Conditions 1 to 10 and 12 hold both for the initial database and after any number
+// of the five transactions as clause 2 defines them (and the tpcc_* functions
+// implement them); a district whose new orders have all been delivered is held to
+// the first equality of condition 2 only. Condition 11 holds only until the first
+// Delivery transaction: when every offending district has more delivered orders
+// than the initial 2,100, its result is Skipped.
+//
+// Check ends with COMMIT, so conn must not be in a transaction. An error means a
+// query could not run, not that a condition failed; ErrNotLoaded means tables are
+// missing.
+func Check(ctx context.Context, conn *pgconn.PgConn) (results []CheckResult, err error) {
+	// Aggregating order lines per customer wants more than the default 4MB of
+	// work_mem to stay in memory. Row estimates for joins of aggregates come out far too low,
+	// which can tempt the planner into nested loops over tens of thousands of rows;
+	// every condition is meant to run as hash or merge joins. Before PostgreSQL 13 a
+	// hash aggregate cannot spill to disk, and with such estimates it could take
+	// gigabytes at a thousand warehouses; sorting then is slower but bounded. SET LOCAL
+	// ends with the transaction.
+	begin := "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL work_mem = '64MB'; SET LOCAL enable_nestloop = off"
+	if serverMajor(conn) < 13 {
+		begin += "; SET LOCAL enable_hashagg = off"
+	}
+	if _, err := conn.Exec(ctx, begin).ReadAll(); err != nil {
+		return nil, fmt.Errorf("consistency check: begin: %w", err)
+	}
+	defer func() {
+		end := "COMMIT"
+		if err != nil {
+			end = "ROLLBACK"
+		}
+		if _, endErr := conn.Exec(context.WithoutCancel(ctx), end).ReadAll(); endErr != nil && !conn.IsClosed() {
+			err = errors.Join(err, fmt.Errorf("consistency check: %s: %w", strings.ToLower(end), endErr))
+		}
+		if err != nil {
+			results = nil
+		}
+	}()
+	for _, c := range conditions {
+		r, err := c.check(ctx, conn)
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+			return nil, fmt.Errorf("%w (%s)", ErrNotLoaded, pgErr.Message)
+		}
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+func (c condition) check(ctx context.Context, conn *pgconn.PgConn) (CheckResult, error) {
+	r := CheckResult{Number: c.number, Name: c.name}
+	// Naming v twice keeps it a CTE of its own, planned without the LIMIT, in every
+	// version; as a subquery under ORDER BY ... LIMIT the planner may pick a plan
+	// built to return the first rows early, which then runs for minutes.
+	sql := "WITH v AS (" + c.sql + "\n) SELECT detail, (SELECT count(*) FROM v), after_runs FROM v " +
+		"ORDER BY after_runs, w, d, k, detail LIMIT " + strconv.Itoa(shownOffenders)
+	res := conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read()
+	if err := res.Err; err != nil {
+		return r, fmt.Errorf("consistency condition %d (%s): %w", c.number, c.name, err)
+	}
+	if len(res.Rows) == 0 {
+		r.Passed = true
+		return r, nil
+	}
+	total, err := strconv.Atoi(string(res.Rows[0][1]))
+	if err != nil {
+		return r, fmt.Errorf("consistency condition %d: count %q: %w", c.number, res.Rows[0][1], err)
+	}
+	details := make([]string, len(res.Rows))
+	for i, row := range res.Rows {
+		details[i] = string(row[0])
+	}
+	r.Detail = strings.Join(details, "; ")
+	if total > len(res.Rows) {
+		r.Detail += fmt.Sprintf(" (%d %s in all)", total, c.unit)
+	}
+	// Rows excused by runs sort last, so if the first is excused all are.
+	if string(res.Rows[0][2]) == "t" {
+		r.Passed, r.Skipped = true, true
+		r.Detail = "holds only for the initial database, and Delivery transactions have run: " + r.Detail
+	}
+	return r, nil
+}
+
+// serverMajor is the server's major version from the server_version it reported
+// at connection, such as "15.4 (Debian 15.4-1)" or "11.22"; 0 if unknown.
+func serverMajor(conn *pgconn.PgConn) int {
+	v := conn.ParameterStatus("server_version")
+	end := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(v)
+	}
+	major, _ := strconv.Atoi(v[:end]) // not a number: 0, taken as old
+	return major
+}
