@@ -1,0 +1,294 @@
+package tpcc
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+)
+
+// LoadOptions shape the initial database.
+type LoadOptions struct {
+	Warehouses int
+	Workers    int // parallel connections for COPY, indexes and ANALYZE (default 2 if <= 0)
+	// Partition hash-partitions order_line by warehouse as HammerDB's partitioned
+	// schema does (partitions ol_0, ol_1, ...; see orderLinePartitions).
+	Partition bool
+	// Seed chooses the data, a pure function of (Seed, warehouse, row); 0 means a
+	// fixed default seed.
+	Seed uint64
+	// Time is C_SINCE, H_DATE, O_ENTRY_D and OL_DELIVERY_D of the initial rows
+	// (clause 4.3.3.1 asks for the time of the load); zero means the time Load starts.
+	Time time.Time
+}
+
+// maxWarehouses keeps warehouse ids within the integer columns that hold them.
+const maxWarehouses = 1 << 30
+
+// Validate checks the options and fills defaults.
+func (o *LoadOptions) Validate() error {
+	if o.Warehouses < 1 {
+		return fmt.Errorf("--warehouses must be at least 1, got %d", o.Warehouses)
+	}
+	if o.Warehouses > maxWarehouses {
+		return fmt.Errorf("--warehouses %d is too large", o.Warehouses)
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	return nil
+}
+
+// Load drops the TPC-C tables of an earlier load and creates them empty; copies the
+// initial database into them over opt.Workers connections, each table (or
+// order_line partition) in one frozen stream; then builds the keys and indexes,
+// analyzes, and creates the stored procedures.
+func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
+	var phases load.Phases
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	if opt.Time.IsZero() {
+		opt.Time = time.Now().Truncate(time.Second)
+	}
+	conn, err := connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+
+	phases.Begin("drop tables")
+	if err := execSQL(ctx, conn, dropSQL); err != nil {
+		return phases, fmt.Errorf("drop tables: %w", err)
+	}
+	phases.Begin("create tables")
+	partitions := 0
+	if opt.Partition {
+		partitions = orderLinePartitions(opt.Warehouses)
+	}
+	if err := execSQL(ctx, conn, strings.Join(createSQL(partitions), ";\n")); err != nil {
+		return phases, fmt.Errorf("create tables: %w", err)
+	}
+	pop := newPopulation(opt.Seed, opt.Time)
+	sources := pop.sources(opt.Warehouses)
+	var parts []*load.Source
+	if partitions > 0 {
+		byPart, err := partitionWarehouses(ctx, conn, opt.Warehouses, partitions)
+		if err != nil {
+			return phases, fmt.Errorf("create tables: %w", err)
+		}
+		for r, ws := range byPart {
+			if len(ws) > 0 {
+				parts = append(parts, pop.orderLines(partitionName(r), ws))
+			}
+		}
+		sources = slices.DeleteFunc(sources, func(s *load.Source) bool { return s.Table == "order_line" })
+	}
+
+	phases.Begin("copy")
+	tasks := copyTasks(append(sources, parts...))
+	if p != nil {
+		var total int64
+		for _, t := range tasks {
+			total += t.Source.Rows
+		}
+		p.SetTotal(total)
+		p.Start()
+	}
+	err = load.Run(ctx, connect, tasks, opt.Workers, p)
+	if p != nil {
+		p.Finish()
+	}
+	if err != nil {
+		return phases, err
+	}
+
+	phases.Begin("keys")
+	rows := make(map[string]int64, len(tasks))
+	for _, t := range tasks {
+		rows[t.Table] = t.Source.Rows
+	}
+	if err := parallelSQL(ctx, connect, keySQL(rows, partitions), opt.Workers); err != nil {
+		return phases, fmt.Errorf("keys: %w", err)
+	}
+	if partitions > 0 {
+		if err := execSQL(ctx, conn, attachSQL(partitions)); err != nil {
+			return phases, fmt.Errorf("keys: %w", err)
+		}
+	}
+	phases.Begin("analyze")
+	var analyze []string
+	for _, t := range tasks {
+		analyze = append(analyze, "analyze "+t.Table)
+	}
+	for r := range partitions {
+		if _, loaded := rows[partitionName(r)]; !loaded {
+			analyze = append(analyze, "analyze "+partitionName(r)) // empty: 0 rows, rather than unknown
+		}
+	}
+	if err := parallelSQL(ctx, connect, analyze, opt.Workers); err != nil {
+		return phases, fmt.Errorf("analyze: %w", err)
+	}
+	if partitions > 0 {
+		if err := analyzeParent(ctx, conn, "order_line"); err != nil {
+			return phases, fmt.Errorf("analyze: %w", err)
+		}
+	}
+	phases.Begin("procedures")
+	if err := CreateProcedures(ctx, conn); err != nil {
+		return phases, fmt.Errorf("procedures: %w", err)
+	}
+	phases.End()
+	return phases, nil
+}
+
+// copyTasks makes one frozen task per table or partition, largest first so that the
+// small ones fill the gaps at the end.
+func copyTasks(sources []*load.Source) []load.Task {
+	tasks := make([]load.Task, len(sources))
+	for i, s := range sources {
+		tasks[i] = load.Task{Source: s, Table: s.Table, Last: s.Batches(), Freeze: true}
+	}
+	cost := func(t load.Task) int64 { return t.Source.Rows * rowBytes(t.Source.Table) }
+	slices.SortStableFunc(tasks, func(a, b load.Task) int { return cmp.Compare(cost(b), cost(a)) })
+	return tasks
+}
+
+// rowBytes is roughly the size of a table's row on disk, to order the work.
+func rowBytes(table string) int64 {
+	switch table {
+	case "customer":
+		return 700
+	case "stock":
+		return 330
+	case "item", "district", "warehouse":
+		return 100
+	case "new_order":
+		return 40
+	}
+	return 70 // history, orders, order_line and its partitions
+}
+
+// partitionName names order_line's hash partition for remainder r, as HammerDB does.
+func partitionName(r int) string { return "ol_" + strconv.Itoa(r) }
+
+// partitionWarehouses asks the server which warehouses each order_line partition
+// holds: which hash partition a value lands in is the server's business.
+func partitionWarehouses(ctx context.Context, conn *pgconn.PgConn, warehouses, partitions int) ([][]int, error) {
+	res, err := conn.Exec(ctx, fmt.Sprintf(`select r, w from generate_series(1, %d) w, generate_series(0, %d) r
+		where satisfies_hash_partition('order_line'::regclass, %d, r, w) order by w`, warehouses, partitions-1, partitions)).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	byPart := make([][]int, partitions)
+	for _, row := range res[0].Rows {
+		r, _ := strconv.Atoi(string(row[0])) // integers from generate_series
+		w, _ := strconv.Atoi(string(row[1]))
+		byPart[r] = append(byPart[r], w)
+	}
+	return byPart, nil
+}
+
+// keySQL builds the keys and indexes, those of the largest tables first; rows holds
+// each table's (or partition's) rows. With partitions, order_line's primary key is
+// built on each partition by its own statement, so that they build in parallel;
+// attachSQL then joins them under the partitioned table's key.
+func keySQL(rows map[string]int64, partitions int) []string {
+	type stmt struct {
+		sql  string
+		rows int64
+	}
+	var stmts []stmt
+	for _, ix := range keys {
+		if ix.table == "order_line" && partitions > 0 {
+			for r := range partitions {
+				part := partitionName(r)
+				stmts = append(stmts, stmt{ix.sql(part, part+"_pkey"), rows[part]})
+			}
+			continue
+		}
+		stmts = append(stmts, stmt{ix.sql(ix.table, ix.name), rows[ix.table]})
+	}
+	slices.SortStableFunc(stmts, func(a, b stmt) int { return cmp.Compare(b.rows, a.rows) })
+	sql := make([]string, len(stmts))
+	for i, s := range stmts {
+		sql[i] = s.sql
+	}
+	return sql
+}
+
+// attachSQL adds order_line's primary key to the partitioned table itself, where it
+// starts invalid, and attaches the partitions' keys, which makes it valid.
+func attachSQL(partitions int) string {
+	for _, ix := range keys {
+		if ix.table != "order_line" {
+			continue
+		}
+		stmts := []string{"alter table only order_line add constraint " + ix.name + " primary key (" + ix.columns + ")"}
+		for r := range partitions {
+			stmts = append(stmts, "alter index "+ix.name+" attach partition "+partitionName(r)+"_pkey")
+		}
+		return strings.Join(stmts, ";\n")
+	}
+	return ""
+}
+
+// analyzeParent gathers a partitioned table's own statistics, sampled from its
+// partitions, once these have been analyzed. ANALYZE ONLY (PostgreSQL 18) leaves the
+// partitions alone; older servers reject the syntax and analyze them once more.
+func analyzeParent(ctx context.Context, conn *pgconn.PgConn, table string) error {
+	err := execSQL(ctx, conn, "analyze only "+table)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42601" { // syntax_error
+		err = execSQL(ctx, conn, "analyze "+table)
+	}
+	return err
+}
+
+// execSQL runs one or more statements and reads all their results.
+func execSQL(ctx context.Context, conn *pgconn.PgConn, sql string) error {
+	_, err := conn.Exec(ctx, sql).ReadAll()
+	return err
+}
+
+// parallelSQL runs the statements in order on up to n connections; the first error
+// stops the rest.
+func parallelSQL(ctx context.Context, connect load.Connector, stmts []string, n int) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	queue := make(chan string, len(stmts))
+	for _, s := range stmts {
+		queue <- s
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for range max(1, min(n, len(stmts))) {
+		wg.Go(func() {
+			conn, err := connect(ctx)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			defer conn.Close(context.Background())
+			for s := range queue {
+				if ctx.Err() != nil {
+					return
+				}
+				if err := execSQL(ctx, conn, s); err != nil {
+					cancel(fmt.Errorf("%s: %w", s, err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return context.Cause(ctx)
+}
