@@ -126,7 +126,7 @@ type runner struct {
 	// Each statement prepared outside a transaction block is a transaction the
 	// server counts as committed.
 	prepares atomic.Int64
-	serverTx       []int64 // server transactions per script execution
+	serverTx []int64 // server transactions per script execution
 
 	mu      sync.Mutex
 	errs    map[errKey]*ErrorCount
