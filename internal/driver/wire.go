@@ -70,6 +70,9 @@ func (c *wire) rawRead(fd uintptr) bool {
 		return false // the answer cannot be there yet
 	}
 	n, err := rawIO(syscall.SYS_READ, int(fd), c.in[c.w:])
+	for err == syscall.EINTR {
+		n, err = rawIO(syscall.SYS_READ, int(fd), c.in[c.w:])
+	}
 	if err == syscall.EAGAIN {
 		return false
 	}
