@@ -186,3 +186,40 @@ func (r *reader) flushProgress() {
 	}
 	r.pending = 0
 }
+
+// Exec runs the statements in order on up to n connections, as the steps after the
+// data (keys, indexes, VACUUM, ANALYZE) want; the first error stops the rest.
+func Exec(ctx context.Context, connect Connector, stmts []string, n int) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	queue := make(chan string, len(stmts))
+	for _, s := range stmts {
+		queue <- s
+	}
+	close(queue)
+	var wg sync.WaitGroup
+	for range max(1, min(n, len(stmts))) {
+		wg.Go(func() {
+			conn, err := connect(ctx)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			defer conn.Close(context.Background())
+			for s := range queue {
+				if ctx.Err() != nil {
+					return
+				}
+				if _, err := conn.Exec(ctx, s).ReadAll(); err != nil {
+					cancel(fmt.Errorf("%s: %w", s, err))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return ctx.Err()
+}

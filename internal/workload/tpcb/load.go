@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
@@ -137,7 +136,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		return phases, err
 	}
 	phases.Begin("vacuum analyze")
-	if err := parallel(ctx, connect, []string{
+	if err := load.Exec(ctx, connect, []string{
 		"vacuum analyze pgbench_accounts", "vacuum analyze pgbench_branches",
 		"vacuum analyze pgbench_tellers", "vacuum analyze pgbench_history",
 	}, opt.Workers); err != nil {
@@ -148,7 +147,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	for _, k := range primaryKeys {
 		keys = append(keys, k.sql)
 	}
-	if err := parallel(ctx, connect, keys, opt.Workers); err != nil {
+	if err := load.Exec(ctx, connect, keys, opt.Workers); err != nil {
 		return phases, fmt.Errorf("primary keys: %w", err)
 	}
 	if opt.ForeignKeys {
@@ -212,36 +211,4 @@ func serverMajor(conn *pgconn.PgConn) int {
 		return n
 	}
 	return v / 10000
-}
-
-// parallel runs each statement once, up to n at a time, each on its own connection.
-func parallel(ctx context.Context, connect load.Connector, stmts []string, n int) error {
-	n = max(1, min(n, len(stmts)))
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	errs := make([]error, len(stmts))
-	for i, s := range stmts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			conn, err := connect(ctx)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer conn.Close(context.Background())
-			if err := exec(ctx, conn, s); err != nil {
-				errs[i] = fmt.Errorf("%s: %w", s, err)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

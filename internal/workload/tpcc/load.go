@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -116,7 +115,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	for _, t := range tasks {
 		rows[t.Table] = t.Source.Rows
 	}
-	if err := parallelSQL(ctx, connect, keySQL(rows, partitions), opt.Workers); err != nil {
+	if err := load.Exec(ctx, connect, keySQL(rows, partitions), opt.Workers); err != nil {
 		return phases, fmt.Errorf("keys: %w", err)
 	}
 	if partitions > 0 {
@@ -134,7 +133,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 			analyze = append(analyze, "analyze "+partitionName(r)) // empty: 0 rows, rather than unknown
 		}
 	}
-	if err := parallelSQL(ctx, connect, analyze, opt.Workers); err != nil {
+	if err := load.Exec(ctx, connect, analyze, opt.Workers); err != nil {
 		return phases, fmt.Errorf("analyze: %w", err)
 	}
 	if partitions > 0 {
@@ -257,38 +256,4 @@ func analyzeParent(ctx context.Context, conn *pgconn.PgConn, table string) error
 func execSQL(ctx context.Context, conn *pgconn.PgConn, sql string) error {
 	_, err := conn.Exec(ctx, sql).ReadAll()
 	return err
-}
-
-// parallelSQL runs the statements in order on up to n connections; the first error
-// stops the rest.
-func parallelSQL(ctx context.Context, connect load.Connector, stmts []string, n int) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	queue := make(chan string, len(stmts))
-	for _, s := range stmts {
-		queue <- s
-	}
-	close(queue)
-	var wg sync.WaitGroup
-	for range max(1, min(n, len(stmts))) {
-		wg.Go(func() {
-			conn, err := connect(ctx)
-			if err != nil {
-				cancel(err)
-				return
-			}
-			defer conn.Close(context.Background())
-			for s := range queue {
-				if ctx.Err() != nil {
-					return
-				}
-				if err := execSQL(ctx, conn, s); err != nil {
-					cancel(fmt.Errorf("%s: %w", s, err))
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return context.Cause(ctx)
 }
