@@ -57,7 +57,6 @@ func newInitTPCBCmd(env *Env) *cobra.Command {
 }
 
 func initTPCB(ctx context.Context, env *Env, t *target.Target, opt tpcb.LoadOptions) error {
-	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
 	// Connect once first so a bad target fails before anything is dropped.
 	conn, err := t.Connect(ctx)
 	if err != nil {
@@ -65,13 +64,21 @@ func initTPCB(ctx context.Context, env *Env, t *target.Target, opt tpcb.LoadOpti
 	}
 	conn.Close(context.Background())
 	fmt.Fprintf(env.Stderr, "loading TPC-B scale %d into %s\n", opt.Scale, t)
-	p := load.NewProgress(env.Stdout, env.TTY, "tpcb", 0, "rows")
-	phases, err := tpcb.Load(ctx, connect, opt, p)
+	return loadDataset(ctx, env, t, "tpcb", func(connect load.Connector, p *load.Progress) (load.Phases, error) {
+		return tpcb.Load(ctx, connect, opt, p)
+	})
+}
+
+// loadDataset runs a workload's load with a progress bar and prints its phases; an
+// interrupted load says so, since its data is not usable.
+func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, run func(load.Connector, *load.Progress) (load.Phases, error)) error {
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
+	phases, err := run(connect, load.NewProgress(env.Stdout, env.TTY, name, 0, "rows"))
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: the load did not finish; run init again", ErrInterrupted)
 		}
-		return fmt.Errorf("load tpcb: %w", err)
+		return fmt.Errorf("load %s: %w", name, err)
 	}
 	fmt.Fprintln(env.Stdout, phases.String())
 	return nil

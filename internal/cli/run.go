@@ -59,24 +59,7 @@ func newRunTPCBCmd(env *Env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		Example: `  pgbakeoff run tpcb --script select-only --clients 8 --duration 60s --progress 5s --dsn "$DSN"
   pgbakeoff run tpcb --script tpcb-like@9 --script select-only@1 --clients 16 --warmup 30s --duration 5m`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			results, _ := cmd.Flags().GetString("results")
-			ctx, stop := env.Interrupt(cmd.Context())
-			defer stop()
-			sum, err := runWorkload(ctx, env, f, results, tpcbWorkload(f))
-			if sum != nil {
-				if f.json {
-					enc := json.NewEncoder(env.Stdout)
-					enc.SetIndent("", "  ")
-					if jerr := enc.Encode(sum); jerr != nil && err == nil {
-						err = jerr
-					}
-				} else {
-					printSummary(env.Stdout, sum)
-				}
-			}
-			return err
-		},
+		RunE: runCommand(env, &f, func() workload { return tpcbWorkload(f) }),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
@@ -94,6 +77,30 @@ func newRunTPCBCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
 	fl.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
 	return cmd
+}
+
+// runCommand is the body of every `run` subcommand: run the workload, then print the
+// summary (as JSON with --json), also when the run ended early.
+func runCommand(env *Env, f *runFlags, wl func() workload) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		results, _ := cmd.Flags().GetString("results")
+		ctx, stop := env.Interrupt(cmd.Context())
+		defer stop()
+		sum, err := runWorkload(ctx, env, *f, results, wl())
+		if sum == nil {
+			return err
+		}
+		if !f.json {
+			printSummary(env.Stdout, sum)
+			return err
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(sum); jerr != nil && err == nil {
+			err = jerr
+		}
+		return err
+	}
 }
 
 // Summary is a run's result as `run --json` and `show --json` print it.

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -52,18 +51,10 @@ func newInitTPCCCmd(env *Env) *cobra.Command {
 				fmt.Fprintf(env.Stdout, "created the five TPC-C functions in %s\n", t)
 				return nil
 			}
-			connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
 			fmt.Fprintf(env.Stderr, "loading TPC-C with %d warehouses into %s\n", opt.Warehouses, t)
-			p := load.NewProgress(env.Stdout, env.TTY, "tpcc", 0, "rows")
-			phases, err := tpcc.Load(ctx, connect, opt, p)
-			if err != nil {
-				if ctx.Err() != nil {
-					return fmt.Errorf("%w: the load did not finish; run init again", ErrInterrupted)
-				}
-				return fmt.Errorf("load tpcc: %w", err)
-			}
-			fmt.Fprintln(env.Stdout, phases.String())
-			return nil
+			return loadDataset(ctx, env, t, "tpcc", func(connect load.Connector, p *load.Progress) (load.Phases, error) {
+				return tpcc.Load(ctx, connect, opt, p)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -91,24 +82,7 @@ func newRunTPCCCmd(env *Env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		Example: `  pgbakeoff run tpcc --clients 16 --warmup 2m --duration 5m --dsn "$DSN"
   pgbakeoff run tpcc --mode client-sql --clients 16 --duration 5m --dsn "$DSN"`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			results, _ := cmd.Flags().GetString("results")
-			ctx, stop := env.Interrupt(cmd.Context())
-			defer stop()
-			sum, err := runWorkload(ctx, env, f, results, tpccWorkload(env, f, tf))
-			if sum != nil {
-				if f.json {
-					enc := json.NewEncoder(env.Stdout)
-					enc.SetIndent("", "  ")
-					if jerr := enc.Encode(sum); jerr != nil && err == nil {
-						err = jerr
-					}
-				} else {
-					printSummary(env.Stdout, sum)
-				}
-			}
-			return err
-		},
+		RunE: runCommand(env, &f, func() workload { return tpccWorkload(env, f, tf) }),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
@@ -160,10 +134,7 @@ type responseTime struct {
 
 func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 	return workload{name: "tpcc", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
-		w, err := tpcc.DetectWarehouses(ctx, ctl)
-		if errors.Is(err, tpcc.ErrNotLoaded) {
-			return nil, fmt.Errorf("%s has no TPC-C tables: run `pgbakeoff init tpcc --warehouses N` first", t)
-		}
+		w, err := detectWarehouses(ctx, t, ctl)
 		if err != nil {
 			return nil, err
 		}
@@ -283,10 +254,7 @@ func newCheckCmd(env *Env) *cobra.Command {
 				return err
 			}
 			defer conn.Close(context.Background())
-			w, err := tpcc.DetectWarehouses(ctx, conn)
-			if errors.Is(err, tpcc.ErrNotLoaded) {
-				return fmt.Errorf("%s has no TPC-C tables: run `pgbakeoff init tpcc --warehouses N` first", t)
-			}
+			w, err := detectWarehouses(ctx, t, conn)
 			if err != nil {
 				return err
 			}
@@ -319,4 +287,14 @@ func newCheckCmd(env *Env) *cobra.Command {
 	tpccCmd.Flags().StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	cmd.AddCommand(tpccCmd)
 	return cmd
+}
+
+// detectWarehouses reads the warehouse count, with the advice to load first when the
+// tables are missing.
+func detectWarehouses(ctx context.Context, t *target.Target, conn *pgconn.PgConn) (int, error) {
+	w, err := tpcc.DetectWarehouses(ctx, conn)
+	if errors.Is(err, tpcc.ErrNotLoaded) {
+		return 0, fmt.Errorf("%s has no TPC-C tables: run `pgbakeoff init tpcc --warehouses N` first", t)
+	}
+	return w, err
 }
