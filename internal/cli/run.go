@@ -20,6 +20,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newRunCmd(env *Env) *cobra.Command {
@@ -62,21 +63,27 @@ func newRunTPCBCmd(env *Env) *cobra.Command {
 		RunE: runCommand(env, &f, func() workload { return tpcbWorkload(f) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	fl.StringArrayVarP(&f.scripts, "script", "b", nil, "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like)")
 	fl.IntVarP(&f.scale, "scale", "s", 0, "expected scale; checked against the data (default: detected)")
+	fl.StringVarP(&f.protocol, "protocol", "M", "prepared", "query protocol: simple, extended or prepared")
+	addRunFlags(fl, &f, 1)
+	return cmd
+}
+
+// addRunFlags adds the options every workload's run has: the target, clients, the
+// window, retries, output and labels.
+func addRunFlags(fl *pflag.FlagSet, f *runFlags, maxTries int) {
+	fl.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	fl.IntVarP(&f.clients, "clients", "c", 1, "concurrent clients, one connection each")
 	fl.IntVarP(&f.threads, "jobs", "j", 1, "client threads (GOMAXPROCS); one keeps the client's CPU per transaction lowest")
-	fl.StringVarP(&f.protocol, "protocol", "M", "prepared", "query protocol: simple, extended or prepared")
 	fl.DurationVar(&f.warmup, "warmup", 0, "time to run before measuring (not counted)")
 	fl.DurationVarP(&f.duration, "duration", "T", 60*time.Second, "measurement window")
 	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client, instead of --duration")
 	fl.DurationVarP(&f.progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
-	fl.IntVar(&f.maxTries, "max-tries", 1, "tries per transaction on serialization failure or deadlock")
+	fl.IntVar(&f.maxTries, "max-tries", maxTries, "tries per transaction on serialization failure or deadlock")
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock)")
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
 	fl.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
-	return cmd
 }
 
 // runCommand is the body of every `run` subcommand: run the workload, then print the

@@ -85,23 +85,14 @@ func newRunTPCCCmd(env *Env) *cobra.Command {
 		RunE: runCommand(env, &f, func() workload { return tpccWorkload(env, f, tf) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	fl.IntVarP(&tf.warehouses, "warehouses", "w", 0, "expected warehouses; checked against the data (default: detected)")
 	fl.StringVar(&tf.opt.Mode, "mode", tpcc.ModeServer, "server (PL/pgSQL functions, one round trip each) or client-sql (prepared statements)")
 	fl.StringVar(&tf.opt.Mix, "mix", "spec", "transaction mix: spec (45/43/4/4/4) or hammerdb (10/10/1/1/1)")
 	fl.BoolVar(&tf.opt.AllWarehouses, "all-warehouses", false, "each client works across its share of all warehouses")
 	fl.BoolVar(&tf.opt.KeyingThinking, "keying-thinking", false, "add the specification's keying and thinking times")
 	fl.StringVar(&tf.opt.Isolation, "isolation", "", "client-sql isolation level: read-committed, repeatable-read or serializable")
-	fl.IntVarP(&f.clients, "clients", "c", 1, "concurrent clients (terminals), one connection each")
-	fl.IntVarP(&f.threads, "jobs", "j", 1, "client threads (GOMAXPROCS)")
-	fl.DurationVar(&f.warmup, "warmup", 0, "time to run before measuring (not counted)")
-	fl.DurationVarP(&f.duration, "duration", "T", 60*time.Second, "measurement window")
-	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client, instead of --duration")
-	fl.DurationVarP(&f.progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
-	fl.IntVar(&f.maxTries, "max-tries", 10, "tries per transaction on serialization failure or deadlock")
-	fl.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock)")
-	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
-	fl.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
+	// TPC-C's New-Orders and Deliveries deadlock now and then; they are retried.
+	addRunFlags(fl, &f, 10)
 	f.protocol = "prepared"
 	return cmd
 }

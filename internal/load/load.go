@@ -39,6 +39,11 @@ type Task struct {
 	Freeze      bool
 }
 
+// Rows is how many rows the task copies.
+func (t Task) Rows() int64 {
+	return min(t.Last*t.Source.BatchRows, t.Source.Rows) - t.First*t.Source.BatchRows
+}
+
 // Split cuts a source into n tasks of nearly equal batch counts.
 func Split(s *Source, n int) []Task {
 	b := s.Batches()
@@ -58,9 +63,18 @@ func Split(s *Source, n int) []Task {
 // Connector opens a connection for one loading worker.
 type Connector func(ctx context.Context) (*pgconn.PgConn, error)
 
-// Run executes tasks on up to workers connections and reports rows to p (which may be nil).
-// The first error cancels the rest.
+// Run executes tasks on up to workers connections and shows their rows on p (which
+// may be nil) from start to finish. The first error cancels the rest.
 func Run(ctx context.Context, connect Connector, tasks []Task, workers int, p *Progress) error {
+	if p != nil {
+		var total int64
+		for _, t := range tasks {
+			total += t.Rows()
+		}
+		p.SetTotal(total)
+		p.Start()
+		defer p.Finish()
+	}
 	if workers < 1 {
 		workers = 1
 	}

@@ -120,15 +120,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		{Source: tellers, Table: tellers.Table, Last: tellers.Batches(), Freeze: freeze},
 	}
 	tasks = append(tasks, accountTasks(accounts, opt, freeze)...)
-	if p != nil {
-		p.SetTotal(branches.Rows + tellers.Rows + accounts.Rows)
-		p.Start()
-	}
-	err = load.Run(ctx, connect, tasks, opt.Workers, p)
-	if p != nil {
-		p.Finish()
-	}
-	if err != nil {
+	if err := load.Run(ctx, connect, tasks, opt.Workers, p); err != nil {
 		return phases, err
 	}
 	// Vacuum before keys, as pgbench does, each table on its own connection.

@@ -94,19 +94,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 
 	phases.Begin("copy")
 	tasks := copyTasks(append(sources, parts...))
-	if p != nil {
-		var total int64
-		for _, t := range tasks {
-			total += t.Source.Rows
-		}
-		p.SetTotal(total)
-		p.Start()
-	}
-	err = load.Run(ctx, connect, tasks, opt.Workers, p)
-	if p != nil {
-		p.Finish()
-	}
-	if err != nil {
+	if err := load.Run(ctx, connect, tasks, opt.Workers, p); err != nil {
 		return phases, err
 	}
 
