@@ -268,7 +268,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		seed = uint64(env.Now().UnixNano())
 	}
 	run := &store.Run{
-		Target: t.String(), Workload: wl.name, Script: tpcb.Mix(scripts), Clients: f.clients,
+		Target: t.String(), Workload: wl.name, Script: driver.Mix(scripts), Clients: f.clients,
 		ServerVersion: info.Version, Settings: info.Settings, Labels: labels, Started: env.Now(),
 		Params: map[string]any{"protocol": proto.String(), "warmup_s": f.warmup.Seconds(),
 			"duration_s": f.duration.Seconds(), "transactions": f.transactions, "max_tries": f.maxTries,

@@ -124,3 +124,15 @@ func simpleParts(sql string, nparams int) ([]string, []int, error) {
 	}
 	return append(parts, rest), order, nil
 }
+
+// Mix names the scripts with their weights: "tpcb-like@9,select-only@1".
+func Mix(scripts []*Script) string {
+	parts := make([]string, len(scripts))
+	for i, s := range scripts {
+		parts[i] = s.Name
+		if len(scripts) > 1 {
+			parts[i] += "@" + strconv.Itoa(s.Weight)
+		}
+	}
+	return strings.Join(parts, ",")
+}

@@ -111,14 +111,3 @@ func resolve(name string) (string, error) {
 	return "", fmt.Errorf("unknown script %q: choose from %s", name, strings.Join(ScriptNames(), ", "))
 }
 
-// Mix names the scripts with their weights: "tpcb-like@9,select-only@1".
-func Mix(scripts []*driver.Script) string {
-	parts := make([]string, len(scripts))
-	for i, s := range scripts {
-		parts[i] = s.Name
-		if len(scripts) > 1 {
-			parts[i] += "@" + strconv.Itoa(s.Weight)
-		}
-	}
-	return strings.Join(parts, ",")
-}

@@ -228,7 +228,7 @@ func TestParseScripts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := tpcb.Mix(s); got != tc.want {
+			if got := driver.Mix(s); got != tc.want {
 				t.Errorf("Mix = %q, want %q", got, tc.want)
 			}
 		})
