@@ -110,4 +110,3 @@ func resolve(name string) (string, error) {
 	}
 	return "", fmt.Errorf("unknown script %q: choose from %s", name, strings.Join(ScriptNames(), ", "))
 }
-
