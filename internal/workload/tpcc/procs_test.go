@@ -16,13 +16,13 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
 )
 
-// loadedDatabase returns the DSN of a fresh database holding one loaded warehouse,
+// loadedDatabase returns the DSN of a fresh database holding two loaded warehouses,
 // with the functions created by the load.
 func loadedDatabase(t *testing.T) string {
 	t.Helper()
 	dsn := pgtest.NewDatabase(t)
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-	if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 1, Workers: 2}, nil); err != nil {
+	if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 2, Workers: 2}, nil); err != nil {
 		t.Fatalf("load: %v", err)
 	}
 	return dsn
@@ -132,21 +132,23 @@ func TestProcedures(t *testing.T) {
 
 	t.Run("new_order", func(t *testing.T) {
 		next := queryOne(t, conn, "select d_next_o_id from district where d_w_id = 1 and d_id = 4")
-		// Item 7 twice: both lines must be there and its stock updated twice.
-		stockBefore := queryOne(t, conn, "select s_quantity || ' ' || s_ytd || ' ' || s_order_cnt from stock where s_w_id = 1 and s_i_id = 7")
-		total := mustCall(t, conn, "tpcc_new_order", "1", "4", "21", "{7,3,7}", "{1,1,1}", "{2,5,4}")
+		// Item 7 on a remote line first, so that the lines are processed in another
+		// order than they are numbered.
+		stockBefore := queryOne(t, conn, "select s_quantity || ' ' || s_ytd || ' ' || s_order_cnt || ' ' || s_remote_cnt from stock where s_w_id = 2 and s_i_id = 7")
+		total := mustCall(t, conn, "tpcc_new_order", "1", "4", "21", "{7,3,9}", "{2,1,1}", "{9,5,4}")
 		o := "o_w_id = 1 and o_d_id = 4 and o_id = " + next
 		ol := "ol_w_id = 1 and ol_d_id = 4 and ol_o_id = " + next
 		want := map[string]string{
 			"select d_next_o_id - 1 from district where d_w_id = 1 and d_id = 4":                                                                                  next,
-			"select o_c_id || ' ' || o_ol_cnt || ' ' || o_all_local || ' ' || (o_carrier_id is null) from orders where " + o:                                      "21 3 1 true",
+			"select o_c_id || ' ' || o_ol_cnt || ' ' || o_all_local || ' ' || (o_carrier_id is null) from orders where " + o:                                      "21 3 0 true",
 			"select count(*) from new_order where no_w_id = 1 and no_d_id = 4 and no_o_id = " + next:                                                              "1",
-			"select string_agg(ol_i_id || ':' || ol_quantity, ',' order by ol_number) from order_line where " + ol:                                                "7:2,3:5,7:4",
+			"select string_agg(ol_i_id || ':' || ol_supply_w_id || ':' || ol_quantity, ',' order by ol_number) from order_line where " + ol:                       "7:2:9,3:1:5,9:1:4",
 			"select count(*) from order_line where ol_delivery_d is null and ol_amount = ol_quantity * (select i_price from item where i_id = ol_i_id) and " + ol: "3",
 			// Clause 2.4.2.2: sum(OL_AMOUNT) * (1 - C_DISCOUNT) * (1 + W_TAX + D_TAX).
 			`select round(sum(ol_amount) * (1 - c_discount) * (1 + w_tax + d_tax), 2) from order_line, customer, warehouse, district
 			  where c_w_id = 1 and c_d_id = 4 and c_id = 21 and w_id = 1 and d_w_id = 1 and d_id = 4 and ` + ol + ` group by c_discount, w_tax, d_tax`: total,
 			"select count(*) from order_line where ol_dist_info = (select s_dist_04 from stock where s_w_id = 1 and s_i_id = 3) and ol_number = 2 and " + ol: "1",
+			"select count(*) from order_line where ol_dist_info = (select s_dist_04 from stock where s_w_id = 2 and s_i_id = 7) and ol_number = 1 and " + ol: "1",
 		}
 		for q, w := range want {
 			if got := queryOne(t, conn, q); got != w {
@@ -154,21 +156,32 @@ func TestProcedures(t *testing.T) {
 			}
 		}
 		// Clause 2.4.2.2: S_QUANTITY drops by the quantity while 10 or more stay,
-		// else 91 are added.
-		var q, ytd, cnt int
-		if _, err := fmt.Sscan(stockBefore, &q, &ytd, &cnt); err != nil {
+		// else 91 are added; a remote line counts in S_REMOTE_CNT.
+		var q, ytd, cnt, remote int
+		if _, err := fmt.Sscan(stockBefore, &q, &ytd, &cnt, &remote); err != nil {
 			t.Fatal(err)
 		}
-		for _, n := range []int{2, 4} {
-			if q-n >= 10 {
-				q -= n
-			} else {
-				q += 91 - n
-			}
+		if q-9 >= 10 {
+			q -= 9
+		} else {
+			q += 91 - 9
 		}
-		wantStock := fmt.Sprintf("%d %d %d", q, ytd+6, cnt+2)
-		if got := queryOne(t, conn, "select s_quantity || ' ' || s_ytd || ' ' || s_order_cnt from stock where s_w_id = 1 and s_i_id = 7"); got != wantStock {
-			t.Errorf("stock of item 7 = %q, want %q (was %q)", got, wantStock, stockBefore)
+		wantStock := fmt.Sprintf("%d %d %d %d", q, ytd+9, cnt+1, remote+1)
+		if got := queryOne(t, conn, "select s_quantity || ' ' || s_ytd || ' ' || s_order_cnt || ' ' || s_remote_cnt from stock where s_w_id = 2 and s_i_id = 7"); got != wantStock {
+			t.Errorf("stock of item 7 in warehouse 2 = %q, want %q (was %q)", got, wantStock, stockBefore)
+		}
+	})
+
+	// One statement updates an order's stock rows, so an item may be named once.
+	t.Run("new_order/item-twice", func(t *testing.T) {
+		before := queryOne(t, conn, "select (select count(*) from orders) || ' ' || (select s_ytd from stock where s_w_id = 1 and s_i_id = 7)")
+		_, err := call(conn, "tpcc_new_order", "1", "4", "21", "{7,3,7}", "{1,1,1}", "{2,5,4}")
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "22023" || !strings.Contains(pgErr.Message, "item 7 is named twice") {
+			t.Fatalf("err = %v, want SQLSTATE 22023 naming item 7", err)
+		}
+		if after := queryOne(t, conn, "select (select count(*) from orders) || ' ' || (select s_ytd from stock where s_w_id = 1 and s_i_id = 7)"); after != before {
+			t.Errorf("the refused order changed the database: %q, was %q", after, before)
 		}
 	})
 
@@ -342,6 +355,14 @@ func TestProcedures(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("stock_level/no-district", func(t *testing.T) {
+		_, err := call(conn, "tpcc_stock_level", "1", "11", "15")
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "P0002" || !strings.Contains(pgErr.Message, "no district 11 in warehouse 1") {
+			t.Errorf("err = %v, want SQLSTATE P0002 naming district 11", err)
+		}
+	})
 }
 
 // runMix runs n of each transaction with random inputs on one warehouse, as a
@@ -358,6 +379,9 @@ func runMix(t *testing.T, conn *pgconn.PgConn, n int) int {
 		quantities := make([]string, lines)
 		for l := range lines {
 			items[l], supply[l], quantities[l] = between(1, tpcc.Items), "1", between(1, 10)
+			for slices.Contains(items[:l], items[l]) { // tpcc_new_order takes each item once
+				items[l] = between(1, tpcc.Items)
+			}
 		}
 		if i%50 == 0 {
 			items[lines-1] = strconv.Itoa(tpcc.Items + 1)
