@@ -81,6 +81,31 @@ func (s *Session) Query(sql []byte) error {
 	return s.roundTrip()
 }
 
+// Send queues statement i with the parameters added since the last Exec, to go out
+// with the next Exec or Query in the same write. That call waits for every queued
+// answer too and returns the first error among them; Rows and Value then describe
+// its own result only. A program queues what it needs no answer to before going on,
+// such as the INSERT before COMMIT, so that the pair costs one round trip. Each
+// queued statement is its own protocol exchange: one that fails does not stop the
+// next, but inside a transaction block the next then fails as the block is aborted,
+// and a queued COMMIT becomes a rollback.
+func (s *Session) Send(i int) *Session {
+	w := s.c.w
+	w.appendBindText(s.c.r.names[s.si][i], &s.params)
+	w.appendExecuteSync()
+	w.queued++
+	s.params.reset()
+	return s
+}
+
+// SendQuery queues a fixed statement as Send does; BEGIN queued before the first
+// statement of a transaction costs no round trip of its own.
+func (s *Session) SendQuery(sql []byte) *Session {
+	s.c.w.appendQuery(sql)
+	s.c.w.queued++
+	return s
+}
+
 func (s *Session) roundTrip() error {
 	w := s.c.w
 	if err := w.flush(); err != nil {
@@ -156,6 +181,11 @@ func (c *client) runProgram(si int, s *Script) error {
 	sess.c, sess.si = c, si
 	sess.params.reset()
 	err := s.Program(sess)
+	if c.w != nil && c.w.queued > 0 {
+		// The program returned with statements queued but never sent: drop them,
+		// or they would go out with the ROLLBACK or the next transaction.
+		c.w.out, c.w.queued = c.w.out[:0], 0
+	}
 	if err == nil || c.w == nil {
 		return err
 	}

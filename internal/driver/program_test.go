@@ -100,3 +100,68 @@ func TestProgram(t *testing.T) {
 		t.Errorf("CommitsTotal %d, want %d", res.CommitsTotal, want)
 	}
 }
+
+// TestSend queues statements ahead of a round trip: their answers are read with it,
+// results are the last statement's, the first error of all is returned, and a
+// transaction whose queued statement failed is not committed by the queued COMMIT.
+func TestSend(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table queue(client int, n int, primary key (client, n))")
+	var mu sync.Mutex
+	var wrong []string
+	note := func(f string, a ...any) {
+		mu.Lock()
+		wrong = append(wrong, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	}
+	script := &driver.Script{Name: "queued", Statements: []string{
+		"insert into queue values ($1, $2)",
+		"select count(*), max(n) from queue where client = $1",
+	}, Program: func(s *driver.Session) error {
+		c, n := int64(s.Client()), s.Uniform(1, 1_000_000_000)
+		// BEGIN, the insert and the count in one round trip: the count sees the insert.
+		if err := s.SendQuery([]byte("BEGIN")).Int(c).Int(n).Send(0).Int(c).Exec(1); err != nil {
+			return err
+		}
+		if s.Rows() != 1 {
+			note("%d rows from the count, want 1", s.Rows())
+		}
+		count := s.IntValue(0, 0)
+		if s.Uniform(1, 4) == 1 {
+			// The same key again fails; the queued COMMIT then rolls back, and the
+			// insert's error is what the round trip returns.
+			err := s.Int(c).Int(n).Send(0).Query([]byte("COMMIT"))
+			if err == nil {
+				note("a duplicate key did not fail")
+			}
+			return err
+		}
+		if err := s.Int(c).Int(n + 1).Send(0).Query([]byte("COMMIT")); err != nil {
+			return err
+		}
+		if s.Rows() != 0 {
+			note("%d rows after COMMIT, want those of COMMIT: 0", s.Rows())
+		}
+		if count < 1 {
+			note("count %d inside the transaction, want at least 1", count)
+		}
+		return nil
+	}}
+	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+		Clients: 2, Transactions: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wrong) > 0 {
+		t.Fatalf("%d wrong results, first: %s", len(wrong), wrong[0])
+	}
+	r := res.Scripts[0]
+	if r.Failed < 20 || r.Committed < 250 || r.Committed+r.Failed != 400 {
+		t.Errorf("%d committed, %d failed; want about 300 and 100 of 400", r.Committed, r.Failed)
+	}
+	// Every committed transaction left two rows; failed ones none.
+	got, _ := strconv.ParseInt(pgtest.Query(t, dsn, "select count(*) from queue"), 10, 64)
+	if got != 2*r.Committed {
+		t.Errorf("%d rows in the table, want 2 per committed transaction: %d", got, 2*r.Committed)
+	}
+}

@@ -46,6 +46,9 @@ type wire struct {
 	rowAt  []int
 	status byte // transaction status from ReadyForQuery: 'I', 'T' or 'E'
 	err    *pgconn.PgError
+	// queued counts the exchanges (each ending in Sync or a simple Query) sent ahead
+	// of the last one; await reads their answers first and keeps only their errors.
+	queued int
 }
 
 func newWire(nc net.Conn) *wire {
@@ -281,8 +284,8 @@ func (c *wire) fill(need int) error {
 // errClosed means the server ended the session (FATAL error or EOF).
 var errClosed = errors.New("server closed the connection")
 
-// await reads responses until ReadyForQuery, counting rows and keeping the first
-// error. A FATAL error or a read failure returns a non-nil error: the connection is
+// await reads responses until the ReadyForQuery of the last exchange sent, counting
+// that exchange's rows and keeping the first error of all. A FATAL error or a read failure returns a non-nil error: the connection is
 // gone.
 func (c *wire) await() error {
 	c.rows = 0
@@ -303,6 +306,12 @@ func (c *wire) await() error {
 		case 'Z':
 			if len(body) > 0 {
 				c.status = body[0]
+			}
+			if c.queued > 0 {
+				c.queued--
+				c.rows = 0
+				c.kept, c.rowAt = c.kept[:0], c.rowAt[:0]
+				continue
 			}
 			return nil
 		case 'E':
