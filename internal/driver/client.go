@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -157,6 +158,10 @@ func (c *client) loop(ctx context.Context) {
 		si := c.pick()
 		s := cfg.Scripts[si]
 		for i, v := range s.Vars {
+			if v.Dist != nil {
+				c.vals[i] = v.Dist.Draw(c.rng)
+				continue
+			}
 			c.vals[i] = c.uniform(v.Min, v.Max)
 		}
 		if s.Keying > 0 && !c.sleep(s.Keying) {
@@ -176,7 +181,7 @@ func (c *client) loop(ctx context.Context) {
 			}
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && !errors.Is(err, errClosed) {
-				if retryable(pe.Code) && try < cfg.MaxTries && !c.r.stopping.Load() {
+				if retryable(s, pe.Code) && try < cfg.MaxTries && !c.r.stopping.Load() {
 					c.r.retry(si, pe)
 					continue
 				}
@@ -215,7 +220,9 @@ func (c *client) sleep(d time.Duration) bool {
 	}
 }
 
-func retryable(code string) bool { return code == "40001" || code == "40P01" }
+func retryable(s *Script, code string) bool {
+	return code == "40001" || code == "40P01" || slices.Contains(s.RetryStates, code)
+}
 
 // connectionState classifies a lost connection: SQLSTATE 08006 (connection failure)
 // unless the server said why.

@@ -3,9 +3,11 @@ package driver
 import (
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 )
 
 // ErrRollback is what a Program returns after rolling its transaction back on purpose,
@@ -27,6 +29,13 @@ func (s *Session) Client() int { return s.c.id }
 
 // Clients is how many clients the run has.
 func (s *Session) Clients() int { return s.c.r.cfg.Clients }
+
+// Draw draws a key from d with the client's random source.
+func (s *Session) Draw(d *keydist.Dist) int64 { return d.Draw(s.c.rng) }
+
+// Rand is the client's random source, for values a program draws itself (random
+// strings); it must not be kept beyond the transaction.
+func (s *Session) Rand() rand.Source { return s.c.rng }
 
 // Uniform draws an integer from [lo, hi].
 func (s *Session) Uniform(lo, hi int64) int64 { return s.c.uniform(lo, hi) }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 )
 
 // Protocol is how statements are sent, as pgbench's --protocol.
@@ -37,10 +39,12 @@ func (p Protocol) String() string {
 	return [...]string{"prepared", "extended", "simple"}[p]
 }
 
-// Var is a script variable, drawn afresh for each transaction from [Min, Max].
+// Var is a script variable, drawn afresh for each transaction from [Min, Max]:
+// uniformly, or from Dist when it is set (built over the same range).
 type Var struct {
 	Name     string
 	Min, Max int64
+	Dist     *keydist.Dist
 }
 
 // Command is one statement of a script. SQL uses $1, $2, ... for parameters, and
@@ -67,6 +71,9 @@ type Script struct {
 	// RollbackState is an SQLSTATE the server raises to roll back on purpose; such a
 	// transaction counts as rolled back rather than failed.
 	RollbackState string
+	// RetryStates are SQLSTATEs retried like serialization failures and deadlocks:
+	// sysbench restarts an event on a unique violation (23505) too.
+	RetryStates []string
 	// Keying is a pause before each transaction and ThinkMean the mean of an
 	// exponentially distributed pause after it (TPC-C's keying and thinking times);
 	// neither is part of the measured latency.
