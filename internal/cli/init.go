@@ -16,9 +16,9 @@ func newInitCmd(env *Env) *cobra.Command {
 		Use:   "init",
 		Short: "Create and load a workload's tables",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  unknownSub("tpcb, tpcc"),
+		RunE:  unknownSub("tpcb, tpcc, sysbench"),
 	}
-	cmd.AddCommand(newInitTPCBCmd(env), newInitTPCCCmd(env))
+	cmd.AddCommand(newInitTPCBCmd(env), newInitTPCCCmd(env), newInitSysbenchCmd(env))
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -28,9 +29,9 @@ func newRunCmd(env *Env) *cobra.Command {
 		Use:   "run",
 		Short: "Run a workload against a target and store the results",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  unknownSub("tpcb, tpcc"),
+		RunE:  unknownSub("tpcb, tpcc, sysbench"),
 	}
-	cmd.AddCommand(newRunTPCBCmd(env), newRunTPCCCmd(env))
+	cmd.AddCommand(newRunTPCBCmd(env), newRunTPCCCmd(env), newRunSysbenchCmd(env))
 	return cmd
 }
 
@@ -50,6 +51,7 @@ type runFlags struct {
 	seed         uint64
 	json         bool
 	labels       []string
+	dist         string // key distribution (keydist.Parse)
 }
 
 func newRunTPCBCmd(env *Env) *cobra.Command {
@@ -66,6 +68,7 @@ func newRunTPCBCmd(env *Env) *cobra.Command {
 	fl.StringArrayVarP(&f.scripts, "script", "b", nil, "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like)")
 	fl.IntVarP(&f.scale, "scale", "s", 0, "expected scale; checked against the data (default: detected)")
 	fl.StringVarP(&f.protocol, "protocol", "M", "prepared", "query protocol: simple, extended or prepared")
+	fl.StringVar(&f.dist, "dist", "uniform", "distribution of the account: uniform, exponential:p, pgbench-gaussian:p, zipfian[:exp], pareto[:h], special, gaussian")
 	addRunFlags(fl, &f, 1)
 	return cmd
 }
@@ -142,6 +145,8 @@ type Summary struct {
 	Labels       map[string]string `json:"labels,omitempty"`
 	// TPCC holds TPC-C's figures (nopm, tpm, ...), at the top level of the JSON.
 	*TPCCFigures
+	// Sysbench holds sysbench's query counts, at the top level of the JSON.
+	*SysbenchFigures
 }
 
 type serverSummary struct {
@@ -205,6 +210,10 @@ type workloadSetup struct {
 
 func tpcbWorkload(f runFlags) workload {
 	return workload{name: "tpcb", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+		spec, err := keydist.Parse(f.dist)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--dist: %w", err)}
+		}
 		scale, err := tpcb.DetectScale(ctx, ctl)
 		if errors.Is(err, tpcb.ErrNotLoaded) {
 			return nil, fmt.Errorf("%s has no pgbench tables: run `pgbakeoff init tpcb --scale N` (or pgbench -i) first", t)
@@ -219,7 +228,14 @@ func tpcbWorkload(f runFlags) workload {
 		if err != nil {
 			return nil, usageError{err}
 		}
-		return &workloadSetup{scripts: scripts, scale: scale, size: fmt.Sprintf("scale %d", scale), params: map[string]any{"scale": scale}}, nil
+		if err := tpcb.SetDist(scripts, spec); err != nil {
+			return nil, usageError{fmt.Errorf("--dist: %w", err)}
+		}
+		size := fmt.Sprintf("scale %d", scale)
+		if spec.Kind != keydist.Uniform {
+			size += ", " + spec.String() + " accounts"
+		}
+		return &workloadSetup{scripts: scripts, scale: scale, size: size, params: map[string]any{"scale": scale, "dist": spec.String()}}, nil
 	}}
 }
 
@@ -587,6 +603,8 @@ func printSummary(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "run %d: %s, %s\n", s.RunID, s.Workload, s.Status)
 	if t := s.TPCCFigures; t != nil {
 		fmt.Fprintf(w, "mix: %s, %d warehouses, %s mode, %d clients\n", s.Script, t.Warehouses, t.Mode, s.Clients)
+	} else if sb := s.SysbenchFigures; sb != nil {
+		fmt.Fprintf(w, "script: %s, %d tables of %d rows, %s keys, %d clients\n", s.Script, sb.Tables, sb.TableSize, sb.Dist, s.Clients)
 	} else {
 		fmt.Fprintf(w, "script: %s, scale %d, %s protocol, %d clients\n", s.Script, s.Scale, s.Protocol, s.Clients)
 	}
@@ -608,6 +626,10 @@ func printSummary(w io.Writer, s *Summary) {
 		if t.EfficiencyPct > 0 {
 			fmt.Fprintf(w, "efficiency: %.1f%% of 12.86 tpmC per warehouse\n", t.EfficiencyPct)
 		}
+	}
+	if sb := s.SysbenchFigures; sb != nil {
+		fmt.Fprintf(w, "queries: %d (%.1f per s): read %d, write %d, other %d; ignored errors %d, reconnects %d\n",
+			sb.Queries, sb.QPS, sb.ReadQueries, sb.WriteQueries, sb.OtherQueries, sb.IgnoredErrors, s.Reconnects)
 	}
 	fmt.Fprintf(w, "commits: client %d, server %d (%+.2f%%) from first connect to last disconnect\n", s.CommitsTotal, s.Server.Commits, s.Server.CommitsDiffPct)
 	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
@@ -91,6 +92,7 @@ func newRunTPCCCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&tf.opt.AllWarehouses, "all-warehouses", false, "each client works across its share of all warehouses")
 	fl.BoolVar(&tf.opt.KeyingThinking, "keying-thinking", false, "add the specification's keying and thinking times")
 	fl.StringVar(&tf.opt.Isolation, "isolation", "", "client-sql isolation level: read-committed, repeatable-read or serializable")
+	fl.StringVar(&f.dist, "dist", "nurand", "distribution of customers and items: nurand (the specification's), or uniform, pareto[:h], zipfian[:exp], special, ...")
 	// TPC-C's New-Orders and Deliveries deadlock now and then; they are retried.
 	addRunFlags(fl, &f, 10)
 	f.protocol = "prepared"
@@ -125,6 +127,14 @@ type responseTime struct {
 
 func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 	return workload{name: "tpcc", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+		var dist *keydist.Spec
+		if f.dist != "nurand" {
+			spec, err := keydist.Parse(f.dist)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("--dist: %w (or nurand, the default)", err)}
+			}
+			dist = &spec
+		}
 		w, err := detectWarehouses(ctx, t, ctl)
 		if err != nil {
 			return nil, err
@@ -137,6 +147,7 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 		}
 		opt := tf.opt
 		opt.Warehouses = w
+		opt.Dist = dist
 		scripts, err := tpcc.Scripts(opt)
 		if err != nil {
 			return nil, usageError{err}
@@ -214,7 +225,7 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 			sum.TPCCFigures = &fig
 		}
 		return &workloadSetup{scripts: scripts, scale: w, size: fmt.Sprintf("%d warehouses, %s mode", w, opt.Mode), deck: true,
-			params: map[string]any{"warehouses": w, "mode": opt.Mode, "mix": opt.Mix, "all_warehouses": opt.AllWarehouses,
+			params: map[string]any{"warehouses": w, "mode": opt.Mode, "mix": opt.Mix, "all_warehouses": opt.AllWarehouses, "dist": f.dist,
 				"keying_thinking": opt.KeyingThinking, "isolation": opt.Isolation},
 			window: window, finish: finish}, nil
 	}}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 )
 
 // Variables of the builtin scripts, as pgbench's \set lines define them:
@@ -18,6 +19,27 @@ const (
 	vTid
 	vDelta
 )
+
+// SetDist makes the scripts draw their account from spec instead of uniformly, as
+// pgbench scripts written with random_exponential or random_gaussian would.
+func SetDist(scripts []*driver.Script, spec keydist.Spec) error {
+	if spec.Kind == keydist.Uniform {
+		return nil
+	}
+	for _, s := range scripts {
+		for i, v := range s.Vars {
+			if v.Name != "aid" {
+				continue
+			}
+			d, err := keydist.New(spec, v.Min, v.Max)
+			if err != nil {
+				return err
+			}
+			s.Vars[i].Dist = d
+		}
+	}
+	return nil
+}
 
 func vars(scale int) []driver.Var {
 	s := int64(scale)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 )
 
 // Transaction names, in the order of Scripts' result.
@@ -39,6 +40,9 @@ type RunOptions struct {
 	KeyingThinking bool
 	// Isolation is the transactions' isolation level ("" for the server's default).
 	Isolation string
+	// Dist, when set, draws customer numbers and items from it instead of from
+	// clause 2.1.6's NURand, to model other access skews.
+	Dist *keydist.Spec
 }
 
 // NURand's run-time constants (clause 2.1.6): C for C_LAST must differ from the load's
@@ -84,6 +88,15 @@ func Scripts(opt RunOptions) ([]*driver.Script, error) {
 		return nil, fmt.Errorf("unknown --isolation %q: use read-committed, repeatable-read or serializable", opt.Isolation)
 	}
 	t := &terminals{warehouses: int64(opt.Warehouses), all: opt.AllWarehouses, begin: []byte(begin)}
+	if opt.Dist != nil {
+		var err error
+		if t.customers, err = keydist.New(*opt.Dist, 1, CustomersPerDistrict); err != nil {
+			return nil, err
+		}
+		if t.items, err = keydist.New(*opt.Dist, 1, Items); err != nil {
+			return nil, err
+		}
+	}
 	var scripts []*driver.Script
 	switch opt.Mode {
 	case ModeServer, "":
@@ -113,6 +126,24 @@ type terminals struct {
 	warehouses int64
 	all        bool
 	begin      []byte
+	// customers and items replace NURand when set (RunOptions.Dist).
+	customers, items *keydist.Dist
+}
+
+// customer draws a customer number (clause 2.1.6: NURand(1023, 1, 3000)).
+func (t *terminals) customer(s *driver.Session) int64 {
+	if t.customers != nil {
+		return s.Draw(t.customers)
+	}
+	return nurand(s, 1023, 1, CustomersPerDistrict, cRunID)
+}
+
+// item draws an item number (clause 2.1.6: NURand(8191, 1, 100000)).
+func (t *terminals) item(s *driver.Session) int64 {
+	if t.items != nil {
+		return s.Draw(t.items)
+	}
+	return nurand(s, 8191, 1, Items, cRunItem)
 }
 
 // home is the warehouse of this transaction: the client's own, or one of its share
@@ -156,18 +187,24 @@ type orderLine struct{ item, supply, quantity int64 }
 func (t *terminals) newOrderInput(s *driver.Session, lines []orderLine) (w, d, c int64, _ []orderLine) {
 	w = t.home(s)
 	d = s.Uniform(1, DistrictsPerWarehouse)
-	c = nurand(s, 1023, 1, CustomersPerDistrict, cRunID)
+	c = t.customer(s)
 	n := s.Uniform(5, 15)
 	rollback := s.Uniform(1, 100) == 1
 	lines = lines[:0]
 	for i := range n {
-		l := orderLine{item: nurand(s, 8191, 1, Items, cRunItem), supply: w, quantity: s.Uniform(1, 10)}
+		l := orderLine{item: t.item(s), supply: w, quantity: s.Uniform(1, 10)}
 		// An item is drawn again when the order has it already, so that each stock
 		// row is updated once per order: the functions update all of an order's
 		// stock rows in one statement, which touches a row once however often it is
 		// named. Clause 2.4.1.5 neither asks for nor rules out repeats.
-		for slices.ContainsFunc(lines, func(o orderLine) bool { return o.item == l.item }) {
-			l.item = nurand(s, 8191, 1, Items, cRunItem)
+		// A steep --dist could make redrawing loop for long: after a few tries the
+		// next unused item number is taken instead.
+		for try := 0; slices.ContainsFunc(lines, func(o orderLine) bool { return o.item == l.item }); try++ {
+			if try < 8 {
+				l.item = t.item(s)
+			} else {
+				l.item = l.item%Items + 1
+			}
 		}
 		if i == n-1 && rollback {
 			l.item = Items + 1
@@ -194,7 +231,7 @@ func (t *terminals) paymentInput(s *driver.Session) (w, d, cw, cd, c int64, last
 	if s.Uniform(1, 100) <= 60 {
 		last = lastNames[nurand(s, 255, 0, 999, cRunLast)]
 	} else {
-		c = nurand(s, 1023, 1, CustomersPerDistrict, cRunID)
+		c = t.customer(s)
 	}
 	return w, d, cw, cd, c, last, s.Uniform(100, 500000)
 }
@@ -285,7 +322,7 @@ func (t *terminals) serverScripts() []*driver.Script {
 			if s.Uniform(1, 100) <= 60 {
 				s.Int(0).Text(lastNames[nurand(s, 255, 0, 999, cRunLast)])
 			} else {
-				s.Int(nurand(s, 1023, 1, CustomersPerDistrict, cRunID)).Null()
+				s.Int(t.customer(s)).Null()
 			}
 			return s.Exec(0)
 		}}

@@ -190,7 +190,7 @@ func (t *terminals) clientScripts() []*driver.Script {
 			}
 			c = s.IntValue((s.Rows()-1)/2, 0)
 		} else {
-			c = nurand(s, 1023, 1, CustomersPerDistrict, cRunID)
+			c = t.customer(s)
 		}
 		if err := s.Int(w).Int(d).Int(c).Exec(osCustomer); err != nil {
 			return err

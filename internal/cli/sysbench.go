@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/sysbench"
+	"github.com/spf13/cobra"
+)
+
+// sysbenchDefaultDist is sysbench 1.0's default --rand-type, the one Debian ships:
+// runs compare like with like unless the user says otherwise.
+const sysbenchDefaultDist = "special"
+
+func newInitSysbenchCmd(env *Env) *cobra.Command {
+	var dsn, dist string
+	opt := sysbench.LoadOptions{}
+	cmd := &cobra.Command{
+		Use:   "sysbench",
+		Short: "Load sysbench's sbtest tables (what `sysbench oltp_* prepare` does), with parallel COPY",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff init sysbench --tables 16 --table-size 1000000 --dsn "$DSN"
+  pgbakeoff init sysbench --tables 4 --table-size 1000000 --dist uniform --jobs 4`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := keydist.Parse(dist)
+			if err != nil {
+				return usageError{fmt.Errorf("--dist: %w", err)}
+			}
+			opt.Dist = spec
+			if err := opt.Validate(); err != nil {
+				return usageError{err}
+			}
+			t, err := target.Parse(dsn)
+			if err != nil {
+				return usageError{err}
+			}
+			ctx, stop := env.Interrupt(cmd.Context())
+			defer stop()
+			// Connect once first so a bad target fails before anything is dropped.
+			conn, err := t.Connect(ctx)
+			if err != nil {
+				return err
+			}
+			conn.Close(context.Background())
+			fmt.Fprintf(env.Stderr, "loading %d sysbench tables of %d rows into %s\n", opt.Tables, opt.TableSize, t)
+			return loadDataset(ctx, env, t, "sysbench", func(connect load.Connector, p *load.Progress) (load.Phases, error) {
+				return sysbench.Load(ctx, connect, opt, p)
+			})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	f.IntVar(&opt.Tables, "tables", 1, "tables sbtest1..N")
+	f.Int64Var(&opt.TableSize, "table-size", 10000, "rows per table")
+	f.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
+	f.Uint64Var(&opt.Seed, "seed", 0, "data seed (0: the fixed default, so loads are reproducible)")
+	f.StringVar(&dist, "dist", sysbenchDefaultDist, "distribution of the k column, as sysbench's --rand-type at prepare")
+	return cmd
+}
+
+// sysbenchFlags are run sysbench's own options.
+type sysbenchFlags struct {
+	script    string
+	tables    int
+	tableSize int64
+	opt       sysbench.Options
+}
+
+func newRunSysbenchCmd(env *Env) *cobra.Command {
+	var f runFlags
+	sf := sysbenchFlags{opt: sysbench.DefaultOptions(0, 0)}
+	cmd := &cobra.Command{
+		Use:   "sysbench",
+		Short: "Run one of sysbench's OLTP scripts (oltp_read_write, oltp_point_select, ...)",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff run sysbench --script oltp_read_write --clients 32 --duration 5m --dist pareto --dsn "$DSN"
+  pgbakeoff run sysbench --script oltp_point_select --clients 8 --duration 60s --dist uniform`,
+		RunE: runCommand(env, &f, func() workload { return sysbenchWorkload(f, sf) }),
+	}
+	fl := cmd.Flags()
+	o := &sf.opt
+	fl.StringVar(&sf.script, "script", "oltp_read_write", "sysbench script: "+strings.Join(sysbench.Names, ", "))
+	fl.IntVar(&sf.tables, "tables", 0, "tables to use, sbtest1..N (default: all the database has)")
+	fl.Int64Var(&sf.tableSize, "table-size", 0, "expected rows per table; checked against the data (default: detected)")
+	fl.StringVar(&f.dist, "dist", sysbenchDefaultDist, "key distribution: uniform, gaussian, special, pareto[:h], zipfian[:exp], exponential:p, pgbench-gaussian:p")
+	fl.IntVar(&o.PointSelects, "point-selects", o.PointSelects, "point SELECTs per event")
+	fl.IntVar(&o.SimpleRanges, "simple-ranges", o.SimpleRanges, "simple range SELECTs per event")
+	fl.IntVar(&o.SumRanges, "sum-ranges", o.SumRanges, "SELECT SUM() ranges per event")
+	fl.IntVar(&o.OrderRanges, "order-ranges", o.OrderRanges, "SELECT ORDER BY ranges per event")
+	fl.IntVar(&o.DistinctRanges, "distinct-ranges", o.DistinctRanges, "SELECT DISTINCT ranges per event")
+	fl.Int64Var(&o.RangeSize, "range-size", o.RangeSize, "rows in a range SELECT")
+	fl.IntVar(&o.IndexUpdates, "index-updates", o.IndexUpdates, "UPDATEs of the indexed column k per event")
+	fl.IntVar(&o.NonIndexUpdates, "non-index-updates", o.NonIndexUpdates, "UPDATEs of column c per event")
+	fl.IntVar(&o.DeleteInserts, "delete-inserts", o.DeleteInserts, "DELETE and INSERT pairs per event")
+	fl.BoolVar(&o.RangeSelects, "range-selects", o.RangeSelects, "run the range SELECTs")
+	fl.BoolVar(&o.SkipTrx, "skip-trx", o.SkipTrx, "send the statements without BEGIN and COMMIT")
+	fl.IntVar(&o.RandomPoints, "random-points", o.RandomPoints, "select_random_points: k values per SELECT")
+	fl.IntVar(&o.NumberOfRanges, "number-of-ranges", o.NumberOfRanges, "select_random_ranges: ranges per SELECT")
+	fl.Int64Var(&o.Delta, "delta", o.Delta, "select_random_ranges: width of each range of k")
+	// sysbench restarts an event after a deadlock, serialization failure or unique
+	// violation for as long as it takes; so do these runs, up to a bound.
+	addRunFlags(fl, &f, 100)
+	return cmd
+}
+
+// SysbenchFigures are sysbench's own results: its query counts, split as its report
+// splits them.
+type SysbenchFigures struct {
+	Tables       int     `json:"tables"`
+	TableSize    int64   `json:"table_size"`
+	Dist         string  `json:"dist"`
+	ReadQueries  int64   `json:"read_queries"`
+	WriteQueries int64   `json:"write_queries"`
+	OtherQueries int64   `json:"other_queries"`
+	Queries      int64   `json:"queries"`
+	QPS          float64 `json:"qps"`
+	// IgnoredErrors is what sysbench calls the errors after which it restarts an
+	// event: the retries.
+	IgnoredErrors int64 `json:"ignored_errors"`
+}
+
+func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
+	return workload{name: "sysbench", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+		spec, err := keydist.Parse(f.dist)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--dist: %w", err)}
+		}
+		tables, size, err := sysbench.Detect(ctx, ctl)
+		if errors.Is(err, sysbench.ErrNotLoaded) {
+			return nil, fmt.Errorf("%s has no sysbench tables: run `pgbakeoff init sysbench --tables N --table-size M` (or sysbench ... prepare) first", t)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sf.tables < 0 || sf.tables > tables {
+			return nil, fmt.Errorf("--tables %d does not match the data: the database has sbtest1..sbtest%d", sf.tables, tables)
+		}
+		if sf.tables > 0 {
+			tables = sf.tables
+		}
+		if sf.tableSize != 0 && sf.tableSize != size {
+			return nil, fmt.Errorf("--table-size %d does not match the data: the tables were loaded with %d rows", sf.tableSize, size)
+		}
+		opt := sf.opt
+		opt.Tables, opt.TableSize, opt.Clients, opt.Dist = tables, size, f.clients, spec
+		script, q, err := sysbench.Script(sf.script, opt)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		fig := SysbenchFigures{Tables: tables, TableSize: size, Dist: spec.String()}
+		finish := func(sum *Summary, res *driver.Result) {
+			var events int64
+			for _, s := range res.Scripts {
+				events += s.Committed
+			}
+			fig.ReadQueries, fig.WriteQueries, fig.OtherQueries = events*q.Read, events*q.Write, events*q.Other
+			fig.Queries = events * q.Total()
+			if secs := res.WindowEnd.Sub(res.WindowStart).Seconds(); secs > 0 {
+				fig.QPS = float64(fig.Queries) / secs
+			}
+			fig.IgnoredErrors = sum.Retries
+			sum.SysbenchFigures = &fig
+		}
+		return &workloadSetup{scripts: []*driver.Script{script}, scale: tables,
+			size:   fmt.Sprintf("%d tables of %d rows, %s keys", tables, size, spec),
+			params: map[string]any{"tables": tables, "table_size": size, "dist": spec.String(), "options": opt},
+			finish: finish}, nil
+	}}
+}

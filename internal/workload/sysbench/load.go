@@ -1,0 +1,177 @@
+package sysbench
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+)
+
+// LoadOptions shape the sbtest tables.
+type LoadOptions struct {
+	Tables    int
+	TableSize int64
+	Workers   int // parallel connections (default 2 if <= 0)
+	// Seed chooses the data, a pure function of (Seed, table, id); 0 is a fixed seed.
+	Seed uint64
+	// Dist is the distribution of k over [1, TableSize]; sysbench's prepare draws k
+	// with its --rand-type, special by default in sysbench 1.0.
+	Dist keydist.Spec
+}
+
+// maxTables keeps names within what Detect recognises; sysbench has no limit, but
+// nobody benchmarks with a million tables.
+const maxTables = 999999
+
+// Validate checks the options and fills defaults.
+func (o *LoadOptions) Validate() error {
+	if o.Tables < 1 || o.Tables > maxTables {
+		return fmt.Errorf("--tables must be between 1 and %d, got %d", maxTables, o.Tables)
+	}
+	// id is an integer column, as sysbench makes it.
+	if o.TableSize < 1 || o.TableSize > 1<<31-1 {
+		return fmt.Errorf("--table-size must be between 1 and 2147483647, got %d", o.TableSize)
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	_, err := keydist.New(o.Dist, 1, o.TableSize)
+	return err
+}
+
+// batchRows is how many rows a COPY batch holds: about 1 MB.
+const batchRows = 5000
+
+// rowSource is one table's rows. Each row's k, c and pad come from a generator seeded
+// by (seed, table, id), so any worker can produce any batch.
+func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Source {
+	return &load.Source{Table: tableName(table), Columns: "(id, k, c, pad)", Rows: size, BatchRows: batchRows, Binary: true,
+		Append: func(buf []byte, first, last int64) []byte {
+			for i := first; i < last; i++ {
+				var r rand.PCG
+				r.Seed(mix(seed^uint64(table)<<40), mix(uint64(i)))
+				buf = append(buf, 0, 4, 0, 0, 0, 4)
+				buf = binary.BigEndian.AppendUint32(buf, uint32(i+1))
+				buf = append(buf, 0, 0, 0, 4)
+				buf = binary.BigEndian.AppendUint32(buf, uint32(keys.Draw(&r)))
+				buf = binary.BigEndian.AppendUint32(buf, cGroups*(groupLen+1)-1)
+				buf = appendGroups(buf, &r, cGroups)
+				buf = binary.BigEndian.AppendUint32(buf, padGroups*(groupLen+1)-1)
+				buf = appendGroups(buf, &r, padGroups)
+			}
+			return buf
+		}}
+}
+
+// mix is splitmix64's finalizer: nearby seeds give unrelated streams.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// Load drops the sbtest tables of an earlier load (all of them, also beyond
+// opt.Tables) and creates opt.Tables new ones; copies their rows, each table in one
+// frozen stream when there are at least as many tables as workers, else each table
+// in several unfrozen ones so that every worker has work; then adds the keys and
+// secondary indexes and analyzes, spread over the workers.
+func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
+	var phases load.Phases
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	conn, err := connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+
+	phases.Begin("drop tables")
+	old, err := existingTables(ctx, conn)
+	if err != nil {
+		return phases, fmt.Errorf("drop tables: %w", err)
+	}
+	if len(old) > 0 {
+		if err := execSQL(ctx, conn, "drop table if exists "+strings.Join(old, ", ")+" cascade"); err != nil {
+			return phases, fmt.Errorf("drop tables: %w", err)
+		}
+	}
+	phases.Begin("create tables")
+	var create []string
+	for n := 1; n <= opt.Tables; n++ {
+		create = append(create, createSQL(n))
+	}
+	create = append(create, fmt.Sprintf("comment on table sbtest1 is '%s%d'", sizeComment, opt.TableSize))
+	if err := execSQL(ctx, conn, strings.Join(create, ";\n")); err != nil {
+		return phases, fmt.Errorf("create tables: %w", err)
+	}
+
+	phases.Begin("copy")
+	keys, err := keydist.New(opt.Dist, 1, opt.TableSize)
+	if err != nil {
+		return phases, err
+	}
+	if err := load.Run(ctx, connect, copyTasks(opt, keys), opt.Workers, p); err != nil {
+		return phases, err
+	}
+	phases.Begin("keys")
+	var index, analyze []string
+	for n := 1; n <= opt.Tables; n++ {
+		index = append(index, strings.Join(keySQL(n, opt.TableSize), ";\n"))
+		analyze = append(analyze, "analyze "+tableName(n))
+	}
+	if err := load.Exec(ctx, connect, index, opt.Workers); err != nil {
+		return phases, fmt.Errorf("keys: %w", err)
+	}
+	phases.Begin("analyze")
+	if err := load.Exec(ctx, connect, analyze, opt.Workers); err != nil {
+		return phases, fmt.Errorf("analyze: %w", err)
+	}
+	phases.End()
+	return phases, nil
+}
+
+// copyTasks gives each table one frozen task, or, with fewer tables than workers,
+// splits each table so that all workers copy at once. Frozen rows need no later
+// VACUUM to set their hint bits, but only one stream may fill a table frozen.
+func copyTasks(opt LoadOptions, keys *keydist.Dist) []load.Task {
+	var tasks []load.Task
+	for n := 1; n <= opt.Tables; n++ {
+		src := rowSource(opt.Seed, n, opt.TableSize, keys)
+		if opt.Tables >= opt.Workers {
+			tasks = append(tasks, load.Task{Source: src, Table: src.Table, Last: src.Batches(), Freeze: true})
+			continue
+		}
+		tasks = append(tasks, load.Split(src, (opt.Workers+opt.Tables-1)/opt.Tables)...)
+	}
+	return tasks
+}
+
+// existingTables lists the sbtest tables in the search path, numbered ones only.
+func existingTables(ctx context.Context, conn *pgconn.PgConn) ([]string, error) {
+	res, err := conn.Exec(ctx, `select quote_ident(n.nspname) || '.' || quote_ident(c.relname) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+		where c.relname ~ '^sbtest[0-9]+$' and c.relkind in ('r', 'p') and n.nspname = any (current_schemas(false))
+		order by substr(c.relname, 7)::numeric`).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, row := range res[0].Rows {
+		names = append(names, string(row[0]))
+	}
+	return slices.Clip(names), nil
+}
+
+// execSQL runs one or more statements and reads all their results.
+func execSQL(ctx context.Context, conn *pgconn.PgConn, sql string) error {
+	_, err := conn.Exec(ctx, sql).ReadAll()
+	return err
+}

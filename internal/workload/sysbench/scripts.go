@@ -1,0 +1,403 @@
+package sysbench
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
+)
+
+// Names of sysbench's OLTP scripts, as `sysbench <name> run` takes them.
+var Names = []string{
+	"oltp_read_write", "oltp_read_only", "oltp_write_only", "oltp_point_select",
+	"oltp_update_index", "oltp_update_non_index", "oltp_insert", "oltp_delete",
+	"select_random_points", "select_random_ranges",
+}
+
+// Options are sysbench's script options, with its names; DefaultOptions has its
+// defaults.
+type Options struct {
+	Tables    int
+	TableSize int64
+	Clients   int // select_random_* give each client its own slice of k values
+
+	PointSelects, SimpleRanges, SumRanges, OrderRanges, DistinctRanges int
+	RangeSize                                                          int64
+	IndexUpdates, NonIndexUpdates, DeleteInserts                       int
+	RangeSelects, SkipTrx                                              bool
+	RandomPoints, NumberOfRanges                                       int   // select_random_points, select_random_ranges
+	Delta                                                              int64 // select_random_ranges
+	Dist                                                               keydist.Spec
+}
+
+// DefaultOptions are sysbench 1.0's defaults (oltp_common.lua, select_random_*.lua),
+// its special distribution included, for the given tables.
+func DefaultOptions(tables int, size int64) Options {
+	spec, _ := keydist.Parse("special")
+	return Options{Tables: tables, TableSize: size, Clients: 1,
+		PointSelects: 10, SimpleRanges: 1, SumRanges: 1, OrderRanges: 1, DistinctRanges: 1, RangeSize: 100,
+		IndexUpdates: 1, NonIndexUpdates: 1, DeleteInserts: 1, RangeSelects: true,
+		RandomPoints: 10, NumberOfRanges: 10, Delta: 5, Dist: spec}
+}
+
+// Queries are the statements one event sends, split as sysbench reports them: read
+// (SELECT), write (INSERT, UPDATE, DELETE) and other (BEGIN, COMMIT). sysbench counts
+// a write that changed no row as other; these counts, fixed per event, do not.
+type Queries struct{ Read, Write, Other int64 }
+
+// Total is all of an event's statements.
+func (q Queries) Total() int64 { return q.Read + q.Write + q.Other }
+
+// statement kinds; a script prepares each kind once per table.
+const (
+	pointSelect = iota
+	simpleRange
+	sumRange
+	orderRange
+	distinctRange
+	indexUpdate
+	nonIndexUpdate
+	deleteRow
+	insertRow
+	insertAuto
+	kinds
+)
+
+// statementSQL is each kind's statement as sysbench prepares it, for table %d.
+var statementSQL = [kinds]string{
+	pointSelect:    "SELECT c FROM sbtest%d WHERE id=$1",
+	simpleRange:    "SELECT c FROM sbtest%d WHERE id BETWEEN $1 AND $2",
+	sumRange:       "SELECT SUM(k) FROM sbtest%d WHERE id BETWEEN $1 AND $2",
+	orderRange:     "SELECT c FROM sbtest%d WHERE id BETWEEN $1 AND $2 ORDER BY c",
+	distinctRange:  "SELECT DISTINCT c FROM sbtest%d WHERE id BETWEEN $1 AND $2 ORDER BY c",
+	indexUpdate:    "UPDATE sbtest%d SET k=k+1 WHERE id=$1",
+	nonIndexUpdate: "UPDATE sbtest%d SET c=$1 WHERE id=$2",
+	deleteRow:      "DELETE FROM sbtest%d WHERE id=$1",
+	insertRow:      "INSERT INTO sbtest%d (id, k, c, pad) VALUES ($1, $2, $3, $4)",
+	// oltp_insert leaves the id to the table's sequence (sysbench's default
+	// --auto_inc on PostgreSQL). sysbench sends it as a plain query with the values
+	// written in; here it is prepared like the others.
+	insertAuto: "INSERT INTO sbtest%d (k, c, pad) VALUES ($1, $2, $3)",
+}
+
+var (
+	sqlBegin  = []byte("BEGIN")
+	sqlCommit = []byte("COMMIT")
+)
+
+// retryStates are the errors on which sysbench's PostgreSQL driver rolls back and
+// restarts the event (drv_pgsql.c): deadlock, serialization failure, and the unique
+// violation of two clients' delete-insert on the same id.
+var retryStates = []string{"23505"}
+
+// Script builds one of the named scripts and the queries each of its events sends.
+func Script(name string, o Options) (*driver.Script, Queries, error) {
+	if !slices.Contains(Names, name) {
+		return nil, Queries{}, fmt.Errorf("unknown sysbench script %q: use %s", name, strings.Join(Names, ", "))
+	}
+	if err := o.check(name); err != nil {
+		return nil, Queries{}, err
+	}
+	keys, err := keydist.New(o.Dist, 1, o.TableSize)
+	if err != nil {
+		return nil, Queries{}, err
+	}
+	e := &events{o: o, keys: keys}
+	s := &driver.Script{Name: name, Weight: 1, RetryStates: retryStates}
+	var q Queries
+	switch name {
+	case "select_random_points", "select_random_ranges":
+		if err := e.slices(); err != nil {
+			return nil, Queries{}, err
+		}
+		if name == "select_random_points" {
+			s.Statements, s.Program = []string{randomPointsSQL(o.RandomPoints)}, e.randomPoints
+		} else {
+			s.Statements, s.Program = []string{randomRangesSQL(o.NumberOfRanges)}, e.randomRanges
+		}
+		s.ServerTx = 1
+		return s, Queries{Read: 1}, nil
+	}
+	for k := range kinds {
+		for t := 1; t <= o.Tables; t++ {
+			s.Statements = append(s.Statements, fmt.Sprintf(statementSQL[k], t))
+		}
+	}
+	reads := Queries{Read: int64(o.PointSelects)}
+	if o.RangeSelects {
+		reads.Read += int64(o.SimpleRanges + o.SumRanges + o.OrderRanges + o.DistinctRanges)
+	}
+	writes := Queries{Write: int64(o.IndexUpdates + o.NonIndexUpdates + 2*o.DeleteInserts)}
+	trx := Queries{}
+	if !o.SkipTrx {
+		trx.Other = 2
+	}
+	switch name {
+	case "oltp_read_write":
+		s.Program = func(s *driver.Session) error { return e.transaction(s, e.reads, e.writes) }
+		q = Queries{reads.Read, writes.Write, trx.Other}
+	case "oltp_read_only":
+		s.Program = func(s *driver.Session) error { return e.transaction(s, e.reads) }
+		q = Queries{reads.Read, 0, trx.Other}
+	case "oltp_write_only":
+		s.Program = func(s *driver.Session) error { return e.transaction(s, e.writes) }
+		q = Queries{0, writes.Write, trx.Other}
+	case "oltp_point_select":
+		// sysbench's oltp_point_select sends one point select and no BEGIN/COMMIT.
+		s.Program = func(s *driver.Session) error { return e.point(s, 1) }
+		q = Queries{Read: 1}
+	case "oltp_update_index":
+		s.Program = func(s *driver.Session) error { return e.indexUpdates(s) }
+		q = Queries{Write: int64(o.IndexUpdates)}
+	case "oltp_update_non_index":
+		s.Program = func(s *driver.Session) error { return e.nonIndexUpdates(s) }
+		q = Queries{Write: int64(o.NonIndexUpdates)}
+	case "oltp_insert":
+		s.Program = e.insert
+		q = Queries{Write: 1}
+	case "oltp_delete":
+		s.Program = e.delete
+		q = Queries{Write: 1}
+	}
+	// Without BEGIN and COMMIT each statement is a transaction of its own.
+	if q.Other == 0 {
+		s.ServerTx = q.Total()
+	}
+	return s, q, nil
+}
+
+// check refuses options sysbench would not run with.
+func (o Options) check(name string) error {
+	if o.Tables < 1 {
+		return fmt.Errorf("--tables must be at least 1, got %d", o.Tables)
+	}
+	if o.TableSize < 1 {
+		return fmt.Errorf("--table-size must be at least 1, got %d", o.TableSize)
+	}
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"point-selects", o.PointSelects}, {"simple-ranges", o.SimpleRanges}, {"sum-ranges", o.SumRanges},
+		{"order-ranges", o.OrderRanges}, {"distinct-ranges", o.DistinctRanges}, {"index-updates", o.IndexUpdates},
+		{"non-index-updates", o.NonIndexUpdates}, {"delete-inserts", o.DeleteInserts}} {
+		if c.v < 0 || c.v > 1000 {
+			return fmt.Errorf("--%s must be between 0 and 1000, got %d", c.flag, c.v)
+		}
+	}
+	if o.RangeSize < 1 || o.RangeSize > o.TableSize {
+		return fmt.Errorf("--range-size must be between 1 and the table size %d, got %d", o.TableSize, o.RangeSize)
+	}
+	switch name {
+	case "select_random_points", "select_random_ranges":
+		if o.Tables != 1 {
+			return fmt.Errorf("%s works on sbtest1 only, as in sysbench: use --tables 1 (the database may hold more)", name)
+		}
+		if o.RandomPoints < 1 || o.RandomPoints > 1000 {
+			return fmt.Errorf("--random-points must be between 1 and 1000, got %d", o.RandomPoints)
+		}
+		if o.NumberOfRanges < 1 || o.NumberOfRanges > 1000 {
+			return fmt.Errorf("--number-of-ranges must be between 1 and 1000, got %d", o.NumberOfRanges)
+		}
+		if o.Delta < 0 {
+			return fmt.Errorf("--delta must not be negative, got %d", o.Delta)
+		}
+	}
+	return nil
+}
+
+// events runs the statements of sysbench's event functions.
+type events struct {
+	o    Options
+	keys *keydist.Dist
+	// byClient holds, for select_random_*, each client's distribution over its own
+	// slice of k values.
+	byClient []*keydist.Dist
+}
+
+// stmt is the index of kind k's statement for table t.
+func (e *events) stmt(k, t int) int { return k*e.o.Tables + t - 1 }
+
+// table draws the table of a group of statements: sysbench draws one per group,
+// uniformly, and every key anew.
+func (e *events) table(s *driver.Session) int { return int(s.Uniform(1, int64(e.o.Tables))) }
+
+func (e *events) transaction(s *driver.Session, parts ...func(*driver.Session) error) error {
+	if !e.o.SkipTrx {
+		if err := s.Query(sqlBegin); err != nil {
+			return err
+		}
+	}
+	for _, p := range parts {
+		if err := p(s); err != nil {
+			return err
+		}
+	}
+	if e.o.SkipTrx {
+		return nil
+	}
+	return s.Query(sqlCommit)
+}
+
+func (e *events) reads(s *driver.Session) error {
+	if err := e.point(s, e.o.PointSelects); err != nil {
+		return err
+	}
+	if !e.o.RangeSelects {
+		return nil
+	}
+	for _, r := range []struct{ kind, n int }{
+		{simpleRange, e.o.SimpleRanges}, {sumRange, e.o.SumRanges}, {orderRange, e.o.OrderRanges}, {distinctRange, e.o.DistinctRanges},
+	} {
+		t := e.table(s)
+		for range r.n {
+			id := s.Draw(e.keys)
+			if err := s.Int(id).Int(id + e.o.RangeSize - 1).Exec(e.stmt(r.kind, t)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (e *events) point(s *driver.Session, n int) error {
+	t := e.table(s)
+	for range n {
+		if err := s.Int(s.Draw(e.keys)).Exec(e.stmt(pointSelect, t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *events) writes(s *driver.Session) error {
+	if err := e.indexUpdates(s); err != nil {
+		return err
+	}
+	if err := e.nonIndexUpdates(s); err != nil {
+		return err
+	}
+	t := e.table(s)
+	for range e.o.DeleteInserts {
+		id, k := s.Draw(e.keys), s.Draw(e.keys)
+		if err := s.Int(id).Exec(e.stmt(deleteRow, t)); err != nil {
+			return err
+		}
+		s.Int(id).Int(k)
+		s.EndParam(appendGroups(s.Param(), s.Rand(), cGroups))
+		s.EndParam(appendGroups(s.Param(), s.Rand(), padGroups))
+		if err := s.Exec(e.stmt(insertRow, t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *events) indexUpdates(s *driver.Session) error {
+	t := e.table(s)
+	for range e.o.IndexUpdates {
+		if err := s.Int(s.Draw(e.keys)).Exec(e.stmt(indexUpdate, t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *events) nonIndexUpdates(s *driver.Session) error {
+	t := e.table(s)
+	for range e.o.NonIndexUpdates {
+		s.EndParam(appendGroups(s.Param(), s.Rand(), cGroups))
+		if err := s.Int(s.Draw(e.keys)).Exec(e.stmt(nonIndexUpdate, t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *events) insert(s *driver.Session) error {
+	t := e.table(s)
+	s.Int(s.Draw(e.keys))
+	s.EndParam(appendGroups(s.Param(), s.Rand(), cGroups))
+	s.EndParam(appendGroups(s.Param(), s.Rand(), padGroups))
+	return s.Exec(e.stmt(insertAuto, t))
+}
+
+func (e *events) delete(s *driver.Session) error {
+	return s.Int(s.Draw(e.keys)).Exec(e.stmt(deleteRow, e.table(s)))
+}
+
+// slices gives each client the distribution over its own slice of k values that
+// select_random_* draw from: sysbench's thread i of n draws from
+// [i*size/n, (i+1)*size/n].
+func (e *events) slices() error {
+	n := max(e.o.Clients, 1)
+	e.byClient = make([]*keydist.Dist, n)
+	for i := range n {
+		lo, hi := int64(i)*e.o.TableSize/int64(n), int64(i+1)*e.o.TableSize/int64(n)
+		d, err := keydist.New(e.o.Dist, lo, hi)
+		if err != nil {
+			return err
+		}
+		e.byClient[i] = d
+	}
+	return nil
+}
+
+func (e *events) clientKeys(s *driver.Session) *keydist.Dist {
+	return e.byClient[s.Client()%len(e.byClient)]
+}
+
+func randomPointsSQL(n int) string {
+	p := make([]string, n)
+	for i := range p {
+		p[i] = "$" + strconv.Itoa(i+1)
+	}
+	return "SELECT id, k, c, pad FROM sbtest1 WHERE k IN (" + strings.Join(p, ", ") + ")"
+}
+
+func randomRangesSQL(n int) string {
+	p := make([]string, n)
+	for i := range p {
+		p[i] = fmt.Sprintf("k BETWEEN $%d AND $%d", 2*i+1, 2*i+2)
+	}
+	return "SELECT count(k) FROM sbtest1 WHERE " + strings.Join(p, " OR ")
+}
+
+func (e *events) randomPoints(s *driver.Session) error {
+	d := e.clientKeys(s)
+	for range e.o.RandomPoints {
+		s.Int(s.Draw(d))
+	}
+	return s.Exec(0)
+}
+
+func (e *events) randomRanges(s *driver.Session) error {
+	d := e.clientKeys(s)
+	for range e.o.NumberOfRanges {
+		v := s.Draw(d)
+		s.Int(v).Int(v + e.o.Delta)
+	}
+	return s.Exec(0)
+}
+
+// appendGroups appends n groups of groupLen random digits joined by '-', the shape
+// of sysbench's c and pad values. One 64-bit draw yields a group: its 11 digits as
+// those of a base-10 fraction, whose last digit's bias is below 10^-7.
+func appendGroups(buf []byte, r rand.Source, n int) []byte {
+	for g := range n {
+		if g > 0 {
+			buf = append(buf, '-')
+		}
+		x := r.Uint64()
+		for range groupLen {
+			var d uint64
+			d, x = bits.Mul64(x, 10)
+			buf = append(buf, byte('0'+d))
+		}
+	}
+	return buf
+}
