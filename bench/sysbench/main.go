@@ -1,0 +1,152 @@
+// Command sysbench compares pgbakeoff with sysbench (Debian's package) on one local
+// server, alternating the two tools so drift on the machine affects both alike, and
+// prints medians and ratios: the load of the sbtest tables against `sysbench
+// oltp_read_write prepare` with the same tables, size and threads, then
+// oltp_point_select and oltp_read_write throughput at 8 clients on the same tables,
+// both tools with sysbench's default special distribution.
+//
+//	go run ./bench/sysbench                   # 3 rounds, 4 tables of 1,000,000 rows, 20 s runs
+//	go run ./bench/sysbench -rounds 5 -duration 30s -table-size 100000
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/bench/internal/benchkit"
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	rounds := flag.Int("rounds", 3, "alternating rounds per measurement")
+	duration := flag.Duration("duration", 20*time.Second, "length of each throughput run")
+	tables := flag.Int("tables", 4, "sbtest tables")
+	size := flag.Int("table-size", 1000000, "rows per table")
+	threads := flag.Int("threads", 2, "loading threads (sysbench --threads, pgbakeoff --jobs)")
+	clients := flag.Int("clients", 8, "clients for the throughput runs")
+	version := flag.String("version", "", "PostgreSQL version (default: newest installed)")
+	flag.Parse()
+	ctx := context.Background()
+
+	sysbench, err := exec.LookPath("sysbench")
+	if err != nil {
+		return fmt.Errorf("sysbench is not installed: apt-get install sysbench")
+	}
+	bin, srv, dir, cleanup, err := benchkit.Setup(ctx, *version, []localpg.Setting{{Name: "max_connections", Value: "200"}})
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	conn, err := pgconn.Connect(ctx, srv.DSN())
+	if err != nil {
+		return err
+	}
+	for _, db := range []string{"sb", "pgb"} {
+		if err := conn.Exec(ctx, "create database "+db).Close(); err != nil {
+			return err
+		}
+	}
+	conn.Close(ctx)
+	dsn := func(db string) string { return strings.Replace(srv.DSN(), "dbname=postgres", "dbname="+db, 1) }
+	sbArgs := func(db string, args ...string) []string {
+		return append([]string{"--db-driver=pgsql", "--pgsql-host=" + srv.SocketDir, "--pgsql-port=" + strconv.Itoa(srv.Port),
+			"--pgsql-user=postgres", "--pgsql-db=" + db, "--tables=" + strconv.Itoa(*tables), "--table-size=" + strconv.Itoa(*size)}, args...)
+	}
+	fmt.Printf("PostgreSQL %s, %s, %d rounds, %d tables of %d rows, %d loading threads, %s runs at %d clients\n\n",
+		srv.Version, sysbenchVersion(sysbench), *rounds, *tables, *size, *threads, *duration, *clients)
+
+	var sbLoad, ourLoad []float64
+	for i := range *rounds {
+		if _, _, err := benchkit.Capture(sysbench, sbArgs("sb", "oltp_read_write", "cleanup")...); err != nil {
+			return err
+		}
+		t, err := benchkit.Timed(sysbench, sbArgs("sb", "oltp_read_write", "--threads="+strconv.Itoa(*threads), "prepare")...)
+		if err != nil {
+			return err
+		}
+		sbLoad = append(sbLoad, t)
+		t, err = benchkit.Timed(bin, "init", "sysbench", "--tables", strconv.Itoa(*tables), "--table-size", strconv.Itoa(*size),
+			"--jobs", strconv.Itoa(*threads), "--dsn", dsn("pgb"))
+		if err != nil {
+			return err
+		}
+		ourLoad = append(ourLoad, t)
+		fmt.Printf("load round %d: sysbench prepare %.2f s, pgbakeoff init sysbench %.2f s\n", i+1, sbLoad[i], ourLoad[i])
+	}
+
+	// Both tools run on the tables sysbench prepared.
+	secs := strconv.Itoa(int(duration.Seconds()))
+	tpsRe := regexp.MustCompile(`transactions:\s+\d+\s+\(([0-9.]+) per sec\.\)`)
+	type result struct{ sb, ours, sbCPU, oursCPU []float64 }
+	scripts := []string{"oltp_point_select", "oltp_read_write"}
+	results := map[string]*result{}
+	for _, script := range scripts {
+		r := &result{}
+		results[script] = r
+		for i := range *rounds {
+			out, ru, err := benchkit.Capture(sysbench, sbArgs("sb", script, "--threads="+strconv.Itoa(*clients), "--time="+secs, "run")...)
+			if err != nil {
+				return err
+			}
+			m := tpsRe.FindSubmatch(out)
+			if m == nil {
+				return fmt.Errorf("sysbench printed no transactions:\n%s", out)
+			}
+			tps, _ := strconv.ParseFloat(string(m[1]), 64)
+			r.sb = append(r.sb, tps)
+			r.sbCPU = append(r.sbCPU, benchkit.CPUPerTx(ru, tps*duration.Seconds()))
+			out, ru, err = benchkit.Capture(bin, "run", "sysbench", "--script", script, "--clients", strconv.Itoa(*clients),
+				"--duration", duration.String(), "--json", "--results", filepath.Join(dir, "results.db"), "--dsn", dsn("sb"))
+			if err != nil {
+				return err
+			}
+			var sum struct {
+				TPS          float64 `json:"tps"`
+				CommitsTotal float64 `json:"commits_total"`
+			}
+			if err := json.Unmarshal(out, &sum); err != nil {
+				return fmt.Errorf("pgbakeoff --json: %v\n%s", err, out)
+			}
+			r.ours = append(r.ours, sum.TPS)
+			r.oursCPU = append(r.oursCPU, benchkit.CPUPerTx(ru, sum.TPS*duration.Seconds()))
+			fmt.Printf("%s round %d: sysbench %.0f tps, pgbakeoff %.0f tps\n", script, i+1, tps, sum.TPS)
+		}
+	}
+
+	fmt.Printf("\n%-34s %12s %12s %8s %s\n", "measurement (median)", "sysbench", "pgbakeoff", "ratio", "goal")
+	ls, lo := benchkit.Median(sbLoad), benchkit.Median(ourLoad)
+	fmt.Printf("%-34s %11.2fs %11.2fs %7.2fx %s\n", fmt.Sprintf("load, %d x %d rows", *tables, *size), ls, lo, ls/lo, ">= 3x faster")
+	for _, script := range scripts {
+		r := results[script]
+		s, o := benchkit.Median(r.sb), benchkit.Median(r.ours)
+		fmt.Printf("%-34s %12.0f %12.0f %7.2fx %s\n", fmt.Sprintf("%s tps, %d clients", script, *clients), s, o, o/s, ">= 1.0x")
+		fmt.Printf("%-34s %11.1fus %11.1fus\n", "  client CPU per transaction", benchkit.Median(r.sbCPU), benchkit.Median(r.oursCPU))
+	}
+	fmt.Println("\nThe load ratio is sysbench's time over pgbakeoff's; both runs use sysbench's default key distribution (special).")
+	return nil
+}
+
+func sysbenchVersion(bin string) string {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return "sysbench"
+	}
+	return strings.TrimSpace(string(out))
+}
