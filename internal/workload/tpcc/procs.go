@@ -36,7 +36,7 @@ var procedures = []procedure{
 // OL_QUANTITY * I_PRICE and the total applies discount and taxes, as the clause
 // says. The order's stock rows are updated and its lines inserted by one statement
 // rather than one pair per line: the server's cost here is mostly starting and
-// ending statements, and this cuts New-Order's from about 26 to 4. Stock rows are
+// ending statements, and this cuts New-Order's from about 26 to 2. Stock rows are
 // locked in (supply warehouse, item) order, as the nested loop over the sorted lines
 // reaches them, so that concurrent orders do not deadlock. An item named twice would
 // update its stock row once, so callers name each item once. An unused item number
@@ -70,17 +70,16 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 
-	UPDATE district SET d_next_o_id = d_next_o_id + 1
-	 WHERE d_w_id = p_w_id AND d_id = p_d_id
-	 RETURNING d_tax, d_next_o_id - 1 INTO v_d_tax, v_o_id;
-	IF NOT FOUND THEN
-		RAISE EXCEPTION 'tpcc_new_order: no district % in warehouse %', p_d_id, p_w_id USING ERRCODE = 'no_data_found';
-	END IF;
-	SELECT w_tax, c_discount, c_last, c_credit INTO v_w_tax, v_discount, v_last, v_credit
-	  FROM warehouse, customer
+	WITH d AS (
+		UPDATE district SET d_next_o_id = d_next_o_id + 1
+		 WHERE d_w_id = p_w_id AND d_id = p_d_id
+		 RETURNING d_tax, d_next_o_id - 1 AS o_id)
+	SELECT d.o_id, d.d_tax, w_tax, c_discount, c_last, c_credit
+	  INTO v_o_id, v_d_tax, v_w_tax, v_discount, v_last, v_credit
+	  FROM d, warehouse, customer
 	 WHERE w_id = p_w_id AND c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id;
 	IF NOT FOUND THEN
-		RAISE EXCEPTION 'tpcc_new_order: no customer % in warehouse % district %', p_c_id, p_w_id, p_d_id
+		RAISE EXCEPTION 'tpcc_new_order: no district % in warehouse %, or no customer % in it', p_d_id, p_w_id, p_c_id
 			USING ERRCODE = 'no_data_found';
 	END IF;
 
@@ -88,10 +87,10 @@ BEGIN
 		INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
 		VALUES (v_o_id, p_d_id, p_w_id, p_c_id, current_timestamp, NULL, n,
 			CASE WHEN p_w_id = ALL (p_supply_w_ids) THEN 1 ELSE 0 END)
-		RETURNING o_id)
-	INSERT INTO new_order (no_o_id, no_d_id, no_w_id) SELECT o_id, p_d_id, p_w_id FROM o;
-
-	WITH l AS (
+		RETURNING o_id),
+	nw AS (
+		INSERT INTO new_order (no_o_id, no_d_id, no_w_id) SELECT o_id, p_d_id, p_w_id FROM o),
+	l AS (
 		SELECT t.ol_number, t.i_id, t.supply_w_id, t.quantity, i.i_price, i.i_name, i.i_data
 		  FROM unnest(p_item_ids, p_supply_w_ids, p_quantities) WITH ORDINALITY
 		       AS t(i_id, supply_w_id, quantity, ol_number)
@@ -155,23 +154,10 @@ DECLARE
 	p_amount ALIAS FOR $7;
 	v_c_id int;
 BEGIN
-	IF p_c_id = 0 THEN
-		SELECT s.c_id INTO v_c_id
-		  FROM (SELECT c_id, row_number() OVER (ORDER BY c_first, c_id) AS pos, count(*) OVER () AS n
-		          FROM customer
-		         WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last) s
-		 WHERE s.pos = (s.n + 1) / 2;
-		IF NOT FOUND THEN
-			RAISE EXCEPTION 'tpcc_payment: no customer named % in warehouse % district %', p_c_last, p_c_w_id, p_c_d_id
-				USING ERRCODE = 'no_data_found';
-		END IF;
-	ELSE
-		v_c_id := p_c_id;
-	END IF;
-
 	-- Each update joins the one before it, so the rows are locked in the order
 	-- warehouse, district, customer whatever join order the planner picks: a row is
-	-- locked only when its join row exists.
+	-- locked only when its join row exists. A customer named by last name is the one
+	-- at position ceil(n/2) of those with the name, by first name.
 	WITH w AS (
 		UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w_id RETURNING w_name),
 	d AS (
@@ -183,16 +169,27 @@ BEGIN
 		       c_ytd_payment = c_ytd_payment + p_amount,
 		       c_payment_cnt = c_payment_cnt + 1,
 		       c_data = CASE WHEN c_credit = 'BC'
-		                     THEN left(format('%s %s %s %s %s %s|', v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_amount) || c_data, 500)
+		                     THEN left(format('%s %s %s %s %s %s|', c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_amount) || c_data, 500)
 		                     ELSE c_data END
 		  FROM d
-		 WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id
-		 RETURNING d.w_name, d.d_name)
+		 WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id
+		   AND c_id = CASE WHEN p_c_id <> 0 THEN p_c_id ELSE (
+		       SELECT s.c_id
+		         FROM (SELECT c_id, row_number() OVER (ORDER BY c_first, c_id) AS pos, count(*) OVER () AS n
+		                 FROM customer
+		                WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last) s
+		        WHERE s.pos = (s.n + 1) / 2) END
+		 RETURNING c_id, d.w_name, d.d_name)
 	INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-	SELECT v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, current_timestamp, p_amount, w_name || '    ' || d_name FROM c;
+	SELECT c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, current_timestamp, p_amount, w_name || '    ' || d_name FROM c
+	RETURNING h_c_id INTO v_c_id;
 	IF NOT FOUND THEN
+		IF p_c_id = 0 AND NOT EXISTS (SELECT FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last) THEN
+			RAISE EXCEPTION 'tpcc_payment: no customer named % in warehouse % district %', p_c_last, p_c_w_id, p_c_d_id
+				USING ERRCODE = 'no_data_found';
+		END IF;
 		RAISE EXCEPTION 'tpcc_payment: no warehouse %, district % in it, or customer % in warehouse % district %',
-			p_w_id, p_d_id, v_c_id, p_c_w_id, p_c_d_id USING ERRCODE = 'no_data_found';
+			p_w_id, p_d_id, p_c_id, p_c_w_id, p_c_d_id USING ERRCODE = 'no_data_found';
 	END IF;
 	RETURN v_c_id;
 END
@@ -254,43 +251,42 @@ BEGIN
 END
 $fn$`
 
-// deliverySQL is the Delivery transaction, clause 2.7.4.2, run for all ten districts
-// in one transaction, one statement per district. FOR UPDATE on the oldest new order
-// makes a concurrent Delivery for the same warehouse wait and then take the next one
-// instead of delivering an order twice.
+// deliverySQL is the Delivery transaction, clause 2.7.4.2, for all ten districts in
+// one statement. FOR UPDATE on each district's oldest new order makes a concurrent
+// Delivery for the same warehouse wait and then take the next one instead of
+// delivering an order twice.
 const deliverySQL = `CREATE OR REPLACE FUNCTION tpcc_delivery(w_id int, carrier_id int) RETURNS int
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
 DECLARE
 	p_w_id ALIAS FOR $1;
 	p_carrier_id ALIAS FOR $2;
-	v_d_id int;
-	v_rows int;
-	v_delivered int := 0;
+	v_delivered int;
 BEGIN
-	FOR v_d_id IN 1..10 LOOP
-		WITH n AS (
-			DELETE FROM new_order
-			 WHERE no_w_id = p_w_id AND no_d_id = v_d_id
-			   AND no_o_id = (SELECT no_o_id FROM new_order
-			                   WHERE no_w_id = p_w_id AND no_d_id = v_d_id
-			                   ORDER BY no_o_id LIMIT 1 FOR UPDATE)
-			RETURNING no_o_id),
-		o AS (
-			UPDATE orders SET o_carrier_id = p_carrier_id FROM n
-			 WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = n.no_o_id
-			 RETURNING o_id, o_c_id),
-		l AS (
-			UPDATE order_line SET ol_delivery_d = current_timestamp FROM o
-			 WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = o.o_id
-			 RETURNING ol_amount)
-		UPDATE customer SET c_balance = c_balance + (SELECT coalesce(sum(ol_amount), 0) FROM l),
-		       c_delivery_cnt = c_delivery_cnt + 1
-		  FROM o
-		 WHERE c_w_id = p_w_id AND c_d_id = v_d_id AND c_id = o.o_c_id;
-		GET DIAGNOSTICS v_rows = ROW_COUNT;
-		v_delivered := v_delivered + v_rows;
-	END LOOP;
+	WITH n AS (
+		DELETE FROM new_order
+		 USING (SELECT d, (SELECT no_o_id FROM new_order
+		                    WHERE no_w_id = p_w_id AND no_d_id = d
+		                    ORDER BY no_o_id LIMIT 1 FOR UPDATE) AS o
+		          FROM generate_series(1, 10) AS d) oldest
+		 WHERE no_w_id = p_w_id AND no_d_id = oldest.d AND no_o_id = oldest.o
+		 RETURNING no_d_id, no_o_id),
+	o AS (
+		UPDATE orders SET o_carrier_id = p_carrier_id FROM n
+		 WHERE o_w_id = p_w_id AND o_d_id = n.no_d_id AND o_id = n.no_o_id
+		 RETURNING o_d_id, o_id, o_c_id),
+	l AS (
+		UPDATE order_line SET ol_delivery_d = current_timestamp FROM o
+		 WHERE ol_w_id = p_w_id AND ol_d_id = o.o_d_id AND ol_o_id = o.o_id
+		 RETURNING ol_d_id, ol_amount),
+	t AS (
+		SELECT o.o_d_id, o.o_c_id, (SELECT coalesce(sum(ol_amount), 0) FROM l WHERE l.ol_d_id = o.o_d_id) AS total FROM o),
+	c AS (
+		UPDATE customer SET c_balance = c_balance + t.total, c_delivery_cnt = c_delivery_cnt + 1
+		  FROM t
+		 WHERE c_w_id = p_w_id AND c_d_id = t.o_d_id AND c_id = t.o_c_id
+		 RETURNING 1)
+	SELECT count(*) INTO v_delivered FROM c;
 	RETURN v_delivered;
 END
 $fn$`
