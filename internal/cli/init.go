@@ -69,6 +69,22 @@ func initTPCB(ctx context.Context, env *Env, t *target.Target, opt tpcb.LoadOpti
 	})
 }
 
+// openTarget parses an init or check command's DSN and connects once, so that a bad target
+// fails with one line before a load drops anything. The context ends on Ctrl-C; the
+// caller calls stop and closes the connection.
+func openTarget(cmd *cobra.Command, env *Env, dsn string) (ctx context.Context, stop func(), t *target.Target, conn *pgconn.PgConn, err error) {
+	t, err = target.Parse(dsn)
+	if err != nil {
+		return nil, nil, nil, nil, usageError{err}
+	}
+	ctx, stop = env.Interrupt(cmd.Context())
+	if conn, err = t.Connect(ctx); err != nil {
+		stop()
+		return nil, nil, nil, nil, err
+	}
+	return ctx, stop, t, conn, nil
+}
+
 // loadDataset runs a workload's load with a progress bar and prints its phases; an
 // interrupted load says so, since its data is not usable.
 func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, run func(load.Connector, *load.Progress) (load.Phases, error)) error {

@@ -37,17 +37,11 @@ func newInitSysbenchCmd(env *Env) *cobra.Command {
 			if err := opt.Validate(); err != nil {
 				return usageError{err}
 			}
-			t, err := target.Parse(dsn)
-			if err != nil {
-				return usageError{err}
-			}
-			ctx, stop := env.Interrupt(cmd.Context())
-			defer stop()
-			// Connect once first so a bad target fails before anything is dropped.
-			conn, err := t.Connect(ctx)
+			ctx, stop, t, conn, err := openTarget(cmd, env, dsn)
 			if err != nil {
 				return err
 			}
+			defer stop()
 			conn.Close(context.Background())
 			fmt.Fprintf(env.Stderr, "loading %d sysbench tables of %d rows into %s\n", opt.Tables, opt.TableSize, t)
 			return loadDataset(ctx, env, t, "sysbench", func(connect load.Connector, p *load.Progress) (load.Phases, error) {

@@ -34,16 +34,11 @@ func newInitTPCCCmd(env *Env) *cobra.Command {
 					return usageError{err}
 				}
 			}
-			t, err := target.Parse(dsn)
-			if err != nil {
-				return usageError{err}
-			}
-			ctx, stop := env.Interrupt(cmd.Context())
-			defer stop()
-			conn, err := t.Connect(ctx)
+			ctx, stop, t, conn, err := openTarget(cmd, env, dsn)
 			if err != nil {
 				return err
 			}
+			defer stop()
 			defer conn.Close(context.Background())
 			if proceduresOnly {
 				if err := tpcc.CreateProcedures(ctx, conn); err != nil {
@@ -245,16 +240,11 @@ func newCheckCmd(env *Env) *cobra.Command {
 		Args:    cobra.NoArgs,
 		Example: `  pgbakeoff check tpcc --dsn "$DSN"`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := target.Parse(dsn)
-			if err != nil {
-				return usageError{err}
-			}
-			ctx, stop := env.Interrupt(cmd.Context())
-			defer stop()
-			conn, err := t.Connect(ctx)
+			ctx, stop, t, conn, err := openTarget(cmd, env, dsn)
 			if err != nil {
 				return err
 			}
+			defer stop()
 			defer conn.Close(context.Background())
 			w, err := detectWarehouses(ctx, t, conn)
 			if err != nil {

@@ -55,7 +55,7 @@ func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Sou
 		Append: func(buf []byte, first, last int64) []byte {
 			for i := first; i < last; i++ {
 				var r rand.PCG
-				r.Seed(mix(seed^uint64(table)<<40), mix(uint64(i)))
+				r.Seed(load.Mix(seed^uint64(table)<<40), load.Mix(uint64(i)))
 				buf = append(buf, 0, 4, 0, 0, 0, 4)
 				buf = binary.BigEndian.AppendUint32(buf, uint32(i+1))
 				buf = append(buf, 0, 0, 0, 4)
@@ -67,15 +67,6 @@ func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Sou
 			}
 			return buf
 		}}
-}
-
-// mix is splitmix64's finalizer: nearby seeds give unrelated streams.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
 }
 
 // Load drops the sbtest tables of an earlier load (all of them, also beyond

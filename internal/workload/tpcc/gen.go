@@ -54,22 +54,13 @@ const (
 	lineSlots = 10
 )
 
-// mix is splitmix64's finalizer: it spreads every input bit over the output.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
 // gen draws one unit's random values. It lives on the generating goroutine's stack,
 // so generating a batch allocates nothing beyond the batch buffer.
 type gen struct{ pcg rand.PCG }
 
 func newGen(seed uint64, t tableID, w int, unit int64) gen {
 	var g gen
-	g.pcg.Seed(mix(seed^uint64(t)<<56), mix(uint64(w)<<32^uint64(unit)))
+	g.pcg.Seed(load.Mix(seed^uint64(t)<<56), load.Mix(uint64(w)<<32^uint64(unit)))
 	return g
 }
 
@@ -418,7 +409,7 @@ func (p *population) newOrders(buf []byte, first, last int64) []byte {
 // lineCount is O_OL_CNT of an order, random within [5 .. 15]. ORDERS and ORDER_LINE
 // are generated apart, so it comes from a hash of the order rather than a stream.
 func (p *population) lineCount(w, d, o int) int {
-	h := mix(mix(mix(p.seed^uint64(tOrderLine)<<56)^uint64(w)) ^ uint64(d)<<16 ^ uint64(o))
+	h := load.Mix(load.Mix(load.Mix(p.seed^uint64(tOrderLine)<<56)^uint64(w)) ^ uint64(d)<<16 ^ uint64(o))
 	return 5 + int(h%11)
 }
 
