@@ -22,7 +22,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/bench/internal/benchkit"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 )
@@ -54,17 +53,10 @@ func run() error {
 		return err
 	}
 	defer cleanup()
-	conn, err := pgconn.Connect(ctx, srv.DSN())
+	dsn, err := benchkit.CreateDatabases(ctx, srv, "sb", "pgb")
 	if err != nil {
 		return err
 	}
-	for _, db := range []string{"sb", "pgb"} {
-		if err := conn.Exec(ctx, "create database "+db).Close(); err != nil {
-			return err
-		}
-	}
-	conn.Close(ctx)
-	dsn := func(db string) string { return strings.Replace(srv.DSN(), "dbname=postgres", "dbname="+db, 1) }
 	sbArgs := func(db string, args ...string) []string {
 		return append([]string{"--db-driver=pgsql", "--pgsql-host=" + srv.SocketDir, "--pgsql-port=" + strconv.Itoa(srv.Port),
 			"--pgsql-user=postgres", "--pgsql-db=" + db, "--tables=" + strconv.Itoa(*tables), "--table-size=" + strconv.Itoa(*size)}, args...)

@@ -26,7 +26,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/bench/internal/benchkit"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 )
@@ -75,17 +74,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	conn, err := pgconn.Connect(ctx, srv.DSN())
+	dsn, err := benchkit.CreateDatabases(ctx, srv, "pgb", "tpcc")
 	if err != nil {
 		return err
 	}
-	for _, db := range []string{"pgb", "tpcc"} {
-		if err := conn.Exec(ctx, "create database "+db).Close(); err != nil {
-			return err
-		}
-	}
-	conn.Close(ctx)
-	dsn := func(db string) string { return strings.Replace(srv.DSN(), "dbname=postgres", "dbname="+db, 1) }
 	fmt.Printf("PostgreSQL %s, %d warehouses, %d clients, %s warm-up, %s windows, settings: %s\n\n", srv.Version, *warehouses, *clients, *warmup, *duration, cmp.Or(*set, "defaults"))
 
 	var pgb, ours []float64

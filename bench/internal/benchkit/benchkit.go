@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 )
 
@@ -96,4 +98,20 @@ func Median(v []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// CreateDatabases creates databases on srv and returns a function giving each one's
+// DSN.
+func CreateDatabases(ctx context.Context, srv *localpg.Server, names ...string) (func(db string) string, error) {
+	conn, err := pgconn.Connect(ctx, srv.DSN())
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(ctx)
+	for _, db := range names {
+		if err := conn.Exec(ctx, "create database "+db).Close(); err != nil {
+			return nil, err
+		}
+	}
+	return func(db string) string { return strings.Replace(srv.DSN(), "dbname=postgres", "dbname="+db, 1) }, nil
 }
