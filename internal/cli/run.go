@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -210,7 +211,7 @@ type workloadSetup struct {
 
 func tpcbWorkload(f runFlags) workload {
 	return workload{name: "tpcb", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
-		spec, err := keydist.Parse(f.dist)
+		spec, err := keydist.Parse(cmp.Or(f.dist, "uniform"))
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--dist: %w", err)}
 		}

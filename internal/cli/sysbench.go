@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,7 +123,7 @@ type SysbenchFigures struct {
 
 func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
 	return workload{name: "sysbench", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
-		spec, err := keydist.Parse(f.dist)
+		spec, err := keydist.Parse(cmp.Or(f.dist, sysbenchDefaultDist))
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--dist: %w", err)}
 		}

@@ -123,7 +123,7 @@ type responseTime struct {
 func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 	return workload{name: "tpcc", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
 		var dist *keydist.Spec
-		if f.dist != "nurand" {
+		if f.dist != "" && f.dist != "nurand" {
 			spec, err := keydist.Parse(f.dist)
 			if err != nil {
 				return nil, usageError{fmt.Errorf("--dist: %w (or nurand, the default)", err)}

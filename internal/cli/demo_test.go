@@ -1,0 +1,26 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDemo runs the README's first command at its smallest: two servers, both
+// scripts at both client counts, and the comparison table at the end.
+func TestDemo(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "r.db")
+	code, out, errOut := run(t, "demo", "--scale", "1", "--warmup", "0s", "--duration", "1s", "--results", results)
+	if code != 0 {
+		t.Fatalf("demo: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"tuned/default", "select-only", "tpcb-like"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, "runs", "--results", results)
+	if code != 0 || strings.Count(out, " completed ") != 8 {
+		t.Errorf("runs after the demo: exit %d, want 8 completed runs:\n%s", code, out)
+	}
+}
