@@ -168,3 +168,29 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// badInput is a command line that must fail with one line naming want, and exit code.
+type badInput struct {
+	name string
+	args []string
+	want string
+	code int
+}
+
+// checkBadInput runs each case: its exit code, the error as the last line of stderr,
+// and no stack trace.
+func checkBadInput(t *testing.T, cases []badInput) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errOut := run(t, c.args...)
+			lines := strings.Split(strings.TrimSpace(errOut), "\n")
+			if code != c.code || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "goroutine") {
+				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, c.code, c.want)
+			}
+			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "pgbakeoff: ") {
+				t.Errorf("last line %q is not the error", last)
+			}
+		})
+	}
+}

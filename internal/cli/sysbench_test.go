@@ -73,12 +73,7 @@ func TestSysbenchBadInput(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	results := filepath.Join(t.TempDir(), "r.db")
-	cases := []struct {
-		name string
-		args []string
-		want string
-		code int
-	}{
+	cases := []badInput{
 		{"zero tables", []string{"init", "sysbench", "--tables", "0", "--dsn", empty}, "--tables must be between 1 and", 2},
 		{"zero size", []string{"init", "sysbench", "--table-size", "0", "--dsn", empty}, "--table-size must be between 1 and", 2},
 		{"bad load dist", []string{"init", "sysbench", "--dist", "normal", "--dsn", empty}, `--dist: unknown distribution "normal"`, 2},
@@ -91,18 +86,7 @@ func TestSysbenchBadInput(t *testing.T) {
 		{"range too large", []string{"run", "sysbench", "--range-size", "2000", "--dsn", loaded, "--results", results}, "--range-size must be between 1 and the table size 1000", 2},
 		{"tpcb dist", []string{"run", "tpcb", "--dist", "exponential:0", "--dsn", loaded, "--results", results}, "--dist", 2},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			code, _, errOut := run(t, c.args...)
-			lines := strings.Split(strings.TrimSpace(errOut), "\n")
-			if code != c.code || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "goroutine") {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, c.code, c.want)
-			}
-			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "pgbakeoff: ") {
-				t.Errorf("last line %q is not the error", last)
-			}
-		})
-	}
+	checkBadInput(t, cases)
 }
 
 // TestDistOption: --dist reaches TPC-B's account and TPC-C's items. sysbench's

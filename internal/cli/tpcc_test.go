@@ -92,12 +92,7 @@ func TestTPCCBadInput(t *testing.T) {
 	}
 	pgtest.Query(t, noFuncs, "drop function tpcc_payment, tpcc_delivery")
 	results := filepath.Join(t.TempDir(), "r.db")
-	cases := []struct {
-		name string
-		args []string
-		want string
-		code int
-	}{
+	cases := []badInput{
 		{"zero warehouses", []string{"init", "tpcc", "--warehouses", "0", "--dsn", empty}, "--warehouses must be at least 1", 2},
 		{"negative warehouses", []string{"init", "tpcc", "--warehouses", "-3", "--dsn", empty}, "--warehouses must be at least 1", 2},
 		{"no tables", []string{"run", "tpcc", "--dsn", empty, "--results", results}, "init tpcc", 1},
@@ -107,18 +102,7 @@ func TestTPCCBadInput(t *testing.T) {
 		{"unknown mode", []string{"run", "tpcc", "--mode", "stored", "--dsn", loaded, "--results", results}, `unknown --mode "stored"`, 2},
 		{"unknown mix", []string{"run", "tpcc", "--mix", "tpch", "--dsn", loaded, "--results", results}, `unknown --mix "tpch"`, 2},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			code, _, errOut := run(t, c.args...)
-			lines := strings.Split(strings.TrimSpace(errOut), "\n")
-			if code != c.code || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "goroutine") {
-				t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errOut, c.code, c.want)
-			}
-			if last := lines[len(lines)-1]; !strings.HasPrefix(last, "pgbakeoff: ") {
-				t.Errorf("last line %q is not the error", last)
-			}
-		})
-	}
+	checkBadInput(t, cases)
 	// Too many clients is allowed but warned about.
 	code, _, errOut := run(t, "run", "tpcc", "--clients", "11", "--duration", "1s", "--dsn", loaded, "--results", results)
 	if code != 0 || !strings.Contains(errOut, "beyond the specification's 10 terminals per warehouse") {
