@@ -69,8 +69,9 @@ func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Sou
 		}}
 }
 
-// Load drops the sbtest tables of an earlier load (all of them, also beyond
-// opt.Tables) and creates opt.Tables new ones; copies their rows, each table in one
+// Load moves the sbtest tables of an earlier load (all of them, also beyond
+// opt.Tables) aside, to be dropped in the background, and creates opt.Tables new
+// ones; copies their rows, each table in one
 // frozen stream when there are at least as many tables as workers, else each table
 // in several unfrozen ones so that every worker has work; then adds the keys and
 // secondary indexes and analyzes, spread over the workers.
@@ -85,16 +86,29 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	}
 	defer conn.Close(context.Background())
 
-	phases.Begin("drop tables")
+	phases.Begin("move old tables aside")
 	old, err := existingTables(ctx, conn)
 	if err != nil {
-		return phases, fmt.Errorf("drop tables: %w", err)
+		return phases, fmt.Errorf("drop old tables: %w", err)
 	}
-	if len(old) > 0 {
-		if err := execSQL(ctx, conn, "drop table if exists "+strings.Join(old, ", ")+" cascade"); err != nil {
-			return phases, fmt.Errorf("drop tables: %w", err)
+	dropSQL := "drop table if exists " + strings.Join(old, ", ") + " cascade"
+	dropped, err := load.DropAside(ctx, conn, connect, old, dropSQL)
+	if err != nil {
+		return phases, fmt.Errorf("drop old tables: %w", err)
+	}
+	// A failed load still waits for the old tables to go, so none are left behind.
+	waitDropped := func() error {
+		if dropped == nil {
+			return nil
 		}
+		err := <-dropped
+		dropped = nil
+		if err != nil {
+			return fmt.Errorf("drop old tables: %w", err)
+		}
+		return nil
 	}
+	defer waitDropped()
 	phases.Begin("create tables")
 	var create []string
 	for n := 1; n <= opt.Tables; n++ {
@@ -111,6 +125,9 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		return phases, err
 	}
 	if err := load.Run(ctx, connect, copyTasks(opt, keys), opt.Workers, p); err != nil {
+		return phases, err
+	}
+	if err := waitDropped(); err != nil {
 		return phases, err
 	}
 	phases.Begin("keys")

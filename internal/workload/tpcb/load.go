@@ -84,7 +84,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	}
 	defer conn.Close(context.Background())
 	phases.Begin("move old tables aside")
-	dropped, err := dropAside(ctx, conn, connect)
+	dropped, err := load.DropAside(ctx, conn, connect, []string{"pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"}, dropTables)
 	if err != nil {
 		return phases, fmt.Errorf("drop old tables: %w", err)
 	}
