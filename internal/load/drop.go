@@ -18,10 +18,9 @@ const TrashPrefix = "pgbakeoff_dropping_"
 // schema on another connection while the new data loads. Dropping a TPC-B scale-100
 // dataset unlinks 1.5 GB of files and took 0.3 to 0.8 s here, time the load no longer
 // waits for. Where moving is not allowed (no CREATE right on the database), dropSQL
-// drops them in place. The returned channel yields the drop's result; it is nil when
-// there was nothing to drop. Schemas left by a load that died before its drop
+// drops them in place. The result is nil when there was nothing to drop. Schemas left by a load that died before its drop
 // finished are dropped too.
-func DropAside(ctx context.Context, conn *pgconn.PgConn, connect Connector, tables []string, dropSQL string) (<-chan error, error) {
+func DropAside(ctx context.Context, conn *pgconn.PgConn, connect Connector, tables []string, dropSQL string) (*Dropping, error) {
 	quoted := make([]string, len(tables))
 	for i, t := range tables {
 		quoted[i] = "'" + strings.ReplaceAll(t, "'", "''") + "'"
@@ -91,7 +90,39 @@ func DropAside(ctx context.Context, conn *pgconn.PgConn, connect Connector, tabl
 		}
 		done <- nil
 	}()
-	return done, nil
+	return &Dropping{done: done}, nil
+}
+
+// Dropping is a drop running in the background, started by DropAside.
+type Dropping struct {
+	done <-chan error
+	err  error
+}
+
+// Wait waits for the drop to end and returns its error, the same on every call; a
+// nil Dropping has nothing to wait for. When it has to wait and phases is not nil,
+// the wait shows as a phase of its own. A load calls it before it needs the old
+// tables' disk space or CPU back, and also deferred, so that a failed load leaves
+// no old tables behind.
+func (d *Dropping) Wait(phases *Phases) error {
+	if d == nil {
+		return nil
+	}
+	if d.done != nil {
+		select {
+		case d.err = <-d.done:
+		default:
+			if phases != nil {
+				phases.Begin("drop old tables")
+			}
+			d.err = <-d.done
+		}
+		d.done = nil
+		if d.err != nil {
+			d.err = fmt.Errorf("drop old tables: %w", d.err)
+		}
+	}
+	return d.err
 }
 
 func exec(ctx context.Context, conn *pgconn.PgConn, sql string) error {

@@ -71,10 +71,10 @@ func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Sou
 
 // Load moves the sbtest tables of an earlier load (all of them, also beyond
 // opt.Tables) aside, to be dropped in the background, and creates opt.Tables new
-// ones; copies their rows, each table in one
-// frozen stream when there are at least as many tables as workers, else each table
-// in several unfrozen ones so that every worker has work; then adds the keys and
-// secondary indexes and analyzes, spread over the workers.
+// ones; copies their rows, each table in one frozen stream when there are at least
+// as many tables as workers, else each table in several unfrozen ones so that every
+// worker has work; then adds the keys and secondary indexes and analyzes, spread
+// over the workers.
 func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
 	var phases load.Phases
 	if err := opt.Validate(); err != nil {
@@ -96,19 +96,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if err != nil {
 		return phases, fmt.Errorf("drop old tables: %w", err)
 	}
-	// A failed load still waits for the old tables to go, so none are left behind.
-	waitDropped := func() error {
-		if dropped == nil {
-			return nil
-		}
-		err := <-dropped
-		dropped = nil
-		if err != nil {
-			return fmt.Errorf("drop old tables: %w", err)
-		}
-		return nil
-	}
-	defer waitDropped()
+	defer dropped.Wait(nil)
 	phases.Begin("create tables")
 	var create []string
 	for n := 1; n <= opt.Tables; n++ {
@@ -127,7 +115,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if err := load.Run(ctx, connect, copyTasks(opt, keys), opt.Workers, p); err != nil {
 		return phases, err
 	}
-	if err := waitDropped(); err != nil {
+	if err := dropped.Wait(&phases); err != nil {
 		return phases, err
 	}
 	phases.Begin("keys")

@@ -88,24 +88,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if err != nil {
 		return phases, fmt.Errorf("drop old tables: %w", err)
 	}
-	// A failed load still waits for the old tables to go, so none are left behind.
-	var dropErr error
-	waitDropped := func() error {
-		if dropped != nil {
-			select {
-			case dropErr = <-dropped:
-			default:
-				phases.Begin("drop old tables") // shown only when the load had to wait
-				dropErr = <-dropped
-			}
-			dropped = nil
-			if dropErr != nil {
-				dropErr = fmt.Errorf("drop old tables: %w", dropErr)
-			}
-		}
-		return dropErr
-	}
-	defer waitDropped()
+	defer dropped.Wait(nil)
 	phases.Begin("create tables")
 	for _, s := range ddl(opt) {
 		if err := exec(ctx, conn, s); err != nil {
@@ -124,7 +107,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		return phases, err
 	}
 	// Vacuum before keys, as pgbench does, each table on its own connection.
-	if err := waitDropped(); err != nil {
+	if err := dropped.Wait(&phases); err != nil {
 		return phases, err
 	}
 	phases.Begin("vacuum analyze")
