@@ -59,11 +59,11 @@ func DropAside(ctx context.Context, conn *pgconn.PgConn, connect Connector, tabl
 			move = append(move, "alter table "+t+" set schema "+trash)
 		}
 		move = append(move, "commit")
-		if err := exec(ctx, conn, strings.Join(move, "; ")); err != nil {
-			_ = exec(ctx, conn, "rollback")
+		if err := ExecSQL(ctx, conn, strings.Join(move, "; ")); err != nil {
+			_ = ExecSQL(ctx, conn, "rollback")
 			// Moving can fail where dropping would not (no CREATE right on the
 			// database): then drop in place.
-			if err := exec(ctx, conn, dropSQL); err != nil {
+			if err := ExecSQL(ctx, conn, dropSQL); err != nil {
 				return nil, err
 			}
 		} else {
@@ -83,7 +83,7 @@ func DropAside(ctx context.Context, conn *pgconn.PgConn, connect Connector, tabl
 		}
 		defer c.Close(context.Background())
 		for _, s := range drop {
-			if err := exec(ctx, c, "drop schema "+s+" cascade"); err != nil {
+			if err := ExecSQL(ctx, c, "drop schema "+s+" cascade"); err != nil {
 				done <- err
 				return
 			}
@@ -125,6 +125,7 @@ func (d *Dropping) Wait(phases *Phases) error {
 	return d.err
 }
 
-func exec(ctx context.Context, conn *pgconn.PgConn, sql string) error {
+// ExecSQL runs one or more statements on conn and returns the first error.
+func ExecSQL(ctx context.Context, conn *pgconn.PgConn, sql string) error {
 	return conn.Exec(ctx, sql).Close()
 }

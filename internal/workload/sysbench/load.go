@@ -103,7 +103,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		create = append(create, createSQL(n))
 	}
 	create = append(create, fmt.Sprintf("comment on table sbtest1 is '%s%d'", sizeComment, opt.TableSize))
-	if err := execSQL(ctx, conn, strings.Join(create, ";\n")); err != nil {
+	if err := load.ExecSQL(ctx, conn, strings.Join(create, ";\n")); err != nil {
 		return phases, fmt.Errorf("create tables: %w", err)
 	}
 
@@ -164,10 +164,4 @@ func existingTables(ctx context.Context, conn *pgconn.PgConn) ([]string, error) 
 		names = append(names, string(row[0]))
 	}
 	return slices.Clip(names), nil
-}
-
-// execSQL runs one or more statements and reads all their results.
-func execSQL(ctx context.Context, conn *pgconn.PgConn, sql string) error {
-	_, err := conn.Exec(ctx, sql).ReadAll()
-	return err
 }

@@ -137,15 +137,17 @@ func Script(name string, o Options) (*driver.Script, Queries, error) {
 	if !o.SkipTrx {
 		trx.Other = 2
 	}
+	// The parts of a transaction are bound once here, not per event.
+	var parts []func(*driver.Session) error
 	switch name {
 	case "oltp_read_write":
-		s.Program = func(s *driver.Session) error { return e.transaction(s, e.reads, e.writes) }
+		parts = []func(*driver.Session) error{e.reads, e.writes}
 		q = Queries{reads.Read, writes.Write, trx.Other}
 	case "oltp_read_only":
-		s.Program = func(s *driver.Session) error { return e.transaction(s, e.reads) }
+		parts = []func(*driver.Session) error{e.reads}
 		q = Queries{reads.Read, 0, trx.Other}
 	case "oltp_write_only":
-		s.Program = func(s *driver.Session) error { return e.transaction(s, e.writes) }
+		parts = []func(*driver.Session) error{e.writes}
 		q = Queries{0, writes.Write, trx.Other}
 	case "oltp_point_select":
 		// sysbench's oltp_point_select sends one point select and no BEGIN/COMMIT.
@@ -163,6 +165,9 @@ func Script(name string, o Options) (*driver.Script, Queries, error) {
 	case "oltp_delete":
 		s.Program = e.delete
 		q = Queries{Write: 1}
+	}
+	if parts != nil {
+		s.Program = func(s *driver.Session) error { return e.transaction(s, parts) }
 	}
 	// Without BEGIN and COMMIT each statement is a transaction of its own.
 	if q.Other == 0 {
@@ -226,7 +231,7 @@ func (e *events) stmt(k, t int) int { return k*e.o.Tables + t - 1 }
 // uniformly, and every key anew.
 func (e *events) table(s *driver.Session) int { return int(s.Uniform(1, int64(e.o.Tables))) }
 
-func (e *events) transaction(s *driver.Session, parts ...func(*driver.Session) error) error {
+func (e *events) transaction(s *driver.Session, parts []func(*driver.Session) error) error {
 	if !e.o.SkipTrx {
 		if err := s.Query(sqlBegin); err != nil {
 			return err

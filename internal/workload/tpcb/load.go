@@ -91,7 +91,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	defer dropped.Wait(nil)
 	phases.Begin("create tables")
 	for _, s := range ddl(opt) {
-		if err := exec(ctx, conn, s); err != nil {
+		if err := load.ExecSQL(ctx, conn, s); err != nil {
 			return phases, fmt.Errorf("create tables: %w", err)
 		}
 	}
@@ -128,7 +128,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if opt.ForeignKeys {
 		phases.Begin("foreign keys")
 		for _, s := range foreignKeys {
-			if err := exec(ctx, conn, s); err != nil {
+			if err := load.ExecSQL(ctx, conn, s); err != nil {
 				return phases, fmt.Errorf("foreign keys: %w", err)
 			}
 		}
@@ -165,10 +165,6 @@ func accountTasks(s *load.Source, opt LoadOptions, freeze bool) []load.Task {
 		return []load.Task{{Source: s, Table: s.Table, Last: s.Batches(), Freeze: freeze}}
 	}
 	return load.Split(s, opt.Workers*2)
-}
-
-func exec(ctx context.Context, conn *pgconn.PgConn, sql string) error {
-	return conn.Exec(ctx, sql).Close()
 }
 
 func serverMajor(conn *pgconn.PgConn) int {

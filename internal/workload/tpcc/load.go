@@ -65,7 +65,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	defer conn.Close(context.Background())
 
 	phases.Begin("drop tables")
-	if err := execSQL(ctx, conn, dropSQL); err != nil {
+	if err := load.ExecSQL(ctx, conn, dropSQL); err != nil {
 		return phases, fmt.Errorf("drop tables: %w", err)
 	}
 	phases.Begin("create tables")
@@ -73,7 +73,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if opt.Partition {
 		partitions = orderLinePartitions(opt.Warehouses)
 	}
-	if err := execSQL(ctx, conn, strings.Join(createSQL(partitions), ";\n")); err != nil {
+	if err := load.ExecSQL(ctx, conn, strings.Join(createSQL(partitions), ";\n")); err != nil {
 		return phases, fmt.Errorf("create tables: %w", err)
 	}
 	pop := newPopulation(opt.Seed, opt.Time)
@@ -107,7 +107,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		return phases, fmt.Errorf("keys: %w", err)
 	}
 	if partitions > 0 {
-		if err := execSQL(ctx, conn, attachSQL(partitions)); err != nil {
+		if err := load.ExecSQL(ctx, conn, attachSQL(partitions)); err != nil {
 			return phases, fmt.Errorf("keys: %w", err)
 		}
 	}
@@ -232,16 +232,10 @@ func attachSQL(partitions int) string {
 // partitions, once these have been analyzed. ANALYZE ONLY (PostgreSQL 18) leaves the
 // partitions alone; older servers reject the syntax and analyze them once more.
 func analyzeParent(ctx context.Context, conn *pgconn.PgConn, table string) error {
-	err := execSQL(ctx, conn, "analyze only "+table)
+	err := load.ExecSQL(ctx, conn, "analyze only "+table)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42601" { // syntax_error
-		err = execSQL(ctx, conn, "analyze "+table)
+		err = load.ExecSQL(ctx, conn, "analyze "+table)
 	}
-	return err
-}
-
-// execSQL runs one or more statements and reads all their results.
-func execSQL(ctx context.Context, conn *pgconn.PgConn, sql string) error {
-	_, err := conn.Exec(ctx, sql).ReadAll()
 	return err
 }
