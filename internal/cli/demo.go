@@ -22,7 +22,7 @@ type demoServer struct {
 }
 
 func newDemoCmd(env *Env) *cobra.Command {
-	var version string
+	var version, dir string
 	var scale int
 	var duration, warmup time.Duration
 	cmd := &cobra.Command{
@@ -36,7 +36,7 @@ func newDemoCmd(env *Env) *cobra.Command {
 			results, _ := cmd.Flags().GetString("results")
 			ctx, stop := env.Interrupt(cmd.Context())
 			defer stop()
-			return runDemo(ctx, env, version, scale, warmup, duration, results)
+			return runDemo(ctx, env, version, dir, scale, warmup, duration, results)
 		},
 	}
 	f := cmd.Flags()
@@ -44,10 +44,11 @@ func newDemoCmd(env *Env) *cobra.Command {
 	f.IntVar(&scale, "scale", 20, "TPC-B scale to load into each server")
 	f.DurationVar(&warmup, "warmup", 5*time.Second, "warm-up before each measured run")
 	f.DurationVar(&duration, "duration", 15*time.Second, "measured window of each run")
+	f.StringVar(&dir, "servers-dir", "", "directory for the two servers, removed at the end (default: pgbakeoff's servers directory)")
 	return cmd
 }
 
-func runDemo(ctx context.Context, env *Env, version string, scale int, warmup, duration time.Duration, results string) error {
+func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warmup, duration time.Duration, results string) error {
 	out := env.Stdout
 	servers := []*demoServer{
 		{label: "default"},
@@ -67,7 +68,7 @@ func runDemo(ctx context.Context, env *Env, version string, scale int, warmup, d
   4. print throughput and p99 latency side by side; every run is kept in %s
 `, scale, clients[0], clients[1], warmup, duration, results)
 
-	base, err := demoBaseDir()
+	base, err := demoBaseDir(dir)
 	if err != nil {
 		return err
 	}
@@ -146,7 +147,11 @@ noise. The runs are stored in %s: `+"`pgbakeoff runs`"+` lists them and
 `, results)
 }
 
-// demoBaseDir is where the demo's servers live; they are removed when it ends.
-func demoBaseDir() (string, error) {
+// demoBaseDir is where the demo's servers live (dir, or by default pgbakeoff's
+// servers directory); they are removed when it ends.
+func demoBaseDir(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
 	return localpg.DefaultServersDir()
 }
