@@ -53,6 +53,8 @@ type RunDetail struct {
 	Histograms  []Histogram   // by TxType, then Kind
 	Errors      []ErrorCount  // by SQLState, then TxType, then Retried
 	ServerStats []ServerStats // by At, then Point
+	Samples     []Sample      // by Seq
+	Flags       []Flag        // by Name
 }
 
 // timeLayout is fixed-width so stored times sort as text.
@@ -258,6 +260,12 @@ func (s *Store) runDetail(ctx context.Context, id int64) (*RunDetail, error) {
 	}
 	if d.ServerStats, err = s.serverStats(ctx, id); err != nil {
 		return nil, fmt.Errorf("run %d server stats: %w", id, err)
+	}
+	if d.Samples, err = s.samples(ctx, id); err != nil {
+		return nil, fmt.Errorf("run %d samples: %w", id, err)
+	}
+	if d.Flags, err = s.flags(ctx, id); err != nil {
+		return nil, fmt.Errorf("run %d flags: %w", id, err)
 	}
 	return d, nil
 }

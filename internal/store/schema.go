@@ -94,6 +94,63 @@ CREATE TABLE server_stat_values (
 	FOREIGN KEY (run_id, point) REFERENCES server_stats (run_id, point) ON DELETE CASCADE
 ) WITHOUT ROWID;
 `,
+	// 2: the server sampled during runs, why a run is not to be trusted, and studies.
+	`
+CREATE TABLE samples (
+	run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL,
+	start_time TEXT NOT NULL,
+	end_time   TEXT NOT NULL,
+	PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE sample_values (
+	run_id INTEGER NOT NULL,
+	seq    INTEGER NOT NULL,
+	name   TEXT NOT NULL,           -- e.g. commits, wal_bytes, server_cpu, wait:LWLock:WALWrite
+	value  REAL NOT NULL,
+	PRIMARY KEY (run_id, seq, name),
+	FOREIGN KEY (run_id, seq) REFERENCES samples (run_id, seq) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+CREATE TABLE run_flags (
+	run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+	flag    TEXT NOT NULL,          -- restarted, failover, client_cpu, errors, dip, checkpoint
+	invalid INTEGER NOT NULL,       -- 1: the run's figures are not to be trusted; 0: a note
+	reason  TEXT NOT NULL,
+	PRIMARY KEY (run_id, flag)
+) WITHOUT ROWID;
+
+CREATE TABLE studies (
+	id      INTEGER PRIMARY KEY,
+	name    TEXT NOT NULL UNIQUE,
+	file    TEXT NOT NULL,          -- the study file's path when last run
+	spec    TEXT NOT NULL,          -- its text then
+	created TEXT NOT NULL,
+	updated TEXT NOT NULL
+);
+
+-- The latest attempt at each cell of a study's matrix.
+CREATE TABLE study_runs (
+	study_id    INTEGER NOT NULL REFERENCES studies (id) ON DELETE CASCADE,
+	key         TEXT NOT NULL,      -- target/workload/clients/repetition
+	fingerprint TEXT NOT NULL,      -- of what the cell measures, to notice edits
+	run_id      INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+	status      TEXT NOT NULL,
+	PRIMARY KEY (study_id, key)
+);
+
+-- Datasets a study has loaded, so a resumed study does not load them again.
+CREATE TABLE study_datasets (
+	study_id    INTEGER NOT NULL REFERENCES studies (id) ON DELETE CASCADE,
+	target      TEXT NOT NULL,
+	dataset     TEXT NOT NULL,
+	fingerprint TEXT NOT NULL,
+	loaded      TEXT NOT NULL,
+	load_s      REAL NOT NULL,
+	PRIMARY KEY (study_id, target, dataset)
+);
+`,
 }
 
 // migrate applies the pending migrations in one transaction. The version is
