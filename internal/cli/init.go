@@ -9,6 +9,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newInitCmd(env *Env) *cobra.Command {
@@ -16,44 +17,33 @@ func newInitCmd(env *Env) *cobra.Command {
 		Use:   "init",
 		Short: "Create and load a workload's tables",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  unknownSub("tpcb, tpcc, sysbench"),
+		RunE:  unknownSub(kindNames()),
 	}
-	cmd.AddCommand(newInitTPCBCmd(env), newInitTPCCCmd(env), newInitSysbenchCmd(env))
+	for _, k := range kinds {
+		cmd.AddCommand(newInitKindCmd(env, k))
+	}
 	return cmd
 }
 
-func newInitTPCBCmd(env *Env) *cobra.Command {
-	var dsn string
-	opt := tpcb.LoadOptions{}
-	cmd := &cobra.Command{
-		Use:   "tpcb",
-		Short: "Load pgbench's tables (what `pgbench -i` does), with parallel COPY",
-		Args:  cobra.NoArgs,
-		Example: `  pgbakeoff init tpcb --scale 100 --dsn "$DSN"
-  pgbakeoff init tpcb --scale 1000 --partitions 8 --dsn "postgres://bench@db.example:5432/bench"`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := opt.Validate(); err != nil {
-				return usageError{err}
-			}
-			t, err := target.Parse(dsn)
-			if err != nil {
-				return usageError{err}
-			}
-			ctx, stop := env.Interrupt(cmd.Context())
-			defer stop()
-			return initTPCB(ctx, env, t, opt)
+// tpcbLoadFlags are init tpcb's options.
+func tpcbLoadFlags(fl *pflag.FlagSet) *dataset {
+	opt := &tpcb.LoadOptions{}
+	fl.IntVarP(&opt.Scale, "scale", "s", 1, "scale factor: 100,000 accounts each")
+	fl.IntVar(&opt.FillFactor, "fillfactor", 100, "fill factor of the accounts, tellers and branches tables")
+	fl.IntVar(&opt.Partitions, "partitions", 0, "partition pgbench_accounts into this many partitions")
+	fl.StringVar(&opt.PartitionMethod, "partition-method", "range", "range or hash")
+	fl.BoolVar(&opt.Unlogged, "unlogged", false, "create unlogged tables")
+	fl.BoolVar(&opt.ForeignKeys, "foreign-keys", false, "add foreign keys between the tables")
+	fl.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
+	return &dataset{
+		validate: opt.Validate,
+		describe: func() string { return fmt.Sprintf("TPC-B scale %d", opt.Scale) },
+		// pgbench's scale 1 takes about 16 MB with its keys; a fill factor leaves room.
+		bytes: func() int64 { return int64(opt.Scale) * (16 << 20) * 100 / int64(max(10, opt.FillFactor)) },
+		load: func(ctx context.Context, env *Env, t *target.Target) error {
+			return initTPCB(ctx, env, t, *opt)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
-	f.IntVarP(&opt.Scale, "scale", "s", 1, "scale factor: 100,000 accounts each")
-	f.IntVar(&opt.FillFactor, "fillfactor", 100, "fill factor of the accounts, tellers and branches tables")
-	f.IntVar(&opt.Partitions, "partitions", 0, "partition pgbench_accounts into this many partitions")
-	f.StringVar(&opt.PartitionMethod, "partition-method", "range", "range or hash")
-	f.BoolVar(&opt.Unlogged, "unlogged", false, "create unlogged tables")
-	f.BoolVar(&opt.ForeignKeys, "foreign-keys", false, "add foreign keys between the tables")
-	f.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
-	return cmd
 }
 
 func initTPCB(ctx context.Context, env *Env, t *target.Target, opt tpcb.LoadOptions) error {

@@ -30,9 +30,11 @@ func newRunCmd(env *Env) *cobra.Command {
 		Use:   "run",
 		Short: "Run a workload against a target and store the results",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  unknownSub("tpcb, tpcc, sysbench"),
+		RunE:  unknownSub(kindNames()),
 	}
-	cmd.AddCommand(newRunTPCBCmd(env), newRunTPCCCmd(env), newRunSysbenchCmd(env))
+	for _, k := range kinds {
+		cmd.AddCommand(newRunKindCmd(env, k))
+	}
 	return cmd
 }
 
@@ -55,23 +57,23 @@ type runFlags struct {
 	dist         string // key distribution (keydist.Parse)
 }
 
-func newRunTPCBCmd(env *Env) *cobra.Command {
-	var f runFlags
-	cmd := &cobra.Command{
-		Use:   "tpcb",
-		Short: "Run pgbench's builtin TPC-B-like scripts (tpcb-like, simple-update, select-only)",
-		Args:  cobra.NoArgs,
-		Example: `  pgbakeoff run tpcb --script select-only --clients 8 --duration 60s --progress 5s --dsn "$DSN"
+var tpcbKind = kind{
+	name:      "tpcb",
+	initShort: "Load pgbench's tables (what `pgbench -i` does), with parallel COPY",
+	initExample: `  pgbakeoff init tpcb --scale 100 --dsn "$DSN"
+  pgbakeoff init tpcb --scale 1000 --partitions 8 --dsn "postgres://bench@db.example:5432/bench"`,
+	runShort: "Run pgbench's builtin TPC-B-like scripts (tpcb-like, simple-update, select-only)",
+	runExample: `  pgbakeoff run tpcb --script select-only --clients 8 --duration 60s --progress 5s --dsn "$DSN"
   pgbakeoff run tpcb --script tpcb-like@9 --script select-only@1 --clients 16 --warmup 30s --duration 5m`,
-		RunE: runCommand(env, &f, func() workload { return tpcbWorkload(f) }),
-	}
-	fl := cmd.Flags()
-	fl.StringArrayVarP(&f.scripts, "script", "b", nil, "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like)")
-	fl.IntVarP(&f.scale, "scale", "s", 0, "expected scale; checked against the data (default: detected)")
-	fl.StringVarP(&f.protocol, "protocol", "M", "prepared", "query protocol: simple, extended or prepared")
-	fl.StringVar(&f.dist, "dist", "uniform", "distribution of the account: uniform, exponential:p, pgbench-gaussian:p, zipfian[:exp], pareto[:h], special, gaussian")
-	addRunFlags(fl, &f, 1)
-	return cmd
+	loadFlags: tpcbLoadFlags,
+	runFlags: func(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload {
+		fl.StringArrayVarP(&f.scripts, "script", "b", nil, "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like)")
+		fl.IntVarP(&f.scale, "scale", "s", 0, "expected scale; checked against the data (default: detected)")
+		fl.StringVarP(&f.protocol, "protocol", "M", "prepared", "query protocol: simple, extended or prepared")
+		fl.StringVar(&f.dist, "dist", "uniform", "distribution of the account: uniform, exponential:p, pgbench-gaussian:p, zipfian[:exp], pareto[:h], special, gaussian")
+		addRunFlags(fl, f, 1)
+		return func() workload { return tpcbWorkload(*f) }
+	},
 }
 
 // addRunFlags adds the options every workload's run has: the target, clients, the

@@ -13,51 +13,54 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/sysbench"
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // sysbenchDefaultDist is sysbench 1.0's default --rand-type, the one Debian ships:
 // runs compare like with like unless the user says otherwise.
 const sysbenchDefaultDist = "special"
 
-func newInitSysbenchCmd(env *Env) *cobra.Command {
-	var dsn, dist string
-	opt := sysbench.LoadOptions{}
-	cmd := &cobra.Command{
-		Use:   "sysbench",
-		Short: "Load sysbench's sbtest tables (what `sysbench oltp_* prepare` does), with parallel COPY",
-		Args:  cobra.NoArgs,
-		Example: `  pgbakeoff init sysbench --tables 16 --table-size 1000000 --dsn "$DSN"
+var sysbenchKind = kind{
+	name:      "sysbench",
+	initShort: "Load sysbench's sbtest tables (what `sysbench oltp_* prepare` does), with parallel COPY",
+	initExample: `  pgbakeoff init sysbench --tables 16 --table-size 1000000 --dsn "$DSN"
   pgbakeoff init sysbench --tables 4 --table-size 1000000 --dist uniform --jobs 4`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+	runShort: "Run one of sysbench's OLTP scripts (oltp_read_write, oltp_point_select, ...)",
+	runExample: `  pgbakeoff run sysbench --script oltp_read_write --clients 32 --duration 5m --dist pareto --dsn "$DSN"
+  pgbakeoff run sysbench --script oltp_point_select --clients 8 --duration 60s --dist uniform`,
+	loadFlags: sysbenchLoadFlags,
+	runFlags:  sysbenchRunFlags,
+}
+
+// sysbenchLoadFlags are init sysbench's options.
+func sysbenchLoadFlags(fl *pflag.FlagSet) *dataset {
+	opt := &sysbench.LoadOptions{}
+	var dist string
+	fl.IntVar(&opt.Tables, "tables", 1, "tables sbtest1..N")
+	fl.Int64Var(&opt.TableSize, "table-size", 10000, "rows per table")
+	fl.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
+	fl.Uint64Var(&opt.Seed, "seed", 0, "data seed (0: the fixed default, so loads are reproducible)")
+	fl.StringVar(&dist, "dist", sysbenchDefaultDist, "distribution of the k column, as sysbench's --rand-type at prepare")
+	return &dataset{
+		validate: func() error {
 			spec, err := keydist.Parse(dist)
 			if err != nil {
-				return usageError{fmt.Errorf("--dist: %w", err)}
+				return fmt.Errorf("--dist: %w", err)
 			}
 			opt.Dist = spec
-			if err := opt.Validate(); err != nil {
-				return usageError{err}
-			}
-			ctx, stop, t, conn, err := openTarget(cmd, env, dsn)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			conn.Close(context.Background())
+			return opt.Validate()
+		},
+		describe: func() string { return fmt.Sprintf("sysbench %d tables of %d rows", opt.Tables, opt.TableSize) },
+		// A row of 4+4+120+60 bytes of data takes about 220 bytes in the heap and 40
+		// more in the two indexes.
+		bytes: func() int64 { return int64(opt.Tables) * opt.TableSize * 260 },
+		load: func(ctx context.Context, env *Env, t *target.Target) error {
 			fmt.Fprintf(env.Stderr, "loading %d sysbench tables of %d rows into %s\n", opt.Tables, opt.TableSize, t)
 			return loadDataset(ctx, env, t, "sysbench", func(connect load.Connector, p *load.Progress) (load.Phases, error) {
-				return sysbench.Load(ctx, connect, opt, p)
+				return sysbench.Load(ctx, connect, *opt, p)
 			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
-	f.IntVar(&opt.Tables, "tables", 1, "tables sbtest1..N")
-	f.Int64Var(&opt.TableSize, "table-size", 10000, "rows per table")
-	f.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
-	f.Uint64Var(&opt.Seed, "seed", 0, "data seed (0: the fixed default, so loads are reproducible)")
-	f.StringVar(&dist, "dist", sysbenchDefaultDist, "distribution of the k column, as sysbench's --rand-type at prepare")
-	return cmd
 }
 
 // sysbenchFlags are run sysbench's own options.
@@ -68,18 +71,8 @@ type sysbenchFlags struct {
 	opt       sysbench.Options
 }
 
-func newRunSysbenchCmd(env *Env) *cobra.Command {
-	var f runFlags
-	sf := sysbenchFlags{opt: sysbench.DefaultOptions(0, 0)}
-	cmd := &cobra.Command{
-		Use:   "sysbench",
-		Short: "Run one of sysbench's OLTP scripts (oltp_read_write, oltp_point_select, ...)",
-		Args:  cobra.NoArgs,
-		Example: `  pgbakeoff run sysbench --script oltp_read_write --clients 32 --duration 5m --dist pareto --dsn "$DSN"
-  pgbakeoff run sysbench --script oltp_point_select --clients 8 --duration 60s --dist uniform`,
-		RunE: runCommand(env, &f, func() workload { return sysbenchWorkload(f, sf) }),
-	}
-	fl := cmd.Flags()
+func sysbenchRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload {
+	sf := &sysbenchFlags{opt: sysbench.DefaultOptions(0, 0)}
 	o := &sf.opt
 	fl.StringVar(&sf.script, "script", "oltp_read_write", "sysbench script: "+strings.Join(sysbench.Names, ", "))
 	fl.IntVar(&sf.tables, "tables", 0, "tables to use, sbtest1..N (default: all the database has)")
@@ -101,8 +94,8 @@ func newRunSysbenchCmd(env *Env) *cobra.Command {
 	fl.Int64Var(&o.Delta, "delta", o.Delta, "select_random_ranges: width of each range of k")
 	// sysbench restarts an event after a deadlock, serialization failure or unique
 	// violation for as long as it takes; so do these runs, up to a bound.
-	addRunFlags(fl, &f, 100)
-	return cmd
+	addRunFlags(fl, f, 100)
+	return func() workload { return sysbenchWorkload(*f, *sf) }
 }
 
 // SysbenchFigures are sysbench's own results: its query counts, split as its report

@@ -16,31 +16,46 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
-func newInitTPCCCmd(env *Env) *cobra.Command {
-	var dsn string
-	var proceduresOnly bool
-	opt := tpcc.LoadOptions{}
-	cmd := &cobra.Command{
-		Use:   "tpcc",
-		Short: "Load HammerDB's TPROC-C schema and data (TPC-C clause 4.3), with parallel COPY",
-		Args:  cobra.NoArgs,
-		Example: `  pgbakeoff init tpcc --warehouses 100 --dsn "$DSN"
+var tpccKind = kind{
+	name:      "tpcc",
+	initShort: "Load HammerDB's TPROC-C schema and data (TPC-C clause 4.3), with parallel COPY",
+	initExample: `  pgbakeoff init tpcc --warehouses 100 --dsn "$DSN"
   pgbakeoff init tpcc --procedures-only --dsn "$DSN"   # add the server-mode functions to a HammerDB database`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !proceduresOnly {
-				if err := opt.Validate(); err != nil {
-					return usageError{err}
-				}
-			}
-			ctx, stop, t, conn, err := openTarget(cmd, env, dsn)
-			if err != nil {
-				return err
-			}
-			defer stop()
-			defer conn.Close(context.Background())
+	runShort: "Run TPC-C's five transactions as HammerDB's TPROC-C does, reporting NOPM and TPM",
+	runExample: `  pgbakeoff run tpcc --clients 16 --warmup 2m --duration 5m --dsn "$DSN"
+  pgbakeoff run tpcc --mode client-sql --clients 16 --duration 5m --dsn "$DSN"`,
+	loadFlags: tpccLoadFlags,
+	runFlags:  tpccRunFlags,
+}
+
+// tpccLoadFlags are init tpcc's options.
+func tpccLoadFlags(fl *pflag.FlagSet) *dataset {
+	opt := &tpcc.LoadOptions{}
+	var proceduresOnly bool
+	fl.IntVarP(&opt.Warehouses, "warehouses", "w", 1, "warehouses (about 100 MB each)")
+	fl.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
+	fl.BoolVar(&opt.Partition, "partition", false, "partition order_line by warehouse, as HammerDB offers for large counts")
+	fl.Uint64Var(&opt.Seed, "seed", 0, "data seed (0: the fixed default, so loads are reproducible)")
+	fl.BoolVar(&proceduresOnly, "procedures-only", false, "only (re)create the server-mode functions, keeping the data")
+	return &dataset{
+		validate: func() error {
 			if proceduresOnly {
+				return nil
+			}
+			return opt.Validate()
+		},
+		describe: func() string { return fmt.Sprintf("TPC-C %d warehouses", opt.Warehouses) },
+		bytes:    func() int64 { return int64(opt.Warehouses) * (100 << 20) },
+		load: func(ctx context.Context, env *Env, t *target.Target) error {
+			if proceduresOnly {
+				conn, err := t.Connect(ctx)
+				if err != nil {
+					return err
+				}
+				defer conn.Close(context.Background())
 				if err := tpcc.CreateProcedures(ctx, conn); err != nil {
 					return fmt.Errorf("create the TPC-C functions: %w", err)
 				}
@@ -49,18 +64,10 @@ func newInitTPCCCmd(env *Env) *cobra.Command {
 			}
 			fmt.Fprintf(env.Stderr, "loading TPC-C with %d warehouses into %s\n", opt.Warehouses, t)
 			return loadDataset(ctx, env, t, "tpcc", func(connect load.Connector, p *load.Progress) (load.Phases, error) {
-				return tpcc.Load(ctx, connect, opt, p)
+				return tpcc.Load(ctx, connect, *opt, p)
 			})
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
-	f.IntVarP(&opt.Warehouses, "warehouses", "w", 1, "warehouses (about 100 MB each)")
-	f.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
-	f.BoolVar(&opt.Partition, "partition", false, "partition order_line by warehouse, as HammerDB offers for large counts")
-	f.Uint64Var(&opt.Seed, "seed", 0, "data seed (0: the fixed default, so loads are reproducible)")
-	f.BoolVar(&proceduresOnly, "procedures-only", false, "only (re)create the server-mode functions, keeping the data")
-	return cmd
 }
 
 // tpccFlags are run tpcc's own options.
@@ -69,18 +76,8 @@ type tpccFlags struct {
 	opt        tpcc.RunOptions
 }
 
-func newRunTPCCCmd(env *Env) *cobra.Command {
-	var f runFlags
+func tpccRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload {
 	var tf tpccFlags
-	cmd := &cobra.Command{
-		Use:   "tpcc",
-		Short: "Run TPC-C's five transactions as HammerDB's TPROC-C does, reporting NOPM and TPM",
-		Args:  cobra.NoArgs,
-		Example: `  pgbakeoff run tpcc --clients 16 --warmup 2m --duration 5m --dsn "$DSN"
-  pgbakeoff run tpcc --mode client-sql --clients 16 --duration 5m --dsn "$DSN"`,
-		RunE: runCommand(env, &f, func() workload { return tpccWorkload(env, f, tf) }),
-	}
-	fl := cmd.Flags()
 	fl.IntVarP(&tf.warehouses, "warehouses", "w", 0, "expected warehouses; checked against the data (default: detected)")
 	fl.StringVar(&tf.opt.Mode, "mode", tpcc.ModeServer, "server (PL/pgSQL functions, one round trip each) or client-sql (prepared statements)")
 	fl.StringVar(&tf.opt.Mix, "mix", "spec", "transaction mix: spec (45/43/4/4/4) or hammerdb (10/10/1/1/1)")
@@ -89,9 +86,9 @@ func newRunTPCCCmd(env *Env) *cobra.Command {
 	fl.StringVar(&tf.opt.Isolation, "isolation", "", "client-sql isolation level: read-committed, repeatable-read or serializable")
 	fl.StringVar(&f.dist, "dist", "nurand", "distribution of customers and items: nurand (the specification's), or uniform, pareto[:h], zipfian[:exp], special, ...")
 	// TPC-C's New-Orders and Deliveries deadlock now and then; they are retried.
-	addRunFlags(fl, &f, 10)
+	addRunFlags(fl, f, 10)
 	f.protocol = "prepared"
-	return cmd
+	return func() workload { return tpccWorkload(env, *f, tf) }
 }
 
 // TPCCFigures are TPC-C's own results, printed beside the common ones and, in JSON,

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// kind is one workload as the commands know it: the options of its init and run
+// commands. `init`, `run` and study files share this one definition, so a study's
+// load: and run: keys are exactly the commands' options.
+type kind struct {
+	name                   string
+	initShort, initExample string
+	runShort, runExample   string
+	// loadFlags adds init's options to fl; the dataset reads them when used.
+	loadFlags func(fl *pflag.FlagSet) *dataset
+	// runFlags adds run's options to fl, the common ones into f, and returns what
+	// builds the workload from them once they are parsed.
+	runFlags func(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload
+}
+
+// dataset is a workload's data as init's options describe it.
+type dataset struct {
+	validate func() error
+	describe func() string // for people: "TPC-B scale 100"
+	bytes    func() int64  // estimated size on disk, tables and indexes
+	load     func(ctx context.Context, env *Env, t *target.Target) error
+}
+
+// kinds are the workloads, in the order help lists them.
+var kinds = []kind{tpcbKind, tpccKind, sysbenchKind}
+
+func findKind(name string) (kind, bool) {
+	for _, k := range kinds {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return kind{}, false
+}
+
+func kindNames() string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// newInitKindCmd is `init <kind>`.
+func newInitKindCmd(env *Env, k kind) *cobra.Command {
+	var dsn string
+	cmd := &cobra.Command{Use: k.name, Short: k.initShort, Example: k.initExample, Args: cobra.NoArgs}
+	fl := cmd.Flags()
+	fl.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	ds := k.loadFlags(fl)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := ds.validate(); err != nil {
+			return usageError{err}
+		}
+		// Connect once first so a bad target fails before anything is dropped.
+		ctx, stop, t, conn, err := openTarget(cmd, env, dsn)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		conn.Close(context.Background())
+		return ds.load(ctx, env, t)
+	}
+	return cmd
+}
+
+// newRunKindCmd is `run <kind>`.
+func newRunKindCmd(env *Env, k kind) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{Use: k.name, Short: k.runShort, Example: k.runExample, Args: cobra.NoArgs}
+	wl := k.runFlags(env, cmd.Flags(), &f)
+	cmd.RunE = runCommand(env, &f, wl)
+	return cmd
+}
+
+// humanBytes formats n bytes with a binary unit, as PostgreSQL's pg_size_pretty does.
+func humanBytes(n int64) string {
+	units := []string{"bytes", "kB", "MB", "GB", "TB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
+}
