@@ -1,0 +1,702 @@
+package study
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The keys each mapping of a study file may hold, for spotting typos.
+var (
+	studyKeys    = []string{"name", "description", "targets", "workloads", "matrix"}
+	targetKeys   = []string{"name", "local", "dsn", "password", "node_exporter", "labels", "price"}
+	localKeys    = []string{"version", "settings", "initdb"}
+	passwordKeys = []string{"env", "command"}
+	priceKeys    = []string{"per_hour", "currency"}
+	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients"}
+	matrixKeys   = []string{"clients", "warmup", "duration", "repeat", "aggregate", "order", "pause"}
+)
+
+// The values each enumeration may take.
+var (
+	kinds      = []string{"tpcb", "tpcc", "sysbench"}
+	datasets   = []string{string(DatasetKeep), string(DatasetClone), string(DatasetReload)}
+	vacuums    = []string{string(VacuumNone), string(VacuumAnalyze), string(VacuumPlain), string(VacuumFreeze)}
+	aggregates = []string{string(AggregateMedian), string(AggregateMean), string(AggregateBest)}
+	orders     = []string{string(OrderInterleaved), string(OrderSequential)}
+)
+
+var (
+	studyNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	namePattern      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,40}$`)
+	versionPattern   = regexp.MustCompile(`^([0-9]{1,3})(?:\.[0-9]{1,4})?$`)
+	settingPattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
+	optionPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+	envPattern       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	currencyPattern  = regexp.MustCompile(`^[A-Z]{3}$`)
+	yamlLinePattern  = regexp.MustCompile(`^yaml: line ([0-9]+): (.*)$`)
+	yamlAnchorError  = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
+)
+
+const (
+	maxClients = 100000
+	maxRepeat  = 1000
+)
+
+const durationHint = "use Go durations like 2m or 90s"
+
+// Parse parses and validates a study file's contents; file names it in errors
+// and gives the study its default name. The error, when not nil, is Errors:
+// every problem found, sorted by position.
+func Parse(file string, data []byte) (*Study, error) {
+	p := &parser{file: file, reported: map[string]bool{}}
+	s := p.parse(data)
+	if err := p.errs.Err(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type parser struct {
+	file     string
+	errs     Errors
+	reported map[string]bool // an aliased node is walked once per alias; say its problems once
+}
+
+func (p *parser) errorf(pos Pos, format string, args ...any) {
+	e := &Error{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	if id := e.Error(); !p.reported[id] {
+		p.reported[id] = true
+		p.errs = append(p.errs, e)
+	}
+}
+
+func posOf(n *yaml.Node) Pos {
+	return Pos{Line: n.Line, Col: n.Column}
+}
+
+func (p *parser) parse(data []byte) *Study {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.errorf(Pos{1, 1}, "the study file is empty; it needs targets and workloads")
+		} else {
+			p.yamlError(err, data)
+		}
+		return nil
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		p.errorf(posOf(&next), "a study file holds one YAML document; remove the second one or the --- before it")
+	} else if !errors.Is(err, io.EOF) {
+		p.yamlError(err, data)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	root = deref(root)
+	if root.Kind != yaml.MappingNode {
+		if isNull(root) {
+			p.errorf(Pos{1, 1}, "the study file is empty; it needs targets and workloads")
+		} else {
+			p.errorf(posOf(root), "a study file is a mapping with targets, workloads and matrix, not %s", describe(root))
+		}
+		return nil
+	}
+	return p.study(root)
+}
+
+// yamlError reports a syntax error at the line the yaml library names. Its
+// messages say "line N" counting from 1 for the scanner's problems and from 0
+// for the parser's, and leave the line out when it is the first; its reader's
+// problems (bad UTF-8) have no place, and an unknown anchor is reported where
+// it is first used. See (*parser).fail in go.yaml.in/yaml/v3's decode.go.
+func (p *parser) yamlError(err error, data []byte) {
+	problem := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if m := yamlLinePattern.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		problem = m[2]
+		if parserProblems[problem] {
+			line++
+		}
+	}
+	if m := yamlAnchorError.FindStringSubmatch(err.Error()); m != nil {
+		if i := bytes.Index(data, []byte("*"+m[1])); i >= 0 {
+			before := data[:i]
+			line := bytes.Count(before, []byte("\n")) + 1
+			col := len([]rune(string(before[bytes.LastIndexByte(before, '\n')+1:]))) + 1
+			p.errorf(Pos{line, col}, "invalid YAML: alias *%s names no anchor; define it with &%s first", m[1], m[1])
+			return
+		}
+		line = 0
+	}
+	if readerProblems[problem] || strings.HasPrefix(problem, "input error: ") {
+		line = 0
+	}
+	p.errorf(Pos{Line: line}, "invalid YAML: %s", problem)
+}
+
+// The problems the yaml library's parser and reader report, from its
+// parserc.go and readerc.go.
+var (
+	parserProblems = map[string]bool{
+		"did not find expected ',' or ']'":       true,
+		"did not find expected ',' or '}'":       true,
+		"did not find expected '-' indicator":    true,
+		"did not find expected <document start>": true,
+		"did not find expected <stream-start>":   true,
+		"did not find expected key":              true,
+		"did not find expected node content":     true,
+		"found duplicate %TAG directive":         true,
+		"found duplicate %YAML directive":        true,
+		"found incompatible YAML document":       true,
+		"found undefined tag handle":             true,
+	}
+	readerProblems = map[string]bool{
+		"control characters are not allowed": true,
+		"expected low surrogate area":        true,
+		"incomplete UTF-16 character":        true,
+		"incomplete UTF-16 surrogate pair":   true,
+		"incomplete UTF-8 octet sequence":    true,
+		"invalid Unicode character":          true,
+		"invalid leading UTF-8 octet":        true,
+		"invalid length of a UTF-8 sequence": true,
+		"invalid trailing UTF-8 octet":       true,
+		"unexpected low surrogate area":      true,
+	}
+)
+
+func (p *parser) study(root *yaml.Node) *Study {
+	s := &Study{File: p.file, Pos: posOf(root)}
+	pairs := p.pairs(root)
+	var hasTargets, hasWorkloads, hasName bool
+	for _, kv := range pairs {
+		switch kv.name() {
+		case "name":
+			hasName = true
+			if name, ok := p.str(kv); ok {
+				if studyNamePattern.MatchString(name) {
+					s.Name = name
+				} else {
+					p.errorf(kv.valPos(), "invalid study name %q; use letters, digits, '_', '.' and '-'", name)
+				}
+			}
+		case "description":
+			if !isNull(deref(kv.val)) {
+				s.Description, _ = p.str(kv)
+			}
+		case "targets":
+			hasTargets = true
+			s.Targets = p.targets(kv)
+		case "workloads":
+			hasWorkloads = true
+			s.Workloads = p.workloads(kv)
+		case "matrix":
+			s.Matrix = p.matrix(kv)
+		default:
+			p.unknown(kv.key, "the study", studyKeys)
+		}
+	}
+	if !hasName {
+		base := filepath.Base(p.file)
+		s.Name = strings.TrimSuffix(base, filepath.Ext(base))
+		if !studyNamePattern.MatchString(s.Name) {
+			p.errorf(s.Pos, "the study name %q from the file name is invalid; add name: with letters, digits, '_', '.' and '-'", s.Name)
+		}
+	}
+	if !hasTargets {
+		p.errorf(s.Pos, "the study has no targets; add targets: with at least one dsn or local target")
+	}
+	if !hasWorkloads {
+		p.errorf(s.Pos, "the study has no workloads; add workloads: with at least one kind: tpcb, tpcc or sysbench")
+	}
+	s.Matrix = defaultMatrix(s.Matrix)
+	return s
+}
+
+// defaultMatrix fills in what m leaves out.
+func defaultMatrix(m Matrix) Matrix {
+	if len(m.Clients) == 0 {
+		m.Clients = []int{1}
+	}
+	if m.Duration == 0 {
+		m.Duration = DefaultDuration
+	}
+	if m.Repeat == 0 {
+		m.Repeat = DefaultRepeat
+	}
+	if m.Aggregate == "" {
+		m.Aggregate = AggregateMedian
+	}
+	if m.Order == "" {
+		m.Order = OrderInterleaved
+	}
+	return m
+}
+
+func (p *parser) targets(kv pair) []*Target {
+	items, ok := p.list(kv, "[{name: pg16, local: {version: \"16\"}}]")
+	if !ok {
+		return nil
+	}
+	if len(items) == 0 {
+		p.errorf(kv.valPos(), "targets is empty; give at least one")
+		return nil
+	}
+	var targets []*Target
+	first := map[string]Pos{}
+	for i, n := range items {
+		t := p.target(n, i)
+		if t == nil || t.Name == "" {
+			continue
+		}
+		if at, ok := first[t.Name]; ok {
+			p.errorf(t.Pos, "duplicate target name %q (first at line %d)", t.Name, at.Line)
+			continue
+		}
+		first[t.Name] = t.Pos
+		targets = append(targets, t)
+	}
+	return targets
+}
+
+func (p *parser) target(n *yaml.Node, i int) *Target {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(posOf(n), "a target must be a mapping like {name: pg16, local: {version: \"16\"}}, not %s", describe(n))
+		return nil
+	}
+	t := &Target{Pos: posOf(n)}
+	pairs := p.pairs(n)
+	where := label(pairs, "target", i, "name")
+	var dsn, local, password pair
+	for _, kv := range pairs {
+		switch kv.name() {
+		case "name":
+			if name, ok := p.str(kv); ok {
+				if namePattern.MatchString(name) {
+					t.Name = name
+				} else {
+					p.errorf(kv.valPos(), "invalid target name %q; use up to 41 letters, digits, '_', '.' and '-', starting with a letter or digit", name)
+				}
+			}
+		case "dsn":
+			dsn = kv
+			if s, ok := p.str(kv); ok {
+				if msg := checkDSN(s); msg != "" {
+					p.errorf(kv.valPos(), "%s", msg)
+				} else {
+					t.DSN = s
+				}
+			}
+		case "local":
+			local = kv
+			t.Local = p.local(kv, where)
+		case "password":
+			password = kv
+			t.Password = p.password(kv, where)
+		case "node_exporter":
+			if s, ok := p.str(kv); ok {
+				if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					p.errorf(kv.valPos(), "node_exporter must be an http or https URL like http://10.0.0.5:9100/metrics, not %q", s)
+				} else {
+					t.NodeExporter = s
+				}
+			}
+		case "labels":
+			t.Labels = p.labels(kv)
+		case "price":
+			t.Price = p.price(kv, where)
+		default:
+			p.unknown(kv.key, where, targetKeys)
+		}
+	}
+	if _, ok := lookup(pairs, "name"); !ok {
+		p.errorf(t.Pos, "%s has no name; add name:", where)
+	}
+	switch {
+	case dsn.key != nil && local.key != nil:
+		p.errorf(posOf(local.key), "%s has both dsn and local; give one: dsn for a running server, local for one pgbakeoff starts", where)
+	case dsn.key == nil && local.key == nil:
+		p.errorf(t.Pos, "%s needs dsn (a running server) or local (a server pgbakeoff starts)", where)
+	}
+	if password.key != nil && local.key != nil {
+		p.errorf(posOf(password.key), "password is only for dsn targets; a local server needs none")
+	}
+	return t
+}
+
+func (p *parser) local(kv pair, where string) *Local {
+	l := &Local{Pos: kv.valPos()}
+	pairs, ok := p.mapping(kv, `{version: "16"}`)
+	if !ok {
+		return nil
+	}
+	hasVersion := false
+	for _, kv := range pairs {
+		switch kv.name() {
+		case "version":
+			hasVersion = true
+			if v, ok := p.str(kv); ok {
+				if m := versionPattern.FindStringSubmatch(v); m == nil {
+					p.errorf(kv.valPos(), "invalid PostgreSQL version %q; want a major version like \"16\" or an exact one like \"16.10\"", v)
+				} else if major, _ := strconv.Atoi(m[1]); major < 10 {
+					p.errorf(kv.valPos(), "PostgreSQL %s is not supported; want version 10 or later", v)
+				} else {
+					l.Version = v
+				}
+			}
+		case "settings":
+			l.Settings = p.settings(kv)
+		case "initdb":
+			items, ok := p.list(kv, "[--data-checksums]")
+			if !ok {
+				continue
+			}
+			for _, n := range items {
+				if s, ok := p.scalar(n, posOf(n), "an initdb argument"); ok {
+					l.Initdb = append(l.Initdb, s)
+				}
+			}
+		default:
+			p.unknown(kv.key, "local of "+where, localKeys)
+		}
+	}
+	if !hasVersion {
+		p.errorf(l.Pos, "local of %s has no version; add version: \"16\" or another major version", where)
+	}
+	return l
+}
+
+func (p *parser) settings(kv pair) []Setting {
+	pairs, _ := p.mapping(kv, "{shared_buffers: 1GB}")
+	var settings []Setting
+	first := map[string]int{}
+	for _, s := range pairs {
+		name := s.name()
+		if !settingPattern.MatchString(name) {
+			p.errorf(posOf(s.key), "invalid setting name %q", name)
+			continue
+		}
+		// PostgreSQL's setting names ignore case: Shared_Buffers is shared_buffers.
+		if line, ok := first[strings.ToLower(name)]; ok {
+			p.errorf(posOf(s.key), "setting %q is given twice (first at line %d)", name, line)
+			continue
+		}
+		first[strings.ToLower(name)] = s.key.Line
+		if v, ok := p.scalar(s.val, s.valPos(), fmt.Sprintf("setting %q", name)); ok {
+			settings = append(settings, Setting{Name: name, Value: v, Pos: posOf(s.key)})
+		}
+	}
+	return settings
+}
+
+func (p *parser) labels(kv pair) map[string]string {
+	pairs, _ := p.mapping(kv, "{storage: nvme}")
+	if len(pairs) == 0 {
+		return nil
+	}
+	labels := make(map[string]string, len(pairs))
+	for _, l := range pairs {
+		if v, ok := p.scalar(l.val, l.valPos(), fmt.Sprintf("label %q", l.name())); ok {
+			labels[l.name()] = v
+		}
+	}
+	return labels
+}
+
+func (p *parser) password(kv pair, where string) *Password {
+	v := deref(kv.val)
+	if v.Kind != yaml.MappingNode {
+		// Never echo a scalar here: it may be the password itself.
+		p.errorf(kv.valPos(), "password must be {env: NAME} or {command: \"...\"}; never write the password itself in a study file")
+		return nil
+	}
+	pw := &Password{Pos: kv.valPos()}
+	pairs := p.pairs(v)
+	for _, kv := range pairs {
+		switch kv.name() {
+		case "env":
+			if s, ok := p.str(kv); ok {
+				if envPattern.MatchString(s) {
+					pw.Env = s
+				} else {
+					p.errorf(kv.valPos(), "invalid environment variable name %q", s)
+				}
+			}
+		case "command":
+			if s, ok := p.str(kv); ok {
+				pw.Command = s
+			}
+		default:
+			p.unknown(kv.key, "password of "+where, passwordKeys)
+		}
+	}
+	_, env := lookup(pairs, "env")
+	_, command := lookup(pairs, "command")
+	if env == command {
+		p.errorf(pw.Pos, "password needs exactly one of env: NAME or command: \"...\"")
+		return nil
+	}
+	return pw
+}
+
+func (p *parser) price(kv pair, where string) *Price {
+	pairs, ok := p.mapping(kv, "{per_hour: 0.68, currency: USD}")
+	if !ok {
+		return nil
+	}
+	pr := &Price{Currency: "USD"}
+	hasPerHour := false
+	for _, kv := range pairs {
+		switch kv.name() {
+		case "per_hour":
+			hasPerHour = true
+			v := deref(kv.val)
+			f, err := strconv.ParseFloat(v.Value, 64)
+			switch {
+			case v.Kind != yaml.ScalarNode || isNull(v) || err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+				p.errorf(kv.valPos(), "per_hour must be a number, not %s", describe(v))
+			case f <= 0:
+				p.errorf(kv.valPos(), "per_hour %s is out of range; want more than 0", v.Value)
+			default:
+				pr.PerHour = f
+			}
+		case "currency":
+			if s, ok := p.str(kv); ok {
+				if currencyPattern.MatchString(s) {
+					pr.Currency = s
+				} else {
+					p.errorf(kv.valPos(), "invalid currency %q; want a code of three upper-case letters like USD or EUR", s)
+				}
+			}
+		default:
+			p.unknown(kv.key, "price of "+where, priceKeys)
+		}
+	}
+	if !hasPerHour {
+		p.errorf(kv.valPos(), "price of %s has no per_hour", where)
+		return nil
+	}
+	return pr
+}
+
+func (p *parser) workloads(kv pair) []*Workload {
+	items, ok := p.list(kv, "[{kind: tpcb}]")
+	if !ok {
+		return nil
+	}
+	if len(items) == 0 {
+		p.errorf(kv.valPos(), "workloads is empty; give at least one")
+		return nil
+	}
+	var workloads []*Workload
+	first := map[string]Pos{}
+	for i, n := range items {
+		w := p.workload(n, i)
+		if w == nil || w.Name == "" {
+			continue
+		}
+		if at, ok := first[w.Name]; ok {
+			p.errorf(w.Pos, "duplicate workload name %q (first at line %d); give each workload of the same kind a name", w.Name, at.Line)
+			continue
+		}
+		first[w.Name] = w.Pos
+		workloads = append(workloads, w)
+	}
+	return workloads
+}
+
+func (p *parser) workload(n *yaml.Node, i int) *Workload {
+	if n.Kind != yaml.MappingNode {
+		p.errorf(posOf(n), "a workload must be a mapping like {kind: tpcb}, not %s", describe(n))
+		return nil
+	}
+	w := &Workload{Pos: posOf(n), Dataset: DatasetClone, Vacuum: VacuumNone, Checkpoint: true}
+	pairs := p.pairs(n)
+	where := label(pairs, "workload", i, "name", "kind") // the kind is the default name
+	var named, database pair
+	for _, kv := range pairs {
+		switch kv.name() {
+		case "name":
+			named = kv
+			if name, ok := p.str(kv); ok {
+				if namePattern.MatchString(name) {
+					w.Name = name
+				} else {
+					p.errorf(kv.valPos(), "invalid workload name %q; use up to 41 letters, digits, '_', '.' and '-', starting with a letter or digit", name)
+				}
+			}
+		case "kind":
+			w.Kind, _ = p.enum(kv, kinds)
+		case "load":
+			w.Load = p.options(kv)
+		case "run":
+			w.Run = p.options(kv)
+		case "dataset":
+			if s, ok := p.enum(kv, datasets); ok {
+				w.Dataset = Dataset(s)
+			}
+		case "vacuum":
+			if s, ok := p.enum(kv, vacuums); ok {
+				w.Vacuum = Vacuum(s)
+			}
+		case "checkpoint":
+			if b, ok := p.boolean(kv); ok {
+				w.Checkpoint = b
+			}
+		case "database":
+			database = kv
+			w.Database, _ = p.str(kv)
+		case "clients":
+			w.Clients = p.clients(kv)
+			w.ClientsPos = kv.valPos()
+		default:
+			p.unknown(kv.key, where, workloadKeys)
+		}
+	}
+	if _, ok := lookup(pairs, "kind"); !ok {
+		p.errorf(w.Pos, "%s has no kind; add kind: %s", where, oneOf(kinds))
+	}
+	if named.key == nil {
+		w.Name = w.Kind
+	}
+	if database.key != nil && w.Dataset != DatasetKeep {
+		p.errorf(posOf(database.key), "database needs dataset: keep; with dataset: %s every run gets its own copy of the data", w.Dataset)
+	}
+	return w
+}
+
+// options reads load or run options: each key takes a scalar or a list of
+// scalars. snake_case keys are spelled as flags: table_size is table-size.
+func (p *parser) options(kv pair) []Option {
+	what := kv.name()
+	pairs, _ := p.mapping(kv, "{warehouses: 4}")
+	var opts []Option
+	first := map[string]*yaml.Node{}
+	for _, o := range pairs {
+		key := o.name()
+		if !optionPattern.MatchString(key) {
+			if trimmed := strings.TrimLeft(key, "-"); trimmed != key && optionPattern.MatchString(trimmed) {
+				p.errorf(posOf(o.key), "write the %s option %q without dashes: %s", what, key, trimmed)
+			} else {
+				p.errorf(posOf(o.key), "invalid %s option name %q", what, key)
+			}
+			continue
+		}
+		name := strings.ReplaceAll(key, "_", "-")
+		if k, ok := first[name]; ok {
+			p.errorf(posOf(o.key), "%s option %q is given twice (as %q at line %d)", what, key, k.Value, k.Line)
+			continue
+		}
+		first[name] = o.key
+		opt := Option{Name: name, Key: key, Pos: posOf(o.key)}
+		v := deref(o.val)
+		switch {
+		case v.Kind == yaml.SequenceNode:
+			if len(v.Content) == 0 {
+				p.errorf(o.valPos(), "%s option %q has an empty list", what, key)
+				continue
+			}
+			for _, e := range v.Content {
+				if s, ok := p.scalar(e, posOf(e), fmt.Sprintf("each value of %s option %q", what, key)); ok {
+					opt.Values = append(opt.Values, s)
+				}
+			}
+		case v.Kind == yaml.ScalarNode && !isNull(v):
+			opt.Values = []string{v.Value}
+		default:
+			p.errorf(o.valPos(), "%s option %q must be a value or a list of values, not %s", what, key, describe(v))
+			continue
+		}
+		opts = append(opts, opt)
+	}
+	return opts
+}
+
+// clients reads one client count or a list of them.
+func (p *parser) clients(kv pair) []int {
+	v := deref(kv.val)
+	items := []*yaml.Node{v}
+	switch {
+	case v.Kind == yaml.SequenceNode:
+		items = v.Content
+		if len(items) == 0 {
+			p.errorf(kv.valPos(), "clients is an empty list; give at least one client count")
+			return nil
+		}
+	case v.Kind != yaml.ScalarNode || isNull(v):
+		p.errorf(kv.valPos(), "clients must be a positive integer or a list of them, not %s", describe(v))
+		return nil
+	}
+	var counts []int
+	seen := map[int]bool{}
+	for _, e := range items {
+		c, ok := p.integer(e, posOf(deref(e)), "clients", "a positive integer or a list of them", 1, maxClients)
+		if !ok {
+			continue
+		}
+		if seen[c] {
+			p.errorf(posOf(e), "client count %d is given twice", c)
+			continue
+		}
+		seen[c] = true
+		counts = append(counts, c)
+	}
+	return counts
+}
+
+func (p *parser) matrix(kv pair) Matrix {
+	m := Matrix{Pos: kv.valPos()}
+	pairs, _ := p.mapping(kv, "{clients: [4, 8], duration: 2m}")
+	for _, kv := range pairs {
+		switch kv.name() {
+		case "clients":
+			m.Clients = p.clients(kv)
+			m.ClientsPos = kv.valPos()
+		case "warmup":
+			if d, ok := p.duration(kv); ok {
+				if d < 0 {
+					p.errorf(kv.valPos(), "warmup %s is negative", d)
+				}
+				m.Warmup = d
+			}
+		case "duration":
+			if d, ok := p.duration(kv); ok {
+				if d <= 0 {
+					p.errorf(kv.valPos(), "duration must be more than 0, not %s", deref(kv.val).Value)
+				}
+				m.Duration = d
+			}
+		case "repeat":
+			m.Repeat, _ = p.integer(kv.val, kv.valPos(), "repeat", "an integer", 1, maxRepeat)
+		case "aggregate":
+			s, _ := p.enum(kv, aggregates)
+			m.Aggregate = Aggregate(s)
+		case "order":
+			s, _ := p.enum(kv, orders)
+			m.Order = Order(s)
+		case "pause":
+			if d, ok := p.duration(kv); ok {
+				if d < 0 {
+					p.errorf(kv.valPos(), "pause %s is negative", d)
+				}
+				m.Pause = d
+			}
+		default:
+			p.unknown(kv.key, "matrix", matrixKeys)
+		}
+	}
+	return m
+}

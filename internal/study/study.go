@@ -1,0 +1,307 @@
+package study
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"os"
+	"slices"
+	"time"
+)
+
+// Study is a parsed and validated study file, with its defaults filled in.
+type Study struct {
+	File        string // the path as given to Load or Parse
+	Pos         Pos    // the top-level mapping
+	Name        string
+	Description string
+	Targets     []*Target
+	Workloads   []*Workload
+	Matrix      Matrix
+}
+
+// Target is one deployment under test: an existing server reached by DSN, or
+// a local server pgbakeoff starts itself. Exactly one of DSN and Local is set.
+type Target struct {
+	Name         string
+	Pos          Pos
+	DSN          string    // never holds a password
+	Password     *Password // only with DSN; nil when not given
+	Local        *Local
+	NodeExporter string            // a node_exporter metrics URL, or ""
+	Labels       map[string]string // free-form, for grouping in reports
+	Price        *Price            // nil when not given
+}
+
+// Local describes a server pgbakeoff runs itself.
+type Local struct {
+	Pos      Pos
+	Version  string    // a major version ("16") or an exact one ("16.10")
+	Settings []Setting // postgresql.conf, in file order: a later one wins
+	Initdb   []string  // extra initdb arguments
+}
+
+// Setting is one postgresql.conf parameter.
+type Setting struct {
+	Name, Value string
+	Pos         Pos
+}
+
+// Price is what a target costs to run.
+type Price struct {
+	PerHour  float64
+	Currency string // three upper-case letters; USD when not given
+}
+
+// Workload is a benchmark and the options it is loaded and run with.
+type Workload struct {
+	Name       string // the kind when not given
+	Pos        Pos
+	Kind       string   // tpcb, tpcc or sysbench
+	Load       []Option // options of `pgbakeoff init <kind>`, in file order
+	Run        []Option // options of `pgbakeoff run <kind>`, in file order
+	Dataset    Dataset
+	Vacuum     Vacuum
+	Checkpoint bool   // CHECKPOINT before each run
+	Database   string // an existing database to run in; only with DatasetKeep
+	Clients    []int  // overrides Matrix.Clients when not empty
+	ClientsPos Pos    // where Clients was given; zero when it was not
+}
+
+// Option is one command-line option of a workload, given in the study file as
+// a key and a value or a list of values.
+type Option struct {
+	Name   string   // the flag's spelling: table_size in the file is table-size here
+	Key    string   // the key as written in the file
+	Values []string // one per scalar; a list gives a repeatable flag several values
+	Pos    Pos      // the key
+}
+
+// Dataset says what happens to the loaded data between runs.
+type Dataset string
+
+// The datasets.
+const (
+	DatasetKeep   Dataset = "keep"   // run on the data as the previous run left it
+	DatasetClone  Dataset = "clone"  // run on a fresh copy of the loaded data
+	DatasetReload Dataset = "reload" // load the data again before each run
+)
+
+// Vacuum is the maintenance done before each run.
+type Vacuum string
+
+// The vacuum choices.
+const (
+	VacuumNone    Vacuum = "none"
+	VacuumAnalyze Vacuum = "analyze" // ANALYZE
+	VacuumPlain   Vacuum = "vacuum"  // VACUUM ANALYZE
+	VacuumFreeze  Vacuum = "freeze"  // VACUUM FREEZE ANALYZE
+)
+
+// Aggregate is how the repetitions of a cell are summarised.
+type Aggregate string
+
+// The aggregates.
+const (
+	AggregateMedian Aggregate = "median"
+	AggregateMean   Aggregate = "mean"
+	AggregateBest   Aggregate = "best"
+)
+
+// Order is the order of the runs in a plan.
+type Order string
+
+// The orders.
+const (
+	// OrderInterleaved runs every target for one repetition before the next
+	// repetition, reversing the targets' order every other time, so that drift
+	// over time and position in the sequence affect all targets alike.
+	OrderInterleaved Order = "interleaved"
+	// OrderSequential runs everything for one target before the next.
+	OrderSequential Order = "sequential"
+)
+
+// Matrix is how many times each target runs each workload, and how.
+type Matrix struct {
+	Pos        Pos   // zero when the file has no matrix
+	Clients    []int // client counts; [1] when not given
+	ClientsPos Pos   // where Clients was given; zero when it was not
+	Warmup     time.Duration
+	Duration   time.Duration
+	Repeat     int // runs per cell
+	Aggregate  Aggregate
+	Order      Order
+	Pause      time.Duration // between runs
+}
+
+// The defaults for what a study file leaves out.
+const (
+	DefaultDuration = 60 * time.Second
+	DefaultRepeat   = 3
+)
+
+// Load reads and parses the study file at path.
+func Load(path string) (*Study, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read study: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Clients is the client counts w runs with, ascending: its own, or else the
+// matrix's.
+func (s *Study) Clients(w *Workload) []int {
+	c := w.Clients
+	if len(c) == 0 {
+		c = s.Matrix.Clients
+	}
+	c = slices.Clone(c)
+	slices.Sort(c)
+	return c
+}
+
+// Cell is one run in a plan.
+type Cell struct {
+	Seq      int // 1-based position in the plan
+	Target   *Target
+	Workload *Workload
+	Clients  int
+	Repeat   int // 1-based repetition of this target, workload and client count
+	// Key identifies the run within the study: "<target>/<workload>/c<clients>/r<repeat>".
+	Key string
+	// Fingerprint is 16 hex digits that change when anything changes what the
+	// run measures, and only then: the target's DSN or local version, settings
+	// and initdb arguments; the workload's kind, options, dataset, vacuum,
+	// checkpoint and database; the client count, warm-up and duration. All
+	// repetitions of a cell share it. A stored run whose fingerprint differs
+	// from its key's in the plan was made with a different study.
+	Fingerprint string
+}
+
+// Plan lists every run of the study in the order they should be made. Client
+// counts go in ascending order.
+func (s *Study) Plan() []Cell {
+	var cells []Cell
+	add := func(t *Target, w *Workload, c, r int) {
+		cells = append(cells, Cell{
+			Seq:         len(cells) + 1,
+			Target:      t,
+			Workload:    w,
+			Clients:     c,
+			Repeat:      r,
+			Key:         fmt.Sprintf("%s/%s/c%d/r%d", t.Name, w.Name, c, r),
+			Fingerprint: s.fingerprint(t, w, c),
+		})
+	}
+	switch s.Matrix.Order {
+	case OrderSequential:
+		for _, t := range s.Targets {
+			for _, w := range s.Workloads {
+				for _, c := range s.Clients(w) {
+					for r := 1; r <= s.Matrix.Repeat; r++ {
+						add(t, w, c, r)
+					}
+				}
+			}
+		}
+	default:
+		reversed := slices.Clone(s.Targets)
+		slices.Reverse(reversed)
+		for _, w := range s.Workloads {
+			for _, c := range s.Clients(w) {
+				for r := 1; r <= s.Matrix.Repeat; r++ {
+					targets := s.Targets
+					if r%2 == 0 {
+						targets = reversed
+					}
+					for _, t := range targets {
+						add(t, w, c, r)
+					}
+				}
+			}
+		}
+	}
+	return cells
+}
+
+// Estimate is how long the plan takes to run: warm-up and measurement of every
+// run and the pauses between them, without loading data.
+func (s *Study) Estimate() time.Duration {
+	runs := 0
+	for _, w := range s.Workloads {
+		runs += len(s.Targets) * len(s.Clients(w)) * s.Matrix.Repeat
+	}
+	if runs == 0 {
+		return 0
+	}
+	return time.Duration(runs)*(s.Matrix.Warmup+s.Matrix.Duration) + time.Duration(runs-1)*s.Matrix.Pause
+}
+
+// DatasetKey names the data w loads: "<kind>_<8 hex digits>". Workloads of the
+// same kind with the same load options, in any order, share a key, so they can
+// share one dataset.
+func (s *Study) DatasetKey(w *Workload) string {
+	h := newHasher("dataset/1")
+	h.add("kind", w.Kind)
+	h.options("load", w.Load)
+	return w.Kind + "_" + h.sum()[:8]
+}
+
+// fingerprint hashes what changes the measurement; see Cell.Fingerprint.
+func (s *Study) fingerprint(t *Target, w *Workload, clients int) string {
+	h := newHasher("run/1")
+	h.add("dsn", t.DSN)
+	if l := t.Local; l != nil {
+		h.add("version", l.Version)
+		for _, st := range l.Settings { // in file order: a later setting overrides an earlier one
+			h.add("setting", st.Name, st.Value)
+		}
+		h.add("initdb", l.Initdb...)
+	}
+	h.add("kind", w.Kind)
+	h.options("load", w.Load)
+	h.options("run", w.Run)
+	h.add("dataset", string(w.Dataset))
+	h.add("vacuum", string(w.Vacuum))
+	h.add("checkpoint", fmt.Sprint(w.Checkpoint))
+	h.add("database", w.Database)
+	h.add("clients", fmt.Sprint(clients))
+	h.add("warmup", s.Matrix.Warmup.String())
+	h.add("duration", s.Matrix.Duration.String())
+	return h.sum()[:16]
+}
+
+// hasher hashes labelled lists of strings without ambiguity: every string is
+// written with its length.
+type hasher struct {
+	h hash.Hash
+}
+
+func newHasher(what string) *hasher {
+	h := &hasher{sha256.New()}
+	h.add(what)
+	return h
+}
+
+func (h *hasher) add(label string, values ...string) {
+	fmt.Fprintf(h.h, "%d:%s[%d]", len(label), label, len(values))
+	for _, v := range values {
+		fmt.Fprintf(h.h, "%d:%s", len(v), v)
+	}
+}
+
+// options hashes opts sorted by name; the values of a list keep their order.
+func (h *hasher) options(label string, opts []Option) {
+	sorted := slices.SortedFunc(slices.Values(opts), func(a, b Option) int { return cmp.Compare(a.Name, b.Name) })
+	h.add(label, fmt.Sprint(len(sorted)))
+	for _, o := range sorted {
+		h.add(o.Name, o.Values...)
+	}
+}
+
+func (h *hasher) sum() string {
+	return hex.EncodeToString(h.h.Sum(nil))
+}
