@@ -1,8 +1,3 @@
-// Package sampler reads PostgreSQL's own statistics around and during a run.
-//
-//	before, err := sampler.Database(ctx, conn)  // pg_stat_database of the current database
-//	...
-//	err = sampler.WaitGone(ctx, conn, appName)  // until the benchmark's backends have exited
 package sampler
 
 import (

@@ -1,0 +1,38 @@
+// Package sampler reads PostgreSQL's own statistics around and during a run.
+//
+// Around a run, Database reads the counters of pg_stat_database, and WaitGone
+// waits until the benchmark's sessions have gone and their counters are in:
+//
+//	before, err := sampler.Database(ctx, conn)  // pg_stat_database of the current database
+//	...
+//	err = sampler.WaitGone(ctx, conn, appName)  // until the benchmark's backends have exited
+//
+// During a run, a Sampler reads the server's cumulative statistics once a
+// second, with the views and columns of its major version, and turns them into
+// rates; for a server on this machine it also reads the CPU time of the
+// server's processes and the counters of the disk holding its data, and with a
+// node_exporter those of the server's host. Ten times a second it notes what
+// the benchmark's active sessions are waiting on:
+//
+//	s, err := sampler.Start(ctx, sampler.Config{
+//		Connect:  monitor.Connect, // opens a session to the benchmark's database
+//		AppName:  appName,         // the benchmark sessions' application_name
+//		Local:    &sampler.Local{PostmasterPID: srv.PID, DataDir: srv.DataDir},
+//		OnSample: func(sm sampler.Sample) {
+//			fmt.Printf("%.0f commits/s, %.0f%% on CPU\n", sm.Values["commits"], 100*sm.Waits["CPU"])
+//		},
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	... run the benchmark ...
+//	res := s.Stop()
+//	if res.Restarted {
+//		... the server restarted during the run ...
+//	}
+//
+// Sampling problems (a query that failed, a connection lost while the server
+// restarts, a view the monitoring user may not read) never stop a run: the
+// sampler notes them in Result.Errors, opens a new connection when one is
+// lost, and tries again at the next interval.
+package sampler
