@@ -19,7 +19,12 @@ type Info struct {
 	Reserved       int // superuser_reserved_connections (+ reserved_connections from 16)
 	InUse          int // backends holding a connection slot now
 	SSL            bool
+	SharedBuffers  int64 // bytes
 }
+
+// MonitorConns is how many connections pgbakeoff opens besides the clients': one to
+// control the run and two for the sampler.
+const MonitorConns = 3
 
 // FreeSlots is how many more ordinary connections the server accepts now.
 func (i *Info) FreeSlots() int { return i.MaxConnections - i.Reserved - i.InUse }
@@ -40,7 +45,8 @@ func (t *Target) Inspect(ctx context.Context) (*Info, error) {
 		current_setting('max_connections'), current_setting('superuser_reserved_connections'),
 		coalesce(current_setting('reserved_connections', true), '0'),
 		(select count(*) from pg_stat_activity where backend_type = 'client backend'),
-		coalesce((select ssl::text from pg_stat_ssl where pid = pg_backend_pid()), 'false')`)
+		coalesce((select ssl::text from pg_stat_ssl where pid = pg_backend_pid()), 'false'),
+		pg_size_bytes(current_setting('shared_buffers'))`)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", t, err)
 	}
@@ -53,7 +59,8 @@ func (t *Target) Inspect(ctx context.Context) (*Info, error) {
 	info.Reserved = su + res
 	info.InUse, _ = strconv.Atoi(r[5])
 	info.SSL = r[6] == "true"
-	rows, err = query(ctx, conn, `select name, setting || coalesce(unit, '') from pg_settings
+	info.SharedBuffers, _ = strconv.ParseInt(r[7], 10, 64)
+	rows, err = query(ctx, conn, `select name, current_setting(name) from pg_settings
 		where source not in ('default', 'override', 'client', 'session') and name not in ('application_name')
 		order by name`)
 	if err != nil {
@@ -65,12 +72,12 @@ func (t *Target) Inspect(ctx context.Context) (*Info, error) {
 	return info, nil
 }
 
-// CheckSlots fails when clients connections (plus one for pgbakeoff's own monitoring)
+// CheckSlots fails when clients connections (plus MonitorConns for pgbakeoff's own)
 // do not fit in the server's free connection slots.
 func (i *Info) CheckSlots(clients int) error {
-	if free := i.FreeSlots(); clients+1 > free {
-		return fmt.Errorf("%d clients need %d connection slots (one more for monitoring) but the server has %d free: max_connections %d - reserved %d - in use %d; lower --clients or raise max_connections",
-			clients, clients+1, free, i.MaxConnections, i.Reserved, i.InUse)
+	if free := i.FreeSlots(); clients+MonitorConns > free {
+		return fmt.Errorf("%d clients need %d connection slots (%d more for monitoring) but the server has %d free: max_connections %d - reserved %d - in use %d; lower --clients or raise max_connections",
+			clients, clients+MonitorConns, MonitorConns, free, i.MaxConnections, i.Reserved, i.InUse)
 	}
 	return nil
 }

@@ -46,11 +46,16 @@ func parseReason(err error) string {
 	return err.Error()
 }
 
-// WithDatabase returns a copy of the target that connects to database name.
+// WithDatabase returns a copy of the target that connects to database name. Its
+// String names that database: the DSN, which names another, is dropped.
 func (t *Target) WithDatabase(name string) *Target {
 	cfg := t.Config.Copy()
+	dsn := t.DSN
+	if name != cfg.Database {
+		dsn = ""
+	}
 	cfg.Database = name
-	return &Target{DSN: t.DSN, Config: cfg}
+	return &Target{DSN: dsn, Config: cfg}
 }
 
 // String names the target for people and the results store: the DSN with any
