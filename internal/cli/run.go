@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"runtime"
 	"sort"
 	"strings"
@@ -55,6 +56,11 @@ type runFlags struct {
 	json         bool
 	labels       []string
 	dist         string // key distribution (keydist.Parse)
+	// Set by studies: the server's process and data directory when it runs on this
+	// machine, and a node_exporter to read the server machine's CPU and disks from.
+	local        *sampler.Local
+	nodeExporter string
+	tgt          *target.Target // instead of dsn, for a password from elsewhere
 }
 
 var tpcbKind = kind{
@@ -146,6 +152,9 @@ type Summary struct {
 	OutageS      float64           `json:"outage_s"`
 	Warnings     []string          `json:"warnings,omitempty"`
 	Labels       map[string]string `json:"labels,omitempty"`
+	// Flags say why the run is not to be trusted (invalid) or deserves a note.
+	Flags   []runFlag `json:"flags,omitempty"`
+	Dataset fit       `json:"dataset"`
 	// TPCC holds TPC-C's figures (nopm, tpm, ...), at the top level of the JSON.
 	*TPCCFigures
 	// Sysbench holds sysbench's query counts, at the top level of the JSON.
@@ -207,7 +216,9 @@ type workloadSetup struct {
 	deck    bool           // deal scripts from a deck (driver.Config.Deck)
 	// window, when set, samples workload figures at the window's edges on the control
 	// connection; finish then adds them to the summary.
-	window func(ctx context.Context, ctl *pgconn.PgConn, open bool) error
+	// own is how many transactions pgbakeoff's sampler has committed so far, so the
+	// workload's counts can leave them out.
+	window func(ctx context.Context, ctl *pgconn.PgConn, open bool, own int64) error
 	finish func(sum *Summary, res *driver.Result)
 }
 
@@ -254,9 +265,11 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	if err != nil {
 		return nil, usageError{err}
 	}
-	t, err := target.Parse(f.dsn)
-	if err != nil {
-		return nil, usageError{err}
+	t := f.tgt
+	if t == nil {
+		if t, err = target.Parse(f.dsn); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	// Before anything is sent: reachability, version, settings, slots, data.
 	info, err := t.Inspect(ctx)
@@ -308,6 +321,13 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	clientTarget.Config.RuntimeParams["application_name"] = appName
 
 	stats := map[string]map[string]int64{}
+	var smp *sampler.Sampler
+	ownCommits := func() int64 {
+		if smp == nil {
+			return 0
+		}
+		return smp.Commits()
+	}
 	readStats := func(point string) {
 		// Its own deadline: the window's end is still read after Ctrl-C.
 		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -317,12 +337,35 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 			fmt.Fprintf(env.Stderr, "warning: %v\n", err)
 			return
 		}
-		stats[point] = v
+		// Stored as the server reports them; compared without the sampler's commits.
+		adjusted := maps.Clone(v)
+		adjusted["xact_commit"] -= ownCommits()
+		stats[point] = adjusted
 		if err := st.AddServerStats(rctx, run.ID, store.ServerStats{Point: point, At: env.Now(), Values: v}); err != nil {
 			fmt.Fprintf(env.Stderr, "warning: %v\n", err)
 		}
 	}
 	readStats(store.PointBeforeConnect)
+	fit := datasetFit(ctx, ctl, f.local)
+	for k, v := range fit.params() {
+		run.Params[k] = v
+	}
+	addrs0, _ := t.Resolve(ctx)
+
+	// The server is sampled from its own statistics while the run goes on.
+	mon := &runMonitor{}
+	smp, err = sampler.Start(ctx, sampler.Config{
+		Connect: t.Connect, AppName: appName, Local: f.local, NodeExporter: f.nodeExporter,
+		OnSample: func(sm sampler.Sample) {
+			mon.sample(sm)
+			if err := st.AddSample(context.Background(), run.ID, storeSample(sm)); err != nil {
+				mon.storeErr(err)
+			}
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "warning: the server will not be sampled: %v\n", err)
+	}
 
 	prevProcs := runtime.GOMAXPROCS(max(1, f.threads))
 	defer runtime.GOMAXPROCS(prevProcs)
@@ -335,6 +378,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		Seed: seed, Deck: setup.deck,
 		OnInterval: func(iv driver.Interval) {
 			prog.add(iv)
+			mon.interval(iv)
 			s := histogram.Summarize(iv.Latency)
 			secs := iv.End.Sub(iv.Start).Seconds()
 			// Not ctx: the intervals measured before a Ctrl-C are kept.
@@ -355,7 +399,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 			if setup.window != nil {
 				wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				if err := setup.window(wctx, ctl, open); err != nil {
+				if err := setup.window(wctx, ctl, open, ownCommits()); err != nil {
 					fmt.Fprintf(env.Stderr, "warning: %v\n", err)
 				}
 			}
@@ -363,6 +407,9 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	}
 	res, err := driver.Run(ctx, cfg)
 	if err != nil {
+		if smp != nil {
+			smp.Stop()
+		}
 		run.Status, run.Ended = store.StatusFailed, env.Now()
 		_ = st.FinishRun(context.Background(), run)
 		return nil, err
@@ -376,10 +423,36 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	}
 	ctx = sctx
 	readStats(store.PointAfterDisconnect)
+	var sres sampler.Result
+	if smp != nil {
+		sres = smp.Stop()
+	}
 
 	sum := summarize(run, res, info, scale, proto, f, stats, cpu0, cpu1)
 	if setup.finish != nil {
 		setup.finish(sum, res)
+	}
+	sum.Dataset = fit
+	for _, e := range sres.Errors {
+		sum.Warnings = append(sum.Warnings, "sampling the server: "+e)
+	}
+	ev := mon.evidence(res)
+	ev.committed, ev.failed = res.Committed, res.Failed
+	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
+	ev.restarted = sres.Restarted
+	if sres.AddressChanged {
+		ev.addressChanged = "the server's address or its recovery state changed"
+	}
+	if addrs1, err := t.Resolve(ctx); err == nil && len(addrs0) > 0 && !sameAddrs(addrs0, addrs1) {
+		ev.addressChanged = fmt.Sprintf("%s resolved to %s at the start and to %s at the end",
+			t.Config.Host, strings.Join(addrs0, ", "), strings.Join(addrs1, ", "))
+	}
+	sum.Flags = judge(ev)
+	if err := st.SetFlags(ctx, run.ID, storeFlags(sum.Flags)); err != nil {
+		sum.Warnings = append(sum.Warnings, "results store: "+err.Error())
+	}
+	if err := mon.err(); err != nil && storeErr == nil {
+		storeErr = err
 	}
 	if storeErr != nil {
 		sum.Warnings = append(sum.Warnings, "results store: "+storeErr.Error())
@@ -647,6 +720,16 @@ func printSummary(w io.Writer, s *Summary) {
 	}
 	if s.Reconnects > 0 {
 		fmt.Fprintf(w, "reconnects: %d, outage %.1f s\n", s.Reconnects, s.OutageS)
+	}
+	if s.Dataset.Bytes > 0 {
+		fmt.Fprintf(w, "dataset: %s\n", s.Dataset)
+	}
+	for _, fl := range s.Flags {
+		kind := "note"
+		if fl.Invalid {
+			kind = "INVALID"
+		}
+		fmt.Fprintf(w, "%s (%s): %s\n", kind, fl.Name, fl.Reason)
 	}
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)

@@ -161,7 +161,7 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 		var fig TPCCFigures
 		fig.Mode, fig.Mix, fig.Warehouses = opt.Mode, opt.Mix, w
 		var orders, cluster, db [2]int64
-		window := func(ctx context.Context, ctl *pgconn.PgConn, open bool) error {
+		window := func(ctx context.Context, ctl *pgconn.PgConn, open bool, own int64) error {
 			i := 1
 			if open {
 				i = 0
@@ -179,6 +179,9 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 			orders[i], _ = strconv.ParseInt(rows[0][0], 10, 64)
 			cluster[i], _ = strconv.ParseInt(rows[0][1], 10, 64)
 			db[i], _ = strconv.ParseInt(rows[0][2], 10, 64)
+			// The sampler's own queries are not the workload's transactions.
+			cluster[i] -= own
+			db[i] -= own
 			return nil
 		}
 		finish := func(sum *Summary, res *driver.Result) {

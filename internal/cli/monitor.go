@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+// runMonitor gathers, while a run goes on, what its validity is judged from. The
+// driver and the sampler call it from their own goroutines.
+type runMonitor struct {
+	mu        sync.Mutex
+	intervals []driver.Interval // without their histograms
+	samples   []sampler.Sample
+	firstErr  error
+}
+
+func (m *runMonitor) interval(iv driver.Interval) {
+	iv.Latency = nil
+	m.mu.Lock()
+	m.intervals = append(m.intervals, iv)
+	m.mu.Unlock()
+}
+
+func (m *runMonitor) sample(sm sampler.Sample) {
+	m.mu.Lock()
+	m.samples = append(m.samples, sm)
+	m.mu.Unlock()
+}
+
+func (m *runMonitor) storeErr(err error) {
+	m.mu.Lock()
+	if m.firstErr == nil {
+		m.firstErr = err
+	}
+	m.mu.Unlock()
+}
+
+func (m *runMonitor) err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.firstErr
+}
+
+// evidence picks what lies inside the measured window: the throughput of each
+// interval wholly inside it, and the checkpoints of the samples that overlap it.
+func (m *runMonitor) evidence(res *driver.Result) evidence {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var e evidence
+	const slack = 50 * time.Millisecond
+	for _, iv := range m.intervals {
+		secs := iv.End.Sub(iv.Start).Seconds()
+		if iv.Start.Before(res.WindowStart.Add(-slack)) || iv.End.After(res.WindowEnd.Add(slack)) || secs < 0.5 {
+			continue
+		}
+		e.rates = append(e.rates, rate{at: iv.End.Sub(res.WindowStart).Round(time.Second), tps: float64(iv.Committed) / secs})
+	}
+	for _, sm := range m.samples {
+		if sm.End.After(res.WindowStart) && sm.Start.Before(res.WindowEnd) {
+			e.checkpoints += int(sm.Values["checkpoints"])
+		}
+	}
+	return e
+}
+
+// storeSample turns a sampler's interval into the store's, its wait-event shares
+// under names beginning with "wait:".
+func storeSample(sm sampler.Sample) store.Sample {
+	v := make(map[string]float64, len(sm.Values)+len(sm.Waits))
+	for k, x := range sm.Values {
+		v[k] = x
+	}
+	for k, x := range sm.Waits {
+		v["wait:"+k] = x
+	}
+	return store.Sample{Seq: sm.Seq, Start: sm.Start, End: sm.End, Values: v}
+}
+
+func sameAddrs(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// Where a run's data lives, as PostgreSQL and this machine see it.
+const (
+	fitSharedBuffers = "in-memory"             // the database fits in shared_buffers
+	fitOSCache       = "os-cache"              // larger than shared_buffers, smaller than the machine's memory
+	fitStorage       = "storage-bound"         // larger than the machine's memory
+	fitBeyondBuffers = "beyond-shared-buffers" // larger than shared_buffers; the server machine's memory is unknown
+)
+
+// fit is the size of a run's database against the memory that could hold it.
+type fit struct {
+	Bytes         int64  `json:"bytes"`
+	SharedBuffers int64  `json:"shared_buffers_bytes"`
+	MemoryBytes   int64  `json:"memory_bytes,omitempty"` // local servers: this machine's memory
+	Class         string `json:"class"`
+}
+
+func (f fit) String() string {
+	s := fmt.Sprintf("%s, %s (shared_buffers %s", humanBytes(f.Bytes), f.Class, humanBytes(f.SharedBuffers))
+	if f.MemoryBytes > 0 {
+		s += ", memory " + humanBytes(f.MemoryBytes)
+	}
+	return s + ")"
+}
+
+func (f fit) params() map[string]any {
+	if f.Bytes == 0 {
+		return nil
+	}
+	return map[string]any{"dataset_bytes": f.Bytes, "shared_buffers_bytes": f.SharedBuffers, "dataset_fit": f.Class}
+}
+
+// classify names where data of the given size lives; memory is 0 when unknown.
+func classify(bytes, sharedBuffers, memory int64) string {
+	switch {
+	case bytes <= sharedBuffers:
+		return fitSharedBuffers
+	case memory == 0:
+		return fitBeyondBuffers
+	case bytes <= memory:
+		return fitOSCache
+	}
+	return fitStorage
+}
+
+// datasetFit reads the database's size and shared_buffers; for a server on this
+// machine it also weighs them against the machine's memory. A failure leaves the
+// fit empty: it informs, it does not stop a run.
+func datasetFit(ctx context.Context, conn *pgconn.PgConn, local *sampler.Local) fit {
+	rows, err := target.Query(ctx, conn, "select pg_database_size(current_database()), pg_size_bytes(current_setting('shared_buffers'))")
+	if err != nil || len(rows) == 0 {
+		return fit{}
+	}
+	var f fit
+	f.Bytes, _ = strconv.ParseInt(rows[0][0], 10, 64)
+	f.SharedBuffers, _ = strconv.ParseInt(rows[0][1], 10, 64)
+	if local != nil {
+		f.MemoryBytes = machineMemory()
+	}
+	f.Class = classify(f.Bytes, f.SharedBuffers, f.MemoryBytes)
+	return f
+}
+
+// machineMemory is MemTotal from /proc/meminfo, or 0 where there is none.
+func machineMemory() int64 {
+	fh, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+)
+
+// Validity rules: a run whose figures are not to be trusted says so, with the
+// reason, in its summary and in the results store.
+const (
+	flagRestarted  = "restarted"  // the server restarted during the run
+	flagFailover   = "failover"   // the address behind the target changed
+	flagClientCPU  = "client_cpu" // the client, not the server, was the limit
+	flagErrors     = "errors"     // more than maxErrorRate of transactions failed
+	flagDip        = "dip"        // some interval fell below half the median
+	flagCheckpoint = "checkpoint" // a checkpoint fell inside the window: a note
+)
+
+// maxErrorRate is the share of failed transactions above which a run is invalid.
+const maxErrorRate = 0.01
+
+// runFlag is a store.Flag as the summary shows it.
+type runFlag struct {
+	Name    string `json:"name"`
+	Invalid bool   `json:"invalid"`
+	Reason  string `json:"reason"`
+}
+
+// evidence is what validity is judged from, gathered while the run went on.
+type evidence struct {
+	committed, failed int64
+	clientSaturated   bool
+	clientCores       float64
+	restarted         bool
+	addressChanged    string // "" when the address stayed the same
+	checkpoints       int    // completed inside the measured window
+	// rates are the measured window's whole intervals: transactions per second and
+	// when each ended, relative to the window's start.
+	rates []rate
+}
+
+type rate struct {
+	at  time.Duration
+	tps float64
+}
+
+// judge applies the validity rules.
+func judge(e evidence) []runFlag {
+	var flags []runFlag
+	if e.restarted {
+		flags = append(flags, runFlag{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"})
+	}
+	if e.addressChanged != "" {
+		flags = append(flags, runFlag{flagFailover, true, "the server behind the target changed during the run: " + e.addressChanged})
+	}
+	if e.clientSaturated {
+		flags = append(flags, runFlag{flagClientCPU, true, fmt.Sprintf("the client was CPU-bound (%.2f cores busy): it, not the server, set the pace", e.clientCores)})
+	}
+	if all := e.committed + e.failed; all > 0 && float64(e.failed) > maxErrorRate*float64(all) {
+		flags = append(flags, runFlag{flagErrors, true, fmt.Sprintf("%.1f%% of transactions failed (%d of %d), more than %.0f%%",
+			100*float64(e.failed)/float64(all), e.failed, all, 100*maxErrorRate)})
+	}
+	if len(e.rates) >= 3 {
+		tps := make([]float64, len(e.rates))
+		for i, r := range e.rates {
+			tps[i] = r.tps
+		}
+		slices.Sort(tps)
+		median := tps[len(tps)/2]
+		if len(tps)%2 == 0 {
+			median = (tps[len(tps)/2-1] + tps[len(tps)/2]) / 2
+		}
+		low := e.rates[0]
+		for _, r := range e.rates {
+			if r.tps < low.tps {
+				low = r
+			}
+		}
+		if low.tps < median/2 {
+			flags = append(flags, runFlag{flagDip, true, fmt.Sprintf("throughput fell to %.0f tps in the second ending at %.0f s, below half the run's median of %.0f tps",
+				low.tps, low.at.Seconds(), median)})
+		}
+	}
+	if e.checkpoints > 0 {
+		flags = append(flags, runFlag{flagCheckpoint, false, fmt.Sprintf("%d checkpoint(s) completed inside the measured window", e.checkpoints)})
+	}
+	return flags
+}
+
+func storeFlags(fs []runFlag) []store.Flag {
+	out := make([]store.Flag, len(fs))
+	for i, f := range fs {
+		out[i] = store.Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason}
+	}
+	return out
+}
