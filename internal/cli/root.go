@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/spf13/cobra"
 )
 
@@ -54,6 +55,8 @@ const (
 // usageError marks bad flags or arguments.
 type usageError struct{ error }
 
+func (e usageError) Unwrap() error { return e.error }
+
 // ErrInterrupted means the user stopped the command; what was measured is kept.
 var ErrInterrupted = errors.New("interrupted")
 
@@ -66,8 +69,15 @@ func Main(env *Env) int {
 		return ExitOK
 	}
 	msg := strings.TrimSpace(err.Error())
-	msg = strings.ReplaceAll(msg, "\n", "; ")
-	fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", msg)
+	if _, ok := errors.AsType[study.Errors](err); ok {
+		// A study file's problems, one a line, each with its file position.
+		for _, line := range strings.Split(msg, "\n") {
+			fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", line)
+		}
+	} else {
+		msg = strings.ReplaceAll(msg, "\n", "; ")
+		fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", msg)
+	}
 	var ue usageError
 	switch {
 	case errors.Is(err, ErrInterrupted):
@@ -135,6 +145,7 @@ func NewRoot(env *Env) *cobra.Command {
 		newRunCmd(env),
 		newCheckCmd(env),
 		newRunsCmd(env),
+		newStudyCmd(env),
 		newShowCmd(env),
 	} {
 		root.AddCommand(c)

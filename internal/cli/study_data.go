@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/study"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+// datasetFingerprint changes when the target or the data loaded into it changes,
+// so a resumed study loads again only what the file's edits require.
+func datasetFingerprint(t *study.Target, key string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "dataset/1|%d:%s|%d:%s", len(key), key, len(t.DSN), t.DSN)
+	if l := t.Local; l != nil {
+		fmt.Fprintf(&b, "|%d:%s", len(l.Version), l.Version)
+		for _, s := range l.Settings {
+			fmt.Fprintf(&b, "|%d:%s=%d:%s", len(s.Name), s.Name, len(s.Value), s.Value)
+		}
+		for _, a := range l.Initdb {
+			fmt.Fprintf(&b, "|%d:%s", len(a), a)
+		}
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:8])
+}
+
+func quoteIdent(name string) string { return pgx.Identifier{name}.Sanitize() }
+
+// databaseExists reports whether the target's cluster has the database.
+func databaseExists(ctx context.Context, conn *pgconn.PgConn, name string) (bool, error) {
+	rows, err := target.Query(ctx, conn, "select count(*) from pg_database where datname = "+quoteLiteral(name))
+	if err != nil {
+		return false, err
+	}
+	return rows[0][0] == "1", nil
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// dropDatabase drops the database, ending sessions still in it where the server
+// can (13 and later).
+func dropDatabase(ctx context.Context, conn *pgconn.PgConn, versionNum int, name string) error {
+	sql := "drop database if exists " + quoteIdent(name)
+	if versionNum >= 130000 {
+		sql += " with (force)"
+	}
+	_, err := target.Query(ctx, conn, sql)
+	return err
+}
+
+// loadDatasets loads every dataset the study needs into every target, except
+// those a previous `study run` loaded into the same target with the same options.
+func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store, state *store.Study, targets []*studyTarget, wls []*studyWorkload) error {
+	prev, err := st.StudyDatasets(ctx, state.ID)
+	if err != nil {
+		return err
+	}
+	loaded := map[string]store.Dataset{}
+	for _, d := range prev {
+		loaded[d.Target+"/"+d.Name] = d
+	}
+	for _, t := range targets {
+		t.fresh = map[string]bool{}
+		conn, err := t.tgt.Connect(ctx)
+		if err != nil {
+			return fmt.Errorf("target %s: %w", t.t.Name, err)
+		}
+		err = func() error {
+			defer conn.Close(context.Background())
+			for _, sw := range wls {
+				if sw.w.Database != "" || t.fresh[sw.key] {
+					continue
+				}
+				db := sw.database()
+				fp := datasetFingerprint(t.t, sw.key)
+				exists, err := databaseExists(ctx, conn, db)
+				if err != nil {
+					return err
+				}
+				if d, ok := loaded[t.t.Name+"/"+sw.key]; ok && d.Fingerprint == fp && exists {
+					fmt.Fprintf(env.Stdout, "%s: %s is loaded (since %s)\n", t.t.Name, sw.data.describe(), d.Loaded.Local().Format(time.DateTime))
+					t.fresh[sw.key] = false
+					continue
+				}
+				if err := dropDatabase(ctx, conn, t.info.VersionNum, db); err != nil {
+					return fmt.Errorf("drop database %s: %w", db, err)
+				}
+				if _, err := target.Query(ctx, conn, "create database "+quoteIdent(db)); err != nil {
+					return fmt.Errorf("create database %s: %w", db, err)
+				}
+				fmt.Fprintf(env.Stdout, "%s: loading %s into database %s\n", t.t.Name, sw.data.describe(), db)
+				start := time.Now()
+				if err := sw.data.load(ctx, env, t.tgt.WithDatabase(db)); err != nil {
+					return err
+				}
+				t.fresh[sw.key] = true
+				d := store.Dataset{Target: t.t.Name, Name: sw.key, Fingerprint: fp, Loaded: env.Now(), LoadS: time.Since(start).Seconds()}
+				if err := st.SetStudyDataset(ctx, state.ID, d); err != nil {
+					return err
+				}
+			}
+			return nil
+		}()
+		if err != nil {
+			return fmt.Errorf("target %s: %w", t.t.Name, err)
+		}
+	}
+	return nil
+}
+
+// prepareRun gives a run its data as the workload's dataset policy says, then
+// vacuums and checkpoints as it asks, so every run starts from the same state.
+func prepareRun(ctx context.Context, env *Env, t *studyTarget, sw *studyWorkload) error {
+	switch sw.w.Dataset {
+	case study.DatasetClone:
+		conn, err := t.tgt.Connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		run := sw.runDatabase()
+		if err := dropDatabase(ctx, conn, t.info.VersionNum, run); err != nil {
+			return fmt.Errorf("drop database %s: %w", run, err)
+		}
+		sql := "create database " + quoteIdent(run) + " template " + quoteIdent(sw.database())
+		if t.info.VersionNum >= 150000 {
+			// Copying the files is faster than logging every page of a large dataset.
+			sql += " strategy file_copy"
+		}
+		if _, err := target.Query(ctx, conn, sql); err != nil {
+			return fmt.Errorf("clone %s: %w", sw.database(), err)
+		}
+	case study.DatasetReload:
+		if !t.fresh[sw.key] {
+			if err := sw.data.load(ctx, env, t.tgt.WithDatabase(sw.database())); err != nil {
+				return err
+			}
+		}
+	}
+	t.fresh[sw.key] = false
+
+	var sqls []string
+	switch sw.w.Vacuum {
+	case study.VacuumAnalyze:
+		sqls = append(sqls, "analyze")
+	case study.VacuumPlain:
+		sqls = append(sqls, "vacuum analyze")
+	case study.VacuumFreeze:
+		sqls = append(sqls, "vacuum freeze analyze")
+	}
+	if sw.w.Checkpoint {
+		if t.priv.checkpoint {
+			sqls = append(sqls, "checkpoint")
+		} else if !t.warnedCheckpoint {
+			t.warnedCheckpoint = true
+			fmt.Fprintf(env.Stderr, "warning: %s may not CHECKPOINT (it needs superuser or pg_checkpoint): runs on %s start without one\n", t.tgt.Config.User, t.t.Name)
+		}
+	}
+	if len(sqls) == 0 {
+		return nil
+	}
+	conn, err := t.tgt.WithDatabase(sw.runDatabase()).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	for _, sql := range sqls {
+		if _, err := target.Query(ctx, conn, sql); err != nil {
+			return fmt.Errorf("%s: %w", sql, err)
+		}
+	}
+	return nil
+}

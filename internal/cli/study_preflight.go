@@ -1,0 +1,291 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/study"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+// privileges are what a study may do on a target.
+type privileges struct {
+	superuser  bool
+	createDB   bool
+	checkpoint bool // superuser, or pg_checkpoint (15+)
+	monitor    bool // superuser, pg_monitor or pg_read_all_stats
+}
+
+func (p privileges) String() string {
+	var have []string
+	switch {
+	case p.superuser:
+		return "superuser"
+	case p.createDB:
+		have = append(have, "CREATEDB")
+	}
+	if p.checkpoint {
+		have = append(have, "pg_checkpoint")
+	}
+	if p.monitor {
+		have = append(have, "pg_monitor")
+	}
+	if len(have) == 0 {
+		return "none of CREATEDB, pg_checkpoint, pg_monitor"
+	}
+	return strings.Join(have, ", ")
+}
+
+// readPrivileges asks the server what the study's user may do. Roles a version
+// lacks (pg_checkpoint before 15, pg_monitor before 10) count as not granted.
+func readPrivileges(ctx context.Context, t *target.Target) (privileges, error) {
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		return privileges{}, err
+	}
+	defer conn.Close(context.Background())
+	member := func(role string) string {
+		return fmt.Sprintf("coalesce((select pg_has_role(current_user, oid, 'member') from pg_roles where rolname = '%s'), false)", role)
+	}
+	rows, err := target.Query(ctx, conn, `select r.rolsuper, r.rolcreatedb, `+member("pg_checkpoint")+`, `+
+		member("pg_monitor")+` or `+member("pg_read_all_stats")+` from pg_roles r where r.rolname = current_user`)
+	if err != nil {
+		return privileges{}, fmt.Errorf("read privileges: %w", err)
+	}
+	if len(rows) == 0 {
+		return privileges{}, fmt.Errorf("read privileges: the current role is not in pg_roles")
+	}
+	r := rows[0]
+	p := privileges{superuser: r[0] == "t", createDB: r[1] == "t", checkpoint: r[2] == "t", monitor: r[3] == "t"}
+	if p.superuser {
+		p.createDB, p.checkpoint, p.monitor = true, true, true
+	}
+	return p, nil
+}
+
+// open starts a local target's server or resolves a DSN target's password, so the
+// target can be connected to.
+func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir string) error {
+	t := st.t
+	if t.Local == nil {
+		tgt, err := target.Parse(t.DSN)
+		if err != nil {
+			return err
+		}
+		if t.Password != nil {
+			pw, err := t.Password.Resolve(ctx)
+			if err != nil {
+				return err
+			}
+			tgt.Config.Password = pw
+		}
+		st.tgt = tgt
+		return nil
+	}
+	var settings []localpg.Setting
+	for _, s := range t.Local.Settings {
+		settings = append(settings, localpg.Setting{Name: s.Name, Value: s.Value})
+	}
+	name := "study-" + studyName + "-" + t.Name
+	if serversDir == "" {
+		var err error
+		if serversDir, err = localpg.DefaultServersDir(); err != nil {
+			return err
+		}
+	}
+	// A study that was killed left its servers running; they start again with the
+	// file's settings.
+	old := &localpg.Server{Name: name, DataDir: filepath.Join(serversDir, name, "data")}
+	if old.Running() {
+		if err := old.Stop(ctx); err != nil {
+			return err
+		}
+	}
+	srv, err := localpg.Start(ctx, localpg.Options{Name: name, Version: t.Local.Version, Settings: settings,
+		InitdbArgs: t.Local.Initdb, BaseDir: serversDir, Log: env.Stderr})
+	if err != nil {
+		return err
+	}
+	st.srv = srv
+	st.tgt, err = target.Parse(srv.DSN())
+	if err != nil {
+		return err
+	}
+	st.memory = machineMemory()
+	var fs syscall.Statfs_t
+	if syscall.Statfs(srv.DataDir, &fs) == nil {
+		st.free = int64(fs.Bavail) * fs.Bsize
+	}
+	return nil
+}
+
+// preflight opens every target and checks, before anything is loaded, that the
+// study can run on it: reachable, privileges, connection slots, room for the data.
+// All problems come back together.
+func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorkload, opts studyOptions, errs study.Errors) ([]*studyTarget, error) {
+	var targets []*studyTarget
+	for _, t := range s.Targets {
+		st := &studyTarget{t: t}
+		targets = append(targets, st)
+		if err := st.open(ctx, env, s.Name, opts.serversDir); err != nil {
+			errs = append(errs, s.Errorf(t.Pos, "target %s: %v", t.Name, err))
+			continue
+		}
+		info, err := st.tgt.Inspect(ctx)
+		if err != nil {
+			errs = append(errs, s.Errorf(t.Pos, "target %s: %v", t.Name, err))
+			continue
+		}
+		st.info = info
+		if st.priv, err = readPrivileges(ctx, st.tgt); err != nil {
+			errs = append(errs, s.Errorf(t.Pos, "target %s: %v", t.Name, err))
+			continue
+		}
+		most := 0
+		for _, sw := range wls {
+			most = max(most, slices.Max(s.Clients(sw.w)))
+			if sw.w.Database == "" && !st.priv.createDB {
+				errs = append(errs, s.Errorf(t.Pos, "target %s: the study creates a database for workload %s, and %s may not (grant CREATEDB, or give the workload database: with dataset: keep)",
+					t.Name, sw.w.Name, st.tgt.Config.User))
+			}
+		}
+		if need, free := most+target.MonitorConns, info.FreeSlots(); need > free {
+			errs = append(errs, s.Errorf(t.Pos, "target %s: %d clients need %d connection slots (%d more for monitoring) but the server has %d free: max_connections %d - reserved %d - in use %d; lower the client counts or raise max_connections",
+				t.Name, most, need, target.MonitorConns, free, info.MaxConnections, info.Reserved, info.InUse))
+		}
+		if st.srv != nil && st.free > 0 {
+			if _, need := datasetBytes(wls); need > st.free {
+				errs = append(errs, s.Errorf(t.Pos, "target %s: the datasets need about %s on disk and %s has %s free; free some space or use --servers-dir",
+					t.Name, humanBytes(need), filepath.Dir(st.srv.DataDir), humanBytes(st.free)))
+			}
+		}
+	}
+	printPreflight(env.Stdout, targets, wls)
+	if err := errs.Err(); err != nil {
+		return targets, usageError{err}
+	}
+	return targets, nil
+}
+
+// datasetBytes is what the study's datasets take on one target: loaded is each
+// dataset once; disk adds the copy a cloned workload runs on.
+func datasetBytes(wls []*studyWorkload) (loaded, disk int64) {
+	seen := map[string]bool{}
+	for _, sw := range wls {
+		if !seen[sw.key] && sw.w.Database == "" {
+			seen[sw.key] = true
+			loaded += sw.data.bytes()
+		}
+		if sw.w.Dataset == study.DatasetClone && !seen[sw.key+"_run"] {
+			seen[sw.key+"_run"] = true
+			disk += sw.data.bytes()
+		}
+	}
+	return loaded, loaded + disk
+}
+
+// settingsNoise are settings that differ between any two servers and say nothing
+// about performance.
+var settingsNoise = map[string]bool{
+	"application_name": true, "config_file": true, "data_directory": true, "hba_file": true, "ident_file": true,
+	"port": true, "unix_socket_directories": true, "listen_addresses": true, "external_pid_file": true,
+	"log_directory": true, "log_filename": true, "logging_collector": true, "log_destination": true,
+	"lc_messages": true, "lc_monetary": true, "lc_numeric": true, "lc_time": true, "DateStyle": true,
+	"TimeZone": true, "log_timezone": true, "default_text_search_config": true, "client_encoding": true,
+	"dynamic_shared_memory_type": true, "unix_socket_permissions": true, "unix_socket_group": true,
+}
+
+// printPreflight prints what each target is, where its data will live, and a
+// comparability table of where the targets differ.
+func printPreflight(w io.Writer, targets []*studyTarget, wls []*studyWorkload) {
+	var open []*studyTarget
+	for _, t := range targets {
+		if t.info != nil {
+			open = append(open, t)
+		}
+	}
+	if len(open) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\npreflight:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  target\taddress\tversion\tTLS\tprivileges\tfree slots\t\n")
+	for _, t := range open {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%v\t%s\t%d of %d\t\n", t.t.Name, t.info.Address, t.info.Version, t.info.SSL, t.priv, t.info.FreeSlots(), t.info.MaxConnections)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\ndatasets:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  target\tworkload\tdataset\testimated size\tshared_buffers\twhere it lives\t\n")
+	for _, t := range open {
+		sb := t.info.SharedBuffers
+		for _, sw := range wls {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", t.t.Name, sw.w.Name, sw.data.describe(), humanBytes(sw.data.bytes()),
+				humanBytes(sb), classify(sw.data.bytes(), sb, t.memory))
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\ncomparability (* marks rows where the targets differ):")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "   \t")
+	for _, t := range open {
+		fmt.Fprintf(tw, "%s\t", t.t.Name)
+	}
+	fmt.Fprintln(tw)
+	row := func(name string, value func(*studyTarget) string) {
+		vals := make([]string, len(open))
+		for i, t := range open {
+			vals[i] = value(t)
+		}
+		mark := " "
+		if slices.ContainsFunc(vals, func(v string) bool { return v != vals[0] }) {
+			mark = "*"
+		}
+		fmt.Fprintf(tw, " %s %s\t%s\t\n", mark, name, strings.Join(vals, "\t"))
+	}
+	row("version", func(t *studyTarget) string { return t.info.Version })
+	row("TLS", func(t *studyTarget) string { return fmt.Sprint(t.info.SSL) })
+	row("kind", func(t *studyTarget) string {
+		if t.srv != nil {
+			return "local"
+		}
+		return "dsn"
+	})
+	names := map[string]bool{}
+	labels := map[string]bool{}
+	for _, t := range open {
+		for k := range t.info.Settings {
+			if !settingsNoise[k] {
+				names[k] = true
+			}
+		}
+		for k := range t.t.Labels {
+			labels[k] = true
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(names)) {
+		row(k, func(t *studyTarget) string { return valueOr(t.info.Settings[k], "default") })
+	}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		row("label "+k, func(t *studyTarget) string { return valueOr(t.t.Labels[k], "-") })
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+func valueOr(v, dflt string) string {
+	if v == "" {
+		return dflt
+	}
+	return v
+}

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/study"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+// cellRuns are the stored runs of one target, workload and client count.
+type cellRuns struct {
+	values  []float64 // the headline figure of each valid completed run
+	invalid int
+	pending int
+}
+
+// metricName is what a workload's results are compared by.
+func metricName(kind string) string {
+	if kind == "tpcc" {
+		return "NOPM"
+	}
+	return "tps"
+}
+
+func metric(sum *Summary) float64 {
+	if t := sum.TPCCFigures; t != nil {
+		return t.NOPM
+	}
+	return sum.TPS
+}
+
+// aggregate summarises repetitions as the study asks.
+func aggregate(how study.Aggregate, v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	switch how {
+	case study.AggregateMean:
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		return s / float64(len(v))
+	case study.AggregateBest:
+		return v[len(v)-1]
+	}
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
+// studyCells reads the stored runs of every cell of the plan.
+func studyCells(ctx context.Context, st *store.Store, studyID int64, plan []study.Cell) (map[string]*cellRuns, error) {
+	done, err := st.StudyRuns(ctx, studyID)
+	if err != nil {
+		return nil, err
+	}
+	cells := map[string]*cellRuns{}
+	for _, c := range plan {
+		k := cellGroup(c)
+		cr := cells[k]
+		if cr == nil {
+			cr = &cellRuns{}
+			cells[k] = cr
+		}
+		d, ok := done[c.Key]
+		if !ok || d.Status != store.StatusCompleted || d.RunID == 0 || d.Fingerprint != c.Fingerprint {
+			cr.pending++
+			continue
+		}
+		r, err := st.Run(ctx, d.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			cr.pending++
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var sum Summary
+		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+			return nil, fmt.Errorf("run %d summary: %w", d.RunID, err)
+		}
+		if slices.ContainsFunc(sum.Flags, func(f runFlag) bool { return f.Invalid }) {
+			cr.invalid++
+			continue
+		}
+		cr.values = append(cr.values, metric(&sum))
+	}
+	return cells, nil
+}
+
+func cellGroup(c study.Cell) string {
+	return fmt.Sprintf("%s/%s/%d", c.Target.Name, c.Workload.Name, c.Clients)
+}
+
+// printStudyResults prints, per workload and client count, each target's
+// aggregate with its spread, and each target against the first.
+func printStudyResults(ctx context.Context, env *Env, s *study.Study, st *store.Store, studyID int64) error {
+	plan := s.Plan()
+	cells, err := studyCells(ctx, st, studyID, plan)
+	if err != nil {
+		return err
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "%s of %d runs per cell; spread is min-max of the valid runs\n", s.Matrix.Aggregate, s.Matrix.Repeat)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "workload\tclients\tmetric\t")
+	for _, t := range s.Targets {
+		fmt.Fprintf(tw, "%s\tspread\t", t.Name)
+	}
+	for _, t := range s.Targets[1:] {
+		fmt.Fprintf(tw, "%s/%s\t", t.Name, s.Targets[0].Name)
+	}
+	fmt.Fprintln(tw)
+	for _, wl := range s.Workloads {
+		for _, c := range s.Clients(wl) {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t", wl.Name, c, metricName(wl.Kind))
+			aggs := make([]float64, len(s.Targets))
+			for i, t := range s.Targets {
+				cr := cells[fmt.Sprintf("%s/%s/%d", t.Name, wl.Name, c)]
+				aggs[i] = math.NaN()
+				if cr == nil || len(cr.values) == 0 {
+					fmt.Fprintf(tw, "-\t%s\t", cellNote(cr))
+					continue
+				}
+				aggs[i] = aggregate(s.Matrix.Aggregate, cr.values)
+				fmt.Fprintf(tw, "%.0f\t%.0f-%.0f %s\t", aggs[i], slices.Min(cr.values), slices.Max(cr.values), cellNote(cr))
+			}
+			for i := 1; i < len(aggs); i++ {
+				if math.IsNaN(aggs[i]) || math.IsNaN(aggs[0]) || aggs[0] == 0 {
+					fmt.Fprintf(tw, "-\t")
+					continue
+				}
+				fmt.Fprintf(tw, "%.2fx\t", aggs[i]/aggs[0])
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	return tw.Flush()
+}
+
+// cellNote counts a cell's runs: n valid, and those invalid or not made.
+func cellNote(cr *cellRuns) string {
+	if cr == nil {
+		return ""
+	}
+	parts := []string{fmt.Sprintf("n=%d", len(cr.values))}
+	if cr.invalid > 0 {
+		parts = append(parts, fmt.Sprintf("%d invalid", cr.invalid))
+	}
+	if cr.pending > 0 {
+		parts = append(parts, fmt.Sprintf("%d to run", cr.pending))
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// studyStatus shows what a study has made so far.
+func studyStatus(ctx context.Context, env *Env, file, results string) error {
+	s, _, err := loadValidStudy(env, file)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, results)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	plan := s.Plan()
+	state, err := st.FindStudy(ctx, s.Name)
+	if errors.Is(err, store.ErrNotFound) {
+		fmt.Fprintf(env.Stdout, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	done, err := st.StudyRuns(ctx, state.ID)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	var edited []string
+	for _, c := range plan {
+		d, ok := done[c.Key]
+		switch {
+		case !ok:
+			counts["to run"]++
+		case d.Fingerprint != c.Fingerprint:
+			counts["edited since"]++
+			edited = append(edited, c.Key)
+		case d.Status == store.StatusCompleted:
+			counts["made"]++
+		default:
+			counts[d.Status+", to run again"]++
+		}
+	}
+	fmt.Fprintf(env.Stdout, "study %s (%s, last run %s): %d runs", s.Name, file, state.Updated.Local().Format(time.DateTime), len(plan))
+	for _, k := range []string{"made", "to run", store.StatusInterrupted + ", to run again", store.StatusFailed + ", to run again", "edited since"} {
+		if counts[k] > 0 {
+			fmt.Fprintf(env.Stdout, ", %d %s", counts[k], k)
+		}
+	}
+	fmt.Fprintln(env.Stdout)
+	if len(edited) > 0 {
+		fmt.Fprintf(env.Stdout, "the file changed what these runs measured: %s\n", strings.Join(edited, ", "))
+	}
+	if spec, err := os.ReadFile(file); err == nil && string(spec) != state.Spec {
+		fmt.Fprintf(env.Stdout, "the file differs from the one last run\n")
+	}
+	fmt.Fprintln(env.Stdout)
+	return printStudyResults(ctx, env, s, st, state.ID)
+}
+
+// studyPlan shows what a study would do, without connecting to anything.
+func studyPlan(ctx context.Context, env *Env, file, results string) error {
+	s, wls, err := loadValidStudy(env, file)
+	if err != nil {
+		return err
+	}
+	w := env.Stdout
+	plan := s.Plan()
+	fmt.Fprintf(w, "study %s: %d targets x %d workloads, %d runs\n", s.Name, len(s.Targets), len(s.Workloads), len(plan))
+	if s.Description != "" {
+		fmt.Fprintf(w, "%s\n", strings.TrimSpace(s.Description))
+	}
+	fmt.Fprintln(w, "\ntargets:")
+	for _, t := range s.Targets {
+		if l := t.Local; l != nil {
+			var set []string
+			for _, st := range l.Settings {
+				set = append(set, st.Name+"="+st.Value)
+			}
+			fmt.Fprintf(w, "  %s: local PostgreSQL %s", t.Name, l.Version)
+			if len(set) > 0 {
+				fmt.Fprintf(w, ", %s", strings.Join(set, " "))
+			}
+			fmt.Fprintln(w)
+		} else {
+			fmt.Fprintf(w, "  %s: %s\n", t.Name, target.Redact(t.DSN))
+		}
+	}
+	fmt.Fprintln(w, "\nworkloads:")
+	for _, sw := range wls {
+		var run []string
+		for _, o := range sw.w.Run {
+			run = append(run, o.Name+"="+strings.Join(o.Values, ","))
+		}
+		fmt.Fprintf(w, "  %s: %s, about %s, dataset %s, vacuum %s, checkpoint %v", sw.w.Name, sw.data.describe(),
+			humanBytes(sw.data.bytes()), sw.w.Dataset, sw.w.Vacuum, sw.w.Checkpoint)
+		if len(run) > 0 {
+			fmt.Fprintf(w, ", %s", strings.Join(run, " "))
+		}
+		fmt.Fprintf(w, "; clients %v\n", s.Clients(sw.w))
+	}
+	m := s.Matrix
+	fmt.Fprintf(w, "\nmatrix: %s warm-up, %s measured, %d repetitions (%s), %s order, %s pause\n",
+		m.Warmup, m.Duration, m.Repeat, m.Aggregate, m.Order, m.Pause)
+
+	// How much data, and roughly how long loading takes at the 100 MB/s these loaders
+	// reach on a small machine.
+	once, disk := datasetBytes(wls)
+	loads := once * int64(len(s.Targets))
+	for _, sw := range wls {
+		if sw.w.Dataset == study.DatasetReload {
+			runs := len(s.Clients(sw.w)) * m.Repeat * len(s.Targets)
+			loads += sw.data.bytes() * int64(runs-1)
+		}
+	}
+	loadTime := time.Duration(float64(loads) / (100 << 20) * float64(time.Second))
+	fmt.Fprintf(w, "data: about %s on disk on each target, %s loaded in all\n", humanBytes(disk), humanBytes(loads))
+	fmt.Fprintf(w, "time: %s of runs and pauses, and roughly %s of loading\n", s.Estimate().Round(time.Second), loadTime.Round(time.Second))
+
+	made := map[string]bool{}
+	if st, err := store.Open(ctx, results); err == nil {
+		if state, err := st.FindStudy(ctx, s.Name); err == nil {
+			if done, err := st.StudyRuns(ctx, state.ID); err == nil {
+				for _, c := range plan {
+					if d, ok := done[c.Key]; ok && d.Status == store.StatusCompleted && d.Fingerprint == c.Fingerprint {
+						made[c.Key] = true
+					}
+				}
+			}
+		}
+		st.Close()
+	}
+	fmt.Fprintln(w, "\nruns, in order:")
+	for _, c := range plan {
+		mark := ""
+		if made[c.Key] {
+			mark = "  (made)"
+		}
+		fmt.Fprintf(w, "  %3d  %s%s\n", c.Seq, c.Key, mark)
+	}
+	return nil
+}

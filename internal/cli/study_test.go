@@ -1,0 +1,338 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+)
+
+// cancelOn is a writer that cancels the command's context once its output
+// contains a marker: a Ctrl-C at a known point of a study.
+type cancelOn struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	cancel context.CancelFunc
+}
+
+func (w *cancelOn) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if w.cancel != nil && strings.Contains(w.buf.String(), w.marker) {
+		w.cancel()
+	}
+	return n, err
+}
+
+func runInterrupted(t *testing.T, marker string, args ...string) (int, string, string) {
+	t.Helper()
+	out := &cancelOn{marker: marker}
+	var stderr bytes.Buffer
+	env := &cli.Env{Stdout: out, Stderr: &stderr, Getenv: os.Getenv, Now: time.Now, Args: args,
+		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithCancel(ctx)
+			out.mu.Lock()
+			out.cancel = cancel
+			out.mu.Unlock()
+			return ctx, cancel
+		}}
+	code := cli.Main(env)
+	return code, out.buf.String(), stderr.String()
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// miniStudy has two local servers of the version the tests use, so nothing is
+// downloaded.
+func miniStudy(t *testing.T, duration string) string {
+	major := pgtest.Server(t).Major
+	return fmt.Sprintf(`name: mini
+targets:
+  - name: small
+    local: {version: "%d", settings: {max_connections: 20}}
+    labels: {memory: small}
+  - name: big
+    local: {version: "%d", settings: {shared_buffers: 256MB, max_connections: 20}}
+    labels: {memory: big}
+workloads:
+  - name: rw
+    kind: tpcb
+    load: {scale: 2}
+    dataset: clone
+    vacuum: analyze
+  - name: ro
+    kind: tpcb
+    load: {scale: 2}
+    run: {script: select-only}
+    dataset: keep
+matrix:
+  clients: [2]
+  warmup: 0s
+  duration: %s
+  repeat: 2
+`, major, major, duration)
+}
+
+func TestStudy(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mini.yaml")
+	results := filepath.Join(dir, "results.db")
+	servers := filepath.Join(dir, "servers")
+	// The servers run as an unprivileged user when the tests run as root.
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, file, miniStudy(t, "1s"))
+	common := []string{"--results", results}
+
+	code, out, errOut := run(t, append([]string{"study", "plan", file}, common...)...)
+	if code != 0 {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"8 runs", "  1  small/rw/c2/r1\n", "  2  big/rw/c2/r1\n", "  3  big/rw/c2/r2\n", "  8  small/ro/c2/r2\n",
+		"about 64.0 MB on disk on each target, 64.0 MB loaded in all"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Ctrl-C as the third run begins: two runs are made, the third is not.
+	runArgs := append([]string{"study", "run", file, "--servers-dir", servers, "--progress", "0"}, common...)
+	code, out, errOut = runInterrupted(t, "[3/8]", runArgs...)
+	if code != cli.ExitInterrupted || !strings.Contains(errOut, "`study run` again") {
+		t.Fatalf("interrupted study: exit %d, want %d\n%s%s", code, cli.ExitInterrupted, out, errOut)
+	}
+	for _, want := range []string{"preflight:", " * shared_buffers", " * label memory", "in-memory", "loading TPC-B scale 2 into database pgbakeoff_tpcb_"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("study run output lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "loading TPC-B"); n != 2 {
+		t.Errorf("loaded %d times, want once per target: rw and ro share their data\n%s", n, out)
+	}
+	first := studyRuns(t, results)
+	if first["small/rw/c2/r1"].Status != store.StatusCompleted || first["big/rw/c2/r1"].Status != store.StatusCompleted ||
+		first["big/rw/c2/r2"].Status == store.StatusCompleted || len(first) > 3 {
+		t.Fatalf("after the interruption the study has %+v; want the first two runs completed and the third not", first)
+	}
+
+	code, out, errOut = run(t, append([]string{"study", "status", file}, common...)...)
+	if code != 0 || !strings.Contains(out, "8 runs, 2 made, ") {
+		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// Running again makes the other six runs, and loads nothing again.
+	code, out, errOut = run(t, runArgs...)
+	if code != 0 {
+		t.Fatalf("resumed study: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "2 of 8 runs were made before") || strings.Contains(out, "loading TPC-B") || strings.Count(out, "] small/") != 3 {
+		t.Errorf("resumed study did not continue where it stopped:\n%s", out)
+	}
+	again := studyRuns(t, results)
+	for _, key := range []string{"small/rw/c2/r1", "big/rw/c2/r1"} {
+		if again[key].RunID != first[key].RunID {
+			t.Errorf("%s was made again: run %d, before %d", key, again[key].RunID, first[key].RunID)
+		}
+	}
+	if len(again) != 8 {
+		t.Errorf("the study has %d runs, want 8", len(again))
+	}
+	for key, r := range again {
+		if r.Status != store.StatusCompleted {
+			t.Errorf("%s: %s", key, r.Status)
+		}
+	}
+	table := regexp.MustCompile(`(?m)^\s+rw\s+2\s+tps\s+\d+\s+\d+-\d+ \(n=2\)\s+\d+\s+\d+-\d+ \(n=2\)\s+\d\.\d\dx$`)
+	if !table.MatchString(out) {
+		t.Errorf("no comparison row for rw at 2 clients:\n%s", out)
+	}
+
+	// Every run was sampled and judged.
+	st, err := store.Open(t.Context(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.Run(t.Context(), again["big/ro/c2/r2"].RunID)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Samples) == 0 {
+		t.Error("the run has no server samples")
+	}
+	if d.Labels["study"] != "mini" || d.Labels["target"] != "big" || d.Labels["memory"] != "big" {
+		t.Errorf("run labels %v", d.Labels)
+	}
+	if !strings.Contains(d.Target, "dbname=pgbakeoff_tpcb_") {
+		t.Errorf("run target %q does not name the dataset's database", d.Target)
+	}
+
+	// A finished study does nothing more; an edit that changes finished runs is refused.
+	code, out, errOut = run(t, runArgs...)
+	if code != 0 || !strings.Contains(out, "8 of 8 runs were made before") || strings.Contains(out, "] small/") {
+		t.Errorf("finished study ran again: exit %d\n%s%s", code, out, errOut)
+	}
+	writeFile(t, file, miniStudy(t, "2s"))
+	code, _, errOut = run(t, runArgs...)
+	if code != cli.ExitUsage || !strings.Contains(errOut, "changed what finished runs measured") || !strings.Contains(errOut, "--restart") {
+		t.Errorf("edited study: exit %d, stderr %s", code, errOut)
+	}
+}
+
+func studyRuns(t *testing.T, results string) map[string]store.StudyRun {
+	t.Helper()
+	st, err := store.Open(t.Context(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.FindStudy(t.Context(), "mini")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.StudyRuns(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// TestStudyBadInput: every problem of a study, from the file's options to a target
+// that cannot be reached or lacks connection slots, is reported together, with its
+// position, before anything is loaded.
+func TestStudyBadInput(t *testing.T) {
+	dir := t.TempDir()
+	dsn := pgtest.NewDatabase(t)
+	file := filepath.Join(dir, "bad.yaml")
+	writeFile(t, file, fmt.Sprintf(`name: bad
+targets:
+  - name: here
+    dsn: %q
+  - name: nowhere
+    dsn: "host=127.0.0.1 port=1 user=x dbname=x connect_timeout=2"
+workloads:
+  - kind: tpcb
+    load: {scale: 1}
+    run: {scirpt: select-only, clients: 4}
+matrix:
+  clients: [500]
+`, dsn))
+	code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"))
+	if code != cli.ExitUsage {
+		t.Fatalf("exit %d, want %d\n%s%s", code, cli.ExitUsage, out, errOut)
+	}
+	want := []string{
+		file + `:10:11: unknown run option "scirpt" for tpcb; did you mean "script"?`,
+		file + ":10:32: run: clients is set by the study: set client counts in matrix.clients",
+		file + ":3:5: target here: 500 clients need 503 connection slots",
+		file + ":5:5: target nowhere: ",
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	for _, w := range want {
+		found := false
+		for _, l := range lines {
+			found = found || strings.HasPrefix(l, "pgbakeoff: "+w)
+		}
+		if !found {
+			t.Errorf("stderr lacks a line starting %q:\n%s", w, errOut)
+		}
+	}
+	if strings.Contains(out, "loading") || strings.Contains(errOut, "goroutine") {
+		t.Errorf("a bad study loaded data or crashed:\n%s%s", out, errOut)
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) from pg_database where datname like 'pgbakeoff_tpcb%'"); got != "0" {
+		t.Errorf("%s datasets were created", got)
+	}
+
+	checkBadInput(t, []badInput{
+		{"malformed yaml", []string{"study", "plan", writeTemp(t, "targets: [\n")}, ".yaml:", cli.ExitUsage},
+		{"no file", []string{"study", "plan", filepath.Join(dir, "missing.yaml")}, "read study", cli.ExitUsage},
+		{"unknown key", []string{"study", "plan", writeTemp(t, "targets: [{name: a, dsn: x}]\nworkloads: [{kind: tpcb}]\nmatrix: {warmpu: 1s}\n")},
+			`did you mean "warmup"?`, cli.ExitUsage},
+	})
+}
+
+func writeTemp(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "study.yaml")
+	writeFile(t, path, text)
+	return path
+}
+
+// TestStudyExamples runs each study in examples/ with its windows shortened: the
+// servers, versions, loads, policies and comparison are the file's own.
+func TestStudyExamples(t *testing.T) {
+	shorten := []struct{ re, with string }{
+		{`(?m)^  warmup: .*$`, "  warmup: 0s"},
+		{`(?m)^  duration: .*$`, "  duration: 2s"},
+		{`(?m)^  pause: .*$`, "  pause: 0s"},
+	}
+	tests := []struct {
+		file   string
+		repeat bool // keep three repetitions: the median of three is what the example shows
+		want   []string
+	}{
+		{"pg11-vs-pg16.yaml", true, []string{"PostgreSQL 11.", "PostgreSQL 16.", "pg16/pg11", "NOPM", "(n=3)"}},
+		{"clients-sweep.yaml", false, []string{"read-write", "select-only", "tuned/default", " 64 "}},
+		{"in-memory-vs-io.yaml", false, []string{"in-memory", "io-bound", "pg16/pg15", "os-cache"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("..", "..", "examples", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(b)
+			for _, s := range shorten {
+				text = regexp.MustCompile(s.re).ReplaceAllString(text, s.with)
+			}
+			if !tc.repeat {
+				text = regexp.MustCompile(`(?m)^  repeat: .*$`).ReplaceAllString(text, "  repeat: 1")
+			}
+			dir := t.TempDir()
+			for _, d := range []string{filepath.Dir(dir), dir} {
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			file := filepath.Join(dir, tc.file)
+			writeFile(t, file, text)
+			code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"),
+				"--servers-dir", filepath.Join(dir, "servers"), "--progress", "0")
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out+errOut, w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			if regexp.MustCompile(`\s-\s+\(n=0`).MatchString(out) {
+				t.Errorf("a cell has no valid run:\n%s", out)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}
