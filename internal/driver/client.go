@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -71,12 +70,6 @@ func (c *client) connect(ctx context.Context) error {
 		return fmt.Errorf("take over connection: %w", err)
 	}
 	w := newWire(hc.Conn)
-	if c.r.cfg.Threads {
-		if err := w.block(); err != nil {
-			hc.Conn.Close()
-			return fmt.Errorf("put the connection in blocking mode: %w", err)
-		}
-	}
 	c.mu.Lock()
 	c.w = w
 	stopping := c.r.stopping.Load()
@@ -103,23 +96,10 @@ func (c *client) close() {
 // setDeadline makes a blocked read return; used when the run must end now.
 func (c *client) setDeadline(t time.Time) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.w == nil {
-		return
-	}
-	if c.w.blockFD < 0 {
+	if c.w != nil {
 		c.w.nc.SetDeadline(t)
-		return
 	}
-	// A read blocked in the kernel ignores deadlines; shutting the socket down ends it.
-	w := c.w
-	time.AfterFunc(time.Until(t), func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.w == w {
-			syscall.Shutdown(w.blockFD, syscall.SHUT_RDWR)
-		}
-	})
+	c.mu.Unlock()
 }
 
 // uniform draws from [lo, hi] with Lemire's multiply-shift; the bias for ranges far

@@ -2,9 +2,7 @@ package driver_test
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -82,15 +80,8 @@ func TestRetriesSerializationFailures(t *testing.T) {
 }
 
 // TestReconnectAfterTerminate kills the clients' backends mid-run: the run goes on,
-// records the outage and the lost transactions, and ends on time; with the poller
-// and with a thread per client.
+// records the outage and the lost transactions, and ends on time.
 func TestReconnectAfterTerminate(t *testing.T) {
-	for _, threads := range []bool{false, true} {
-		t.Run(fmt.Sprintf("threads=%v", threads), func(t *testing.T) { reconnectAfterTerminate(t, threads) })
-	}
-}
-
-func reconnectAfterTerminate(t *testing.T, threads bool) {
 	dsn := pgtest.NewDatabase(t)
 	pgtest.Query(t, dsn, "create table kv(k int primary key, v int); insert into kv select g, 0 from generate_series(1, 100) g")
 	tg := parse(t, dsn)
@@ -102,12 +93,8 @@ func reconnectAfterTerminate(t *testing.T, threads bool) {
 		time.Sleep(time.Second)
 		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'reconnect-test'")
 	}()
-	if threads {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(5))
-	}
 	start := time.Now()
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{script}, Clients: 3, Duration: 3 * time.Second,
-		Threads: threads,
 		OnInterval: func(iv driver.Interval) {
 			if iv.Start.Sub(start) > 1500*time.Millisecond {
 				after += iv.Committed

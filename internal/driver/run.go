@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -33,10 +32,6 @@ type Config struct {
 	// as TPC-C's terminals do (exact proportions over every deck), instead of drawing
 	// each transaction at random by weight as pgbench does.
 	Deck bool
-	// Threads gives each client its own OS thread that waits for the server in the
-	// kernel, as sysbench's threads do, instead of sharing Go's poller; the caller
-	// then sets GOMAXPROCS above Clients.
-	Threads bool
 	// OnInterval receives each interval as it ends, from one goroutine.
 	OnInterval func(Interval)
 	// OnWindow is called as the measurement window opens (true) and closes (false),
@@ -190,9 +185,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if cfg.Threads {
-				runtime.LockOSThread()
-			}
 			c.loop(ctx)
 			c.close()
 		}()

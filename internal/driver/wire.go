@@ -49,13 +49,10 @@ type wire struct {
 	// queued counts the exchanges (each ending in Sync or a simple Query) sent ahead
 	// of the last one; await reads their answers first and keeps only their errors.
 	queued int
-	// blockFD is the socket when it is in blocking mode, for a client on its own OS
-	// thread (Config.Threads); -1 otherwise.
-	blockFD int
 }
 
 func newWire(nc net.Conn) *wire {
-	c := &wire{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', blockFD: -1}
+	c := &wire{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I'}
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
 			c.raw = raw
@@ -63,57 +60,6 @@ func newWire(nc net.Conn) *wire {
 		}
 	}
 	return c
-}
-
-// block puts the socket in blocking mode: requests and answers then wait in the
-// kernel on the client's own thread, as sysbench's threads do, instead of in Go's
-// poller. A TLS connection keeps the poller.
-func (c *wire) block() error {
-	if c.raw == nil {
-		return nil
-	}
-	var err error
-	cerr := c.raw.Control(func(fd uintptr) {
-		if err = syscall.SetNonblock(int(fd), false); err == nil {
-			c.blockFD = int(fd)
-		}
-	})
-	if cerr != nil {
-		return cerr
-	}
-	return err
-}
-
-// readBlocking reads the blocking socket; the thread sleeps in the kernel until the
-// answer comes, and the runtime knows it is in a system call.
-func (c *wire) readBlocking() (int, error) {
-	if c.pending {
-		c.pending = false
-		for b := c.out; len(b) > 0; {
-			n, err := syscall.Write(c.blockFD, b)
-			if err == syscall.EINTR {
-				continue
-			}
-			if err != nil {
-				c.out = c.out[:0]
-				return 0, err
-			}
-			b = b[n:]
-		}
-		c.out = c.out[:0]
-	}
-	for {
-		n, err := syscall.Read(c.blockFD, c.in[c.w:])
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
 }
 
 // rawRead is the callback for syscall.RawConn.Read: false means "wait until readable".
@@ -314,9 +260,7 @@ func (c *wire) fill(need int) error {
 	}
 	var n int
 	var err error
-	if c.blockFD >= 0 {
-		n, err = c.readBlocking()
-	} else if c.raw != nil {
+	if c.raw != nil {
 		c.nread, c.rerr = 0, nil
 		if err = c.raw.Read(c.readFn); err == nil {
 			n, err = c.nread, c.rerr
