@@ -19,6 +19,22 @@
 //	    load: {warehouses: 4}
 //	matrix: {clients: [4, 8], duration: 2m, repeat: 3}
 //
+// A target may carry a price (see cost.Price): a monthly figure, components,
+// or a ref to an entry of a prices file (see LoadPrices) that the study names
+// relative to itself:
+//
+//	prices: ../prices/seed-reports.yaml
+//	targets:
+//	  - name: pg16
+//	    local: {version: "16"}
+//	    price: {ref: azure-flexible-d16ads-v5}
+//	  - name: rds
+//	    dsn: "host=db.example user=bench dbname=bench"
+//	    price: {compute_per_hour: 0.34, storage_gb: 512, storage_per_gb_month: 0.115, ha: 2}
+//	  - name: quote
+//	    dsn: "host=db2.example user=bench dbname=bench"
+//	    price: {monthly: 1234.5, currency: EUR, source: "vendor quote", date: 2025-03}
+//
 // Reading and planning it:
 //
 //	s, err := study.Load("pg11-vs-pg16.yaml")

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,13 +18,14 @@ import (
 
 // The keys each mapping of a study file may hold, for spotting typos.
 var (
-	studyKeys    = []string{"name", "description", "targets", "workloads", "matrix"}
+	studyKeys    = []string{"name", "description", "targets", "workloads", "matrix", "prices"}
 	targetKeys   = []string{"name", "local", "dsn", "password", "node_exporter", "labels", "price"}
 	localKeys    = []string{"version", "settings", "initdb"}
 	passwordKeys = []string{"env", "command"}
-	priceKeys    = []string{"per_hour", "currency"}
 	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients"}
-	matrixKeys   = []string{"clients", "warmup", "duration", "repeat", "aggregate", "order", "pause"}
+	// reservedLabels are the labels a study puts on each of its runs.
+	reservedLabels = []string{"study", "cell", "target", "workload", "repeat"}
+	matrixKeys     = []string{"clients", "warmup", "duration", "repeat", "aggregate", "order", "pause"}
 )
 
 // The values each enumeration may take.
@@ -42,7 +44,6 @@ var (
 	settingPattern   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
 	optionPattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 	envPattern       = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	currencyPattern  = regexp.MustCompile(`^[A-Z]{3}$`)
 	yamlLinePattern  = regexp.MustCompile(`^yaml: line ([0-9]+): (.*)$`)
 	yamlAnchorError  = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
 )
@@ -55,21 +56,42 @@ const (
 const durationHint = "use Go durations like 2m or 90s"
 
 // Parse parses and validates a study file's contents; file names it in errors
-// and gives the study its default name. The error, when not nil, is Errors:
-// every problem found, sorted by position.
+// and gives the study its default name. It reads the prices file the study
+// names, from file's directory, to look up the targets' price refs. The error,
+// when not nil, is Errors: every problem found, sorted by position.
 func Parse(file string, data []byte) (*Study, error) {
-	p := &parser{file: file, reported: map[string]bool{}}
-	s := p.parse(data)
-	if err := p.errs.Err(); err != nil {
+	s, errs := ParseAll(file, data)
+	if err := errs.Err(); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ParseAll is Parse for callers that go on to find more problems before reporting
+// them all: it returns what it could read of the study with the errors, and a nil
+// study only when the file is not a YAML mapping at all. Parts with errors are
+// left out or at their defaults.
+func ParseAll(file string, data []byte) (*Study, Errors) {
+	p := &parser{file: file, reported: map[string]bool{}}
+	s := p.parse(data)
+	return s, p.errs.sorted()
+}
+
+// LoadAll is ParseAll of the file at path.
+func LoadAll(path string) (*Study, Errors, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read study: %w", err)
+	}
+	s, errs := ParseAll(path, data)
+	return s, errs, nil
 }
 
 type parser struct {
 	file     string
 	errs     Errors
 	reported map[string]bool // an aliased node is walked once per alias; say its problems once
+	refs     []priceRef      // targets' price refs, resolved once the whole file is read
 }
 
 func (p *parser) errorf(pos Pos, format string, args ...any) {
@@ -182,6 +204,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	s := &Study{File: p.file, Pos: posOf(root)}
 	pairs := p.pairs(root)
 	var hasTargets, hasWorkloads, hasName bool
+	var prices pair
 	for _, kv := range pairs {
 		switch kv.name() {
 		case "name":
@@ -205,10 +228,13 @@ func (p *parser) study(root *yaml.Node) *Study {
 			s.Workloads = p.workloads(kv)
 		case "matrix":
 			s.Matrix = p.matrix(kv)
+		case "prices":
+			prices = kv
 		default:
 			p.unknown(kv.key, "the study", studyKeys)
 		}
 	}
+	p.resolvePrices(s, prices)
 	if !hasName {
 		base := filepath.Base(p.file)
 		s.Name = strings.TrimSuffix(base, filepath.Ext(base))
@@ -310,6 +336,9 @@ func (p *parser) target(n *yaml.Node, i int) *Target {
 			if s, ok := p.str(kv); ok {
 				if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 					p.errorf(kv.valPos(), "node_exporter must be an http or https URL like http://10.0.0.5:9100/metrics, not %q", s)
+				} else if u.User != nil {
+					// Never echo it: the user information may hold a password.
+					p.errorf(kv.valPos(), "node_exporter must not hold credentials; put node_exporter behind a network it can be reached on without them")
 				} else {
 					t.NodeExporter = s
 				}
@@ -317,7 +346,7 @@ func (p *parser) target(n *yaml.Node, i int) *Target {
 		case "labels":
 			t.Labels = p.labels(kv)
 		case "price":
-			t.Price = p.price(kv, where)
+			p.targetPrice(kv, t, where)
 		default:
 			p.unknown(kv.key, where, targetKeys)
 		}
@@ -409,6 +438,10 @@ func (p *parser) labels(kv pair) map[string]string {
 	}
 	labels := make(map[string]string, len(pairs))
 	for _, l := range pairs {
+		if slices.Contains(reservedLabels, l.name()) {
+			p.errorf(posOf(l.key), "label %q is set by the study on every run; name it otherwise", l.name())
+			continue
+		}
 		if v, ok := p.scalar(l.val, l.valPos(), fmt.Sprintf("label %q", l.name())); ok {
 			labels[l.name()] = v
 		}
@@ -450,46 +483,6 @@ func (p *parser) password(kv pair, where string) *Password {
 		return nil
 	}
 	return pw
-}
-
-func (p *parser) price(kv pair, where string) *Price {
-	pairs, ok := p.mapping(kv, "{per_hour: 0.68, currency: USD}")
-	if !ok {
-		return nil
-	}
-	pr := &Price{Currency: "USD"}
-	hasPerHour := false
-	for _, kv := range pairs {
-		switch kv.name() {
-		case "per_hour":
-			hasPerHour = true
-			v := deref(kv.val)
-			f, err := strconv.ParseFloat(v.Value, 64)
-			switch {
-			case v.Kind != yaml.ScalarNode || isNull(v) || err != nil || math.IsNaN(f) || math.IsInf(f, 0):
-				p.errorf(kv.valPos(), "per_hour must be a number, not %s", describe(v))
-			case f <= 0:
-				p.errorf(kv.valPos(), "per_hour %s is out of range; want more than 0", v.Value)
-			default:
-				pr.PerHour = f
-			}
-		case "currency":
-			if s, ok := p.str(kv); ok {
-				if currencyPattern.MatchString(s) {
-					pr.Currency = s
-				} else {
-					p.errorf(kv.valPos(), "invalid currency %q; want a code of three upper-case letters like USD or EUR", s)
-				}
-			}
-		default:
-			p.unknown(kv.key, "price of "+where, priceKeys)
-		}
-	}
-	if !hasPerHour {
-		p.errorf(kv.valPos(), "price of %s has no per_hour", where)
-		return nil
-	}
-	return pr
 }
 
 func (p *parser) workloads(kv pair) []*Workload {
@@ -571,6 +564,9 @@ func (p *parser) workload(n *yaml.Node, i int) *Workload {
 	}
 	if named.key == nil {
 		w.Name = w.Kind
+	}
+	if database.key != nil && len(w.Load) > 0 {
+		p.errorf(w.Load[0].Pos, "load: has no effect with database: the study runs on the data already in %q and loads nothing; remove load:", w.Database)
 	}
 	if database.key != nil && w.Dataset != DatasetKeep {
 		p.errorf(posOf(database.key), "database needs dataset: keep; with dataset: %s every run gets its own copy of the data", w.Dataset)

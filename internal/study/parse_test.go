@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cost"
 )
 
 func TestLoadFull(t *testing.T) {
@@ -33,7 +35,7 @@ func TestLoadFull(t *testing.T) {
 					Initdb: []string{"--data-checksums"},
 				},
 				Labels: map[string]string{"storage": "nvme", "cores": "8"},
-				Price:  &Price{PerHour: 0.68, Currency: "USD"},
+				Price:  &cost.Price{ComputePerHour: 0.68, Currency: "USD"},
 			},
 			{
 				Name:         "rds",
@@ -41,7 +43,7 @@ func TestLoadFull(t *testing.T) {
 				DSN:          "host=db.example user=bench dbname=bench sslmode=require",
 				Password:     &Password{Pos: Pos{16, 15}, Env: "RDS_PASSWORD"},
 				NodeExporter: "http://10.0.0.5:9100/metrics",
-				Price:        &Price{PerHour: 1.5, Currency: "EUR"},
+				Price:        &cost.Price{ComputePerHour: 1.5, Currency: "EUR"},
 			},
 		},
 		Workloads: []*Workload{
@@ -49,7 +51,6 @@ func TestLoadFull(t *testing.T) {
 				Name: "tpcc-small",
 				Pos:  Pos{20, 5},
 				Kind: "tpcc",
-				Load: []Option{{Name: "warehouses", Key: "warehouses", Values: []string{"4"}, Pos: Pos{22, 12}}},
 				Run: []Option{
 					{Name: "mode", Key: "mode", Values: []string{"server"}, Pos: Pos{23, 11}},
 					{Name: "dist", Key: "dist", Values: []string{"pareto"}, Pos: Pos{23, 25}},
@@ -129,7 +130,8 @@ func TestLoadDefaults(t *testing.T) {
 		{"vacuum", s.Workloads[0].Vacuum, VacuumNone},
 		{"checkpoint", s.Workloads[0].Checkpoint, true},
 		{"workload clients", s.Clients(s.Workloads[0]), []int{1}},
-		{"no price", s.Targets[0].Price, (*Price)(nil)},
+		{"no price", s.Targets[0].Price, (*cost.Price)(nil)},
+		{"no prices file", s.Prices, ""},
 		{"no password", s.Targets[0].Password, (*Password)(nil)},
 	}
 	for _, tt := range tests {
@@ -182,7 +184,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key in target", "targets:\n  - name: a\n    dsn: \"host=db\"\n    node-exporter: http://h:9100/metrics\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:4:5: unknown key "node-exporter" in target "a"; did you mean "node_exporter"?`},
 		{"unknown key at top without suggestion", head + "comment: hello\n",
-			`x.yaml:3:1: unknown key "comment" in the study; want name, description, targets, workloads or matrix`},
+			`x.yaml:3:1: unknown key "comment" in the study; want name, description, targets, workloads, matrix or prices`},
 		{"unknown key in local", "targets:\n  - name: a\n    local: {version: \"16\", setings: {}}\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:3:28: unknown key "setings" in local of target "a"; did you mean "settings"?`},
 		{"unknown key in workload", workloads + "  - kind: tpcc\n    lod: {warehouses: 1}\n",
@@ -193,6 +195,14 @@ func TestParseErrors(t *testing.T) {
 		{"vacuum", workloads + "  - {kind: tpcc, vacuum: full}\n", `x.yaml:3:26: unknown vacuum "full"; want none, analyze, vacuum or freeze`},
 		{"aggregate", head + "matrix: {aggregate: medain}\n", `x.yaml:3:21: unknown aggregate "medain"; did you mean "median"?`},
 		{"order", head + "matrix: {order: sequental}\n", `x.yaml:3:17: unknown order "sequental"; did you mean "sequential"?`},
+
+		// What the study sets itself, and what it must not repeat.
+		{"reserved label", "targets:\n  - {name: a, dsn: \"host=db\", labels: {target: x}}\nworkloads: [{kind: tpcb}]\n",
+			`x.yaml:2:40: label "target" is set by the study on every run; name it otherwise`},
+		{"node_exporter credentials", "targets:\n  - {name: a, dsn: \"host=db\", node_exporter: \"http://u:s3cret@h:9100/metrics\"}\nworkloads: [{kind: tpcb}]\n",
+			`x.yaml:2:46: node_exporter must not hold credentials; put node_exporter behind a network it can be reached on without them`},
+		{"load with database", workloads + "  - {kind: tpcb, dataset: keep, database: bench, load: {scale: 5}}\n",
+			`x.yaml:3:57: load: has no effect with database: the study runs on the data already in "bench" and loads nothing; remove load:`},
 
 		// Types and ranges.
 		{"clients word", head + "matrix:\n  clients: four\n",
@@ -224,7 +234,7 @@ func TestParseErrors(t *testing.T) {
 		{"currency", "targets: [{name: a, dsn: \"host=db\", price: {per_hour: 1, currency: usd}}]\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:1:68: invalid currency "usd"; want a code of three upper-case letters like USD or EUR`},
 		{"price without per_hour", "targets: [{name: a, dsn: \"host=db\", price: {currency: USD}}]\nworkloads: [{kind: tpcb}]\n",
-			`x.yaml:1:44: price of target "a" has no per_hour`},
+			`x.yaml:1:44: price of target "a": the price has no amounts; give monthly, or components such as compute_per_hour`},
 		{"version", "targets: [{name: a, local: {version: sixteen}}]\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:1:38: invalid PostgreSQL version "sixteen"; want a major version like "16" or an exact one like "16.10"`},
 		{"version too old", "targets: [{name: a, local: {version: \"9.6\"}}]\nworkloads: [{kind: tpcb}]\n",
@@ -488,5 +498,20 @@ func TestSuggest(t *testing.T) {
 				t.Errorf("Suggest(%q) = %q, want %q", tt.word, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestParseAll: a file with errors still gives what could be read, so a caller can
+// check the targets and report everything together.
+func TestParseAll(t *testing.T) {
+	s, errs := ParseAll("x.yaml", []byte("targets:\n  - {name: a, dsn: \"host=db\"}\n  - {name: b}\nworkloads: [{kind: tpcb, lod: 1}]\nmatrix: {warmpu: 1s}\n"))
+	if s == nil || len(errs) != 3 {
+		t.Fatalf("ParseAll: study %v, %d errors (%v); want a study and 3 errors", s, len(errs), errs)
+	}
+	if len(s.Targets) < 1 || s.Targets[0].Name != "a" || s.Targets[0].DSN != "host=db" {
+		t.Errorf("the good target was not kept: %+v", s.Targets)
+	}
+	if s, errs := ParseAll("x.yaml", []byte("[1, 2")); s != nil || len(errs) != 1 {
+		t.Errorf("malformed YAML: study %v, errors %v; want none and one error", s, errs)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cost"
 )
 
 // Study is a parsed and validated study file, with its defaults filled in.
@@ -20,6 +22,9 @@ type Study struct {
 	Targets     []*Target
 	Workloads   []*Workload
 	Matrix      Matrix
+	// Prices is the prices file the study names, as a path from the working
+	// directory (the file's prices: from the study file's directory), or "".
+	Prices string
 }
 
 // Target is one deployment under test: an existing server reached by DSN, or
@@ -32,7 +37,8 @@ type Target struct {
 	Local        *Local
 	NodeExporter string            // a node_exporter metrics URL, or ""
 	Labels       map[string]string // free-form, for grouping in reports
-	Price        *Price            // nil when not given
+	Price        *cost.Price       // nil when not given; valid, with its Currency filled in
+	PriceRef     string            // the prices file's entry Price is, or "" when given inline
 }
 
 // Local describes a server pgbakeoff runs itself.
@@ -47,12 +53,6 @@ type Local struct {
 type Setting struct {
 	Name, Value string
 	Pos         Pos
-}
-
-// Price is what a target costs to run.
-type Price struct {
-	PerHour  float64
-	Currency string // three upper-case letters; USD when not given
 }
 
 // Workload is a benchmark and the options it is loaded and run with.

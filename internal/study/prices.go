@@ -1,0 +1,290 @@
+package study
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cost"
+)
+
+// Prices are read here, for study files and prices files alike, with the same
+// node helpers as the rest of the study file, so that both forms accept the
+// same keys with the same messages; package cost holds the price model and its
+// rules and reads no YAML.
+
+// priceKeys are the keys of a price: ref, its amounts as cost.Price.Fields
+// names them, per_hour (what study files first called compute_per_hour), and
+// what the amounts are in and where they come from.
+var priceKeys = func() []string {
+	keys := []string{"ref"}
+	for _, f := range new(cost.Price).Fields() {
+		keys = append(keys, f.Name)
+	}
+	return append(keys, "per_hour", "currency", "source", "date")
+}()
+
+const (
+	// priceLike shows the forms of a target's price in messages.
+	priceLike = "{monthly: 1234.5}, {compute_per_hour: 0.68, storage_gb: 512, storage_per_gb_month: 0.115} or {ref: name}"
+	// entryLike shows an entry of a prices file in messages.
+	entryLike = `{monthly: 2172.72, source: "...", date: 2024-01}`
+)
+
+var priceNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
+
+// priceRef is a target's price: {ref: name}, looked up once the whole study
+// file, with its prices:, has been read.
+type priceRef struct {
+	target *Target
+	name   string
+	pos    Pos
+}
+
+// targetPrice reads a target's price: a ref to an entry of the prices file, or
+// the price itself.
+func (p *parser) targetPrice(kv pair, t *Target, where string) {
+	pairs, ok := p.mapping(kv, priceLike)
+	if !ok {
+		return
+	}
+	if ref, ok := lookup(pairs, "ref"); ok {
+		for _, o := range pairs {
+			if o.name() != "ref" {
+				p.errorf(posOf(o.key), "price of %s has a ref; give %s in the prices file, not beside the ref", where, o.name())
+			}
+		}
+		if name, ok := p.str(ref); ok {
+			p.refs = append(p.refs, priceRef{target: t, name: name, pos: ref.valPos()})
+		}
+		return
+	}
+	t.Price = p.price(pairs, kv.valPos(), "price of "+where)
+}
+
+// price reads a price's amounts and what they are in, and checks them by
+// cost's rules, each problem at the key it is about or else at pos. It
+// returns nil when anything is wrong.
+func (p *parser) price(pairs []pair, pos Pos, where string) *cost.Price {
+	pr := &cost.Price{Currency: cost.DefaultCurrency}
+	amounts := map[string]*float64{}
+	for _, f := range pr.Fields() {
+		amounts[f.Name] = f.Value
+	}
+	given := map[string]pair{} // by the name cost gives the field
+	ok := true
+	for _, kv := range pairs {
+		name := kv.name()
+		if name == "per_hour" {
+			name = "compute_per_hour"
+		}
+		if prev, dup := given[name]; dup {
+			p.errorf(posOf(kv.key), "%s and %s are the same; give one", prev.name(), kv.name())
+			ok = false
+			continue
+		}
+		given[name] = kv
+		var good bool
+		switch {
+		case amounts[name] != nil:
+			*amounts[name], good = p.amount(kv)
+		case name == "currency":
+			pr.Currency, good = p.str(kv)
+		case name == "source":
+			pr.Source, good = p.str(kv)
+		case name == "date":
+			pr.Date, good = p.str(kv)
+		case name == "ref":
+			p.errorf(posOf(kv.key), "ref is for a study's targets; an entry of a prices file gives the price itself")
+		default:
+			p.unknown(kv.key, where, priceKeys)
+			good = true // the price itself may be fine
+		}
+		ok = ok && good
+	}
+	if !ok {
+		return nil // cost's rules would only repeat what is wrong
+	}
+	var errs cost.Errors
+	if !errors.As(pr.Validate(), &errs) {
+		return pr
+	}
+	for _, e := range errs {
+		at, msg := pos, e.Msg
+		if kv, ok := given[e.Field]; ok {
+			at = kv.valPos()
+		}
+		if e.Field == "" {
+			msg = where + ": " + msg
+		}
+		p.errorf(at, "%s", msg)
+	}
+	return nil
+}
+
+// amount reads an amount of a price: a number more than 0. One that is 0 is
+// left out instead.
+func (p *parser) amount(kv pair) (float64, bool) {
+	v := deref(kv.val)
+	f, err := strconv.ParseFloat(v.Value, 64)
+	switch {
+	case v.Kind != yaml.ScalarNode || isNull(v) || err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+		p.errorf(kv.valPos(), "%s must be a number, not %s", kv.name(), describe(v))
+	case f <= 0:
+		p.errorf(kv.valPos(), "%s %s is out of range; want more than 0", kv.name(), v.Value)
+	default:
+		return f, true
+	}
+	return 0, false
+}
+
+// resolvePrices reads the study's prices file, if it names one, and gives each
+// target with a price ref the entry it names.
+func (p *parser) resolvePrices(s *Study, prices pair) {
+	if prices.key == nil {
+		for _, r := range p.refs {
+			p.errorf(r.pos, "price ref %q needs a prices file; add prices: with its path, such as ../prices/seed-reports.yaml, at the top of the study", r.name)
+		}
+		return
+	}
+	file, ok := p.str(prices)
+	if !ok {
+		return
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(filepath.Dir(p.file), file)
+	}
+	s.Prices = file
+	data, err := os.ReadFile(file)
+	if err != nil {
+		p.errorf(prices.valPos(), "cannot read the prices file: %v", err)
+		return
+	}
+	entries, errs := parsePrices(file, data)
+	if len(errs) > 0 {
+		p.errs = append(p.errs, errs...) // in the prices file, named as such
+		return
+	}
+	names := slices.Sorted(maps.Keys(entries))
+	for _, r := range p.refs {
+		pr, ok := entries[r.name]
+		switch {
+		case ok:
+			r.target.Price, r.target.PriceRef = &pr, r.name
+		case Suggest(r.name, names) != "":
+			p.errorf(r.pos, "price ref %q is not in %s; did you mean %q?", r.name, file, Suggest(r.name, names))
+		default:
+			p.errorf(r.pos, "price ref %q is not in %s; it has %s", r.name, file, oneOf(names))
+		}
+	}
+}
+
+// LoadPrices reads the prices file at path: named prices that study files
+// refer to with price: {ref: name}, as in
+//
+//	prices:
+//	  azure-flexible-d16ads-v5:
+//	    source: "seed report 000, Table 2"
+//	    date: 2024-01-17
+//	    monthly: 2172.72
+//
+// Each entry takes the keys of a target's price but ref. The error, when not
+// nil, is Errors, or says the file cannot be read.
+func LoadPrices(path string) (map[string]cost.Price, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read prices: %w", err)
+	}
+	return ParsePrices(path, data)
+}
+
+// ParsePrices parses and validates a prices file's contents; file names it in
+// errors. The error, when not nil, is Errors: every problem found, sorted by
+// position. Every price has its Currency filled in.
+func ParsePrices(file string, data []byte) (map[string]cost.Price, error) {
+	prices, errs := parsePrices(file, data)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return prices, nil
+}
+
+func parsePrices(file string, data []byte) (map[string]cost.Price, Errors) {
+	p := &parser{file: file, reported: map[string]bool{}}
+	const empty = "the prices file is empty; it needs prices: with named prices"
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.errorf(Pos{1, 1}, empty)
+		} else {
+			p.yamlError(err, data)
+		}
+		return nil, p.errs
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil {
+		p.errorf(posOf(&next), "a prices file holds one YAML document; remove the second one or the --- before it")
+	} else if !errors.Is(err, io.EOF) {
+		p.yamlError(err, data)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	root = deref(root)
+	if root.Kind != yaml.MappingNode {
+		if isNull(root) {
+			p.errorf(Pos{1, 1}, empty)
+		} else {
+			p.errorf(posOf(root), "a prices file is a mapping with prices:, not %s", describe(root))
+		}
+		return nil, p.errs
+	}
+	prices := map[string]cost.Price{}
+	found := false
+	for _, kv := range p.pairs(root) {
+		if kv.name() != "prices" {
+			p.unknown(kv.key, "the prices file", []string{"prices"})
+			continue
+		}
+		found = true
+		entries, ok := p.mapping(kv, "{name: "+entryLike+"}")
+		if ok && len(entries) == 0 {
+			p.errorf(kv.valPos(), "prices is empty; give at least one named price")
+		}
+		for _, e := range entries {
+			name := e.name()
+			if !priceNamePattern.MatchString(name) {
+				p.errorf(posOf(e.key), "invalid price name %q; use up to 64 letters, digits, '_', '.' and '-', starting with a letter or digit", name)
+				continue
+			}
+			where := fmt.Sprintf("price %q", name)
+			v := deref(e.val)
+			if v.Kind != yaml.MappingNode {
+				p.errorf(e.valPos(), "%s must be a mapping like %s, not %s", where, entryLike, describe(v))
+				continue
+			}
+			if pr := p.price(p.pairs(v), e.valPos(), where); pr != nil {
+				prices[name] = *pr
+			}
+		}
+	}
+	if !found {
+		p.errorf(posOf(root), "the prices file has no prices; add prices: with named prices like %s", entryLike)
+	}
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	return prices, nil
+}
