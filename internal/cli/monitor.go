@@ -68,8 +68,11 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 		}
 		e.rates = append(e.rates, rate{at: iv.End.Sub(res.WindowStart).Round(time.Second), tps: float64(iv.Committed) / secs})
 	}
+	// A sample counts when its middle lies in the window: the last one may run on
+	// while the clients disconnect.
 	for _, sm := range m.samples {
-		if sm.End.After(res.WindowStart) && sm.Start.Before(res.WindowEnd) {
+		mid := sm.Start.Add(sm.End.Sub(sm.Start) / 2)
+		if !mid.Before(res.WindowStart) && mid.Before(res.WindowEnd) {
 			e.checkpoints += int(sm.Values["checkpoints"])
 		}
 	}

@@ -440,6 +440,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	ev.committed, ev.failed = res.Committed, res.Failed
 	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
 	ev.restarted = sres.Restarted
+	ev.statsReset = sres.Reset
 	if sres.AddressChanged {
 		ev.addressChanged = "the server's address or its recovery state changed"
 	}

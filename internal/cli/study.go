@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,7 +84,32 @@ type studyWorkload struct {
 	w    *study.Workload
 	k    kind
 	data *dataset
-	key  string // the dataset's name; workloads with the same data share it
+	// db is the database its data is loaded into. Workloads of one study with the
+	// same data and the same policy share it; a cloned dataset is never one that
+	// runs write into.
+	db string
+}
+
+// datasetDatabase names a workload's dataset database: the study's, the data's
+// (kind and load options) and, for data that runs change, the policy's.
+func datasetDatabase(studyName, key string, policy study.Dataset) string {
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, studyName)
+	if len(slug) > 20 {
+		slug = slug[:20]
+	}
+	name := "pgbakeoff_" + slug + "_" + key
+	if policy != study.DatasetClone {
+		name += "_" + string(policy)
+	}
+	return name
 }
 
 // database is where the workload's data is loaded (and, unless cloned, run).
@@ -89,7 +117,7 @@ func (sw *studyWorkload) database() string {
 	if sw.w.Database != "" {
 		return sw.w.Database
 	}
-	return "pgbakeoff_" + sw.key
+	return sw.db
 }
 
 // runDatabase is where a run happens.
@@ -116,9 +144,12 @@ var runReserved = map[string]string{
 // commands. A file that does not parse is an error; problems with options come
 // back in errs, each with its position, so that preflight can add its own.
 func loadStudy(env *Env, file string) (s *study.Study, wls []*studyWorkload, errs study.Errors, err error) {
-	s, err = study.Load(file)
+	s, errs, err = study.LoadAll(file)
 	if err != nil {
 		return nil, nil, nil, usageError{err}
+	}
+	if s == nil {
+		return nil, nil, nil, usageError{errs.Err()}
 	}
 	var out []*studyWorkload
 	for _, w := range s.Workloads {
@@ -127,7 +158,7 @@ func loadStudy(env *Env, file string) (s *study.Study, wls []*studyWorkload, err
 			errs = append(errs, s.Errorf(w.Pos, "unknown workload kind %q: choose one of %s", w.Kind, kindNames()))
 			continue
 		}
-		sw := &studyWorkload{w: w, k: k, key: s.DatasetKey(w)}
+		sw := &studyWorkload{w: w, k: k, db: datasetDatabase(s.Name, s.DatasetKey(w), w.Dataset)}
 		lfl := pflag.NewFlagSet("init "+k.name, pflag.ContinueOnError)
 		sw.data = k.loadFlags(lfl)
 		setOptions(s, &errs, lfl, "load", w.Load, map[string]string{"dsn": "a study's targets are in targets:"})
@@ -250,22 +281,25 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 		return err
 	}
 	defer st.Close()
-	state := &store.Study{Name: s.Name, File: file, Spec: spec, Updated: env.Now()}
-	if err := st.SaveStudy(ctx, state); err != nil {
+	// The file and the servers are checked against the runs made before, and the
+	// study's record updated, only once everything passed.
+	done := map[string]store.StudyRun{}
+	prev, err := st.FindStudy(ctx, s.Name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		prev = nil
+	case err != nil:
 		return err
-	}
-	if opts.restart {
-		if err := st.ForgetStudy(ctx, state.ID); err != nil {
+	case !opts.restart:
+		if done, err = st.StudyRuns(ctx, prev.ID); err != nil {
 			return err
 		}
 	}
-	done, err := st.StudyRuns(ctx, state.ID)
-	if err != nil {
-		return err
-	}
 	plan := s.Plan()
-	if err := checkEdits(s, plan, done); err != nil {
-		return err
+	if len(optErrs) == 0 {
+		if err := checkEdits(s, plan, done); err != nil {
+			return err
+		}
 	}
 
 	out := env.Stdout
@@ -284,6 +318,23 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 	}()
 	if err != nil {
 		return err
+	}
+	if err := checkServers(ctx, st, done, targets); err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return err
+	}
+	// The absolute path, so that report finds the prices file from anywhere.
+	state := &store.Study{Name: s.Name, File: abs, Spec: spec, Updated: env.Now()}
+	if err := st.SaveStudy(ctx, state); err != nil {
+		return err
+	}
+	if opts.restart {
+		if err := st.ForgetStudy(ctx, state.ID); err != nil {
+			return err
+		}
 	}
 	if err := loadDatasets(ctx, env, s, st, state, targets, wls); err != nil {
 		return err
@@ -307,6 +358,7 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 		fmt.Fprintf(out, "%d of %d runs were made before; continuing with the rest\n", len(plan)-remaining, len(plan))
 	}
 	first := true
+	var failed []string
 	for _, c := range plan {
 		if d, ok := done[c.Key]; ok && d.Status == store.StatusCompleted {
 			continue
@@ -329,11 +381,61 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 			if errors.Is(err, ErrInterrupted) || ctx.Err() != nil {
 				return fmt.Errorf("%w: run %s stopped early; `study run` again makes it anew", ErrInterrupted, c.Key)
 			}
-			return fmt.Errorf("run %s: %w", c.Key, err)
+			// One failed run does not end a study of hours; it is made again next time.
+			fmt.Fprintf(env.Stderr, "run %s failed: %v\n", c.Key, err)
+			failed = append(failed, c.Key)
 		}
 	}
 	fmt.Fprintln(out)
-	return printStudyResults(ctx, env, s, st, state.ID)
+	if err := printStudyResults(ctx, env, s, st, state.ID); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d runs failed (%s); `study run` again makes them anew", len(failed), strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// checkServers refuses to continue a study on a server that changed since its
+// earlier runs (another version or other settings): the results would mix.
+func checkServers(ctx context.Context, st *store.Store, done map[string]store.StudyRun, targets []*studyTarget) error {
+	for _, t := range targets {
+		for key, d := range done {
+			if !strings.HasPrefix(key, t.t.Name+"/") || d.Status != store.StatusCompleted || d.RunID == 0 {
+				continue
+			}
+			r, err := st.Run(ctx, d.RunID)
+			if err != nil {
+				continue
+			}
+			var diffs []string
+			if r.ServerVersion != t.info.Version {
+				diffs = append(diffs, fmt.Sprintf("version %s, now %s", r.ServerVersion, t.info.Version))
+			}
+			for _, k := range slices.Sorted(maps.Keys(mergeKeys(r.Settings, t.info.Settings))) {
+				if !settingsNoise[k] && r.Settings[k] != t.info.Settings[k] {
+					diffs = append(diffs, fmt.Sprintf("%s %s, now %s", k, valueOr(r.Settings[k], "default"), valueOr(t.info.Settings[k], "default")))
+				}
+			}
+			if len(diffs) > 0 {
+				return usageError{fmt.Errorf("target %s changed since run %d of this study (%s): restore it, or run the study with --restart",
+					t.t.Name, r.ID, strings.Join(diffs, "; "))}
+			}
+			break
+		}
+	}
+	return nil
+}
+
+func mergeKeys(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
 }
 
 func readSpec(file string) (string, error) {

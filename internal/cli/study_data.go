@@ -49,6 +49,9 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 // dropDatabase drops the database, ending sessions still in it where the server
 // can (13 and later).
 func dropDatabase(ctx context.Context, conn *pgconn.PgConn, versionNum int, name string) error {
+	// Before 13 a session left in it (by a crashed run) would make the drop fail. Best
+	// effort: a role may not end others' sessions, and then the drop says why.
+	_, _ = target.Query(ctx, conn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where datname = "+quoteLiteral(name)+" and pid <> pg_backend_pid()")
 	sql := "drop database if exists " + quoteIdent(name)
 	if versionNum >= 130000 {
 		sql += " with (force)"
@@ -77,18 +80,18 @@ func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store
 		err = func() error {
 			defer conn.Close(context.Background())
 			for _, sw := range wls {
-				if sw.w.Database != "" || t.fresh[sw.key] {
+				db := sw.database()
+				if sw.w.Database != "" || t.fresh[db] {
 					continue
 				}
-				db := sw.database()
-				fp := datasetFingerprint(t.t, sw.key)
+				fp := datasetFingerprint(t.t, db)
 				exists, err := databaseExists(ctx, conn, db)
 				if err != nil {
 					return err
 				}
-				if d, ok := loaded[t.t.Name+"/"+sw.key]; ok && d.Fingerprint == fp && exists {
+				if d, ok := loaded[t.t.Name+"/"+db]; ok && d.Fingerprint == fp && exists {
 					fmt.Fprintf(env.Stdout, "%s: %s is loaded (since %s)\n", t.t.Name, sw.data.describe(), d.Loaded.Local().Format(time.DateTime))
-					t.fresh[sw.key] = false
+					t.fresh[db] = false
 					continue
 				}
 				if err := dropDatabase(ctx, conn, t.info.VersionNum, db); err != nil {
@@ -102,8 +105,8 @@ func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store
 				if err := sw.data.load(ctx, env, t.tgt.WithDatabase(db)); err != nil {
 					return err
 				}
-				t.fresh[sw.key] = true
-				d := store.Dataset{Target: t.t.Name, Name: sw.key, Fingerprint: fp, Loaded: env.Now(), LoadS: time.Since(start).Seconds()}
+				t.fresh[db] = true
+				d := store.Dataset{Target: t.t.Name, Name: db, Fingerprint: fp, Loaded: env.Now(), LoadS: time.Since(start).Seconds()}
 				if err := st.SetStudyDataset(ctx, state.ID, d); err != nil {
 					return err
 				}
@@ -140,13 +143,13 @@ func prepareRun(ctx context.Context, env *Env, t *studyTarget, sw *studyWorkload
 			return fmt.Errorf("clone %s: %w", sw.database(), err)
 		}
 	case study.DatasetReload:
-		if !t.fresh[sw.key] {
+		if !t.fresh[sw.database()] {
 			if err := sw.data.load(ctx, env, t.tgt.WithDatabase(sw.database())); err != nil {
 				return err
 			}
 		}
 	}
-	t.fresh[sw.key] = false
+	t.fresh[sw.database()] = false
 
 	var sqls []string
 	switch sw.w.Vacuum {

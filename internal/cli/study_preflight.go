@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -53,7 +55,8 @@ func readPrivileges(ctx context.Context, t *target.Target) (privileges, error) {
 	}
 	defer conn.Close(context.Background())
 	member := func(role string) string {
-		return fmt.Sprintf("coalesce((select pg_has_role(current_user, oid, 'member') from pg_roles where rolname = '%s'), false)", role)
+		// USAGE, not MEMBER: a NOINHERIT membership grants nothing until SET ROLE.
+		return fmt.Sprintf("coalesce((select pg_has_role(current_user, oid, 'usage') from pg_roles where rolname = '%s'), false)", role)
 	}
 	rows, err := target.Query(ctx, conn, `select r.rolsuper, r.rolcreatedb, `+member("pg_checkpoint")+`, `+
 		member("pg_monitor")+` or `+member("pg_read_all_stats")+` from pg_roles r where r.rolname = current_user`)
@@ -73,7 +76,7 @@ func readPrivileges(ctx context.Context, t *target.Target) (privileges, error) {
 
 // open starts a local target's server or resolves a DSN target's password, so the
 // target can be connected to.
-func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir string) error {
+func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir string, restart bool) error {
 	t := st.t
 	if t.Local == nil {
 		tgt, err := target.Parse(t.DSN)
@@ -109,6 +112,12 @@ func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir
 			return err
 		}
 	}
+	if restart {
+		// Starting over includes initdb, whose options may have changed.
+		if err := os.RemoveAll(filepath.Join(serversDir, name)); err != nil {
+			return err
+		}
+	}
 	srv, err := localpg.Start(ctx, localpg.Options{Name: name, Version: t.Local.Version, Settings: settings,
 		InitdbArgs: t.Local.Initdb, BaseDir: serversDir, Log: env.Stderr})
 	if err != nil {
@@ -133,9 +142,12 @@ func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir
 func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorkload, opts studyOptions, errs study.Errors) ([]*studyTarget, error) {
 	var targets []*studyTarget
 	for _, t := range s.Targets {
+		if t.Name == "" || (t.DSN == "" && t.Local == nil) {
+			continue // its errors are in errs already
+		}
 		st := &studyTarget{t: t}
 		targets = append(targets, st)
-		if err := st.open(ctx, env, s.Name, opts.serversDir); err != nil {
+		if err := st.open(ctx, env, s.Name, opts.serversDir, opts.restart); err != nil {
 			errs = append(errs, s.Errorf(t.Pos, "target %s: %v", t.Name, err))
 			continue
 		}
@@ -152,7 +164,11 @@ func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorklo
 		most := 0
 		for _, sw := range wls {
 			most = max(most, slices.Max(s.Clients(sw.w)))
-			if sw.w.Database == "" && !st.priv.createDB {
+			if sw.w.Database != "" {
+				if err := checkDatabase(ctx, st, sw.w.Database); err != nil {
+					errs = append(errs, s.Errorf(sw.w.Pos, "target %s: workload %s: %v", t.Name, sw.w.Name, err))
+				}
+			} else if !st.priv.createDB {
 				errs = append(errs, s.Errorf(t.Pos, "target %s: the study creates a database for workload %s, and %s may not (grant CREATEDB, or give the workload database: with dataset: keep)",
 					t.Name, sw.w.Name, st.tgt.Config.User))
 			}
@@ -161,13 +177,8 @@ func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorklo
 			errs = append(errs, s.Errorf(t.Pos, "target %s: %d clients need %d connection slots (%d more for monitoring) but the server has %d free: max_connections %d - reserved %d - in use %d; lower the client counts or raise max_connections",
 				t.Name, most, need, target.MonitorConns, free, info.MaxConnections, info.Reserved, info.InUse))
 		}
-		if st.srv != nil && st.free > 0 {
-			if _, need := datasetBytes(wls); need > st.free {
-				errs = append(errs, s.Errorf(t.Pos, "target %s: the datasets need about %s on disk and %s has %s free; free some space or use --servers-dir",
-					t.Name, humanBytes(need), filepath.Dir(st.srv.DataDir), humanBytes(st.free)))
-			}
-		}
 	}
+	errs = append(errs, checkDisk(ctx, s, targets, wls)...)
 	printPreflight(env.Stdout, targets, wls)
 	if err := errs.Err(); err != nil {
 		return targets, usageError{err}
@@ -180,12 +191,12 @@ func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorklo
 func datasetBytes(wls []*studyWorkload) (loaded, disk int64) {
 	seen := map[string]bool{}
 	for _, sw := range wls {
-		if !seen[sw.key] && sw.w.Database == "" {
-			seen[sw.key] = true
+		if !seen[sw.db] && sw.w.Database == "" {
+			seen[sw.db] = true
 			loaded += sw.data.bytes()
 		}
-		if sw.w.Dataset == study.DatasetClone && !seen[sw.key+"_run"] {
-			seen[sw.key+"_run"] = true
+		if sw.w.Dataset == study.DatasetClone && !seen[sw.db+"_run"] {
+			seen[sw.db+"_run"] = true
 			disk += sw.data.bytes()
 		}
 	}
@@ -229,6 +240,10 @@ func printPreflight(w io.Writer, targets []*studyTarget, wls []*studyWorkload) {
 	for _, t := range open {
 		sb := t.info.SharedBuffers
 		for _, sw := range wls {
+			if sw.w.Database != "" {
+				fmt.Fprintf(tw, "  %s\t%s\tdatabase %s as it is\t\t%s\t\t\n", t.t.Name, sw.w.Name, sw.w.Database, humanBytes(sb))
+				continue
+			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", t.t.Name, sw.w.Name, sw.data.describe(), humanBytes(sw.data.bytes()),
 				humanBytes(sb), classify(sw.data.bytes(), sb, t.memory))
 		}
@@ -288,4 +303,81 @@ func valueOr(v, dflt string) string {
 		return dflt
 	}
 	return v
+}
+
+// checkDisk checks that the local servers' file systems have room for the datasets
+// still to be loaded: what a resumed study loaded before is on the disk already,
+// and servers sharing a file system share its free space.
+func checkDisk(ctx context.Context, s *study.Study, targets []*studyTarget, wls []*studyWorkload) study.Errors {
+	type fsNeed struct {
+		need, free int64
+		names      []string
+		first      *studyTarget
+	}
+	byFS := map[uint64]*fsNeed{}
+	var order []uint64
+	for _, t := range targets {
+		if t.srv == nil || t.info == nil || t.free <= 0 {
+			continue
+		}
+		var st syscall.Stat_t
+		if syscall.Stat(t.srv.DataDir, &st) != nil {
+			continue
+		}
+		dev := uint64(st.Dev)
+		f := byFS[dev]
+		if f == nil {
+			f = &fsNeed{free: t.free, first: t}
+			byFS[dev] = f
+			order = append(order, dev)
+		}
+		_, need := datasetBytes(wls)
+		f.need += max(0, need-existingBytes(ctx, t, wls))
+		f.names = append(f.names, t.t.Name)
+	}
+	var errs study.Errors
+	for _, dev := range order {
+		f := byFS[dev]
+		if f.need > f.free {
+			errs = append(errs, s.Errorf(f.first.t.Pos, "target %s: the datasets still to load need about %s on disk and %s (shared by %s) has %s free; free some space or use --servers-dir",
+				f.first.t.Name, humanBytes(f.need), filepath.Dir(f.first.srv.DataDir), strings.Join(f.names, ", "), humanBytes(f.free)))
+		}
+	}
+	return errs
+}
+
+// existingBytes is the size of the study's databases already on the target.
+func existingBytes(ctx context.Context, t *studyTarget, wls []*studyWorkload) int64 {
+	var names []string
+	for _, sw := range wls {
+		names = append(names, quoteLiteral(sw.database()), quoteLiteral(sw.runDatabase()))
+	}
+	conn, err := t.tgt.Connect(ctx)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close(context.Background())
+	rows, err := target.Query(ctx, conn, "select coalesce(sum(pg_database_size(datname)), 0) from pg_database where datname in ("+strings.Join(names, ", ")+")")
+	if err != nil || len(rows) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(rows[0][0], 10, 64)
+	return n
+}
+
+// checkDatabase checks that a workload's own database exists on the target.
+func checkDatabase(ctx context.Context, t *studyTarget, name string) error {
+	conn, err := t.tgt.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	ok, err := databaseExists(ctx, conn, name)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("database %q does not exist; load it first, or drop database: to let the study load its own", name)
+	}
+	return nil
 }

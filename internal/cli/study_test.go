@@ -81,7 +81,7 @@ workloads:
     kind: tpcb
     load: {scale: 2}
     run: {script: select-only}
-    dataset: keep
+    dataset: clone
 matrix:
   clients: [2]
   warmup: 0s
@@ -121,7 +121,7 @@ func TestStudy(t *testing.T) {
 	if code != cli.ExitInterrupted || !strings.Contains(errOut, "`study run` again") {
 		t.Fatalf("interrupted study: exit %d, want %d\n%s%s", code, cli.ExitInterrupted, out, errOut)
 	}
-	for _, want := range []string{"preflight:", " * shared_buffers", " * label memory", "in-memory", "loading TPC-B scale 2 into database pgbakeoff_tpcb_"} {
+	for _, want := range []string{"preflight:", " * shared_buffers", " * label memory", "in-memory", "loading TPC-B scale 2 into database pgbakeoff_mini_tpcb_"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("study run output lacks %q:\n%s", want, out)
 		}
@@ -183,7 +183,7 @@ func TestStudy(t *testing.T) {
 	if d.Labels["study"] != "mini" || d.Labels["target"] != "big" || d.Labels["memory"] != "big" {
 		t.Errorf("run labels %v", d.Labels)
 	}
-	if !strings.Contains(d.Target, "dbname=pgbakeoff_tpcb_") {
+	if !strings.Contains(d.Target, "dbname=pgbakeoff_mini_tpcb_") {
 		t.Errorf("run target %q does not name the dataset's database", d.Target)
 	}
 
@@ -236,6 +236,7 @@ workloads:
     run: {scirpt: select-only, clients: 4}
 matrix:
   clients: [500]
+  warmpu: 1s
 `, dsn))
 	code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"))
 	if code != cli.ExitUsage {
@@ -246,6 +247,7 @@ matrix:
 		file + ":10:32: run: clients is set by the study: set client counts in matrix.clients",
 		file + ":3:5: target here: 500 clients need 503 connection slots",
 		file + ":5:5: target nowhere: ",
+		file + `:13:3: unknown key "warmpu" in matrix; did you mean "warmup"?`,
 	}
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	for _, w := range want {
@@ -294,7 +296,7 @@ func TestStudyExamples(t *testing.T) {
 	}{
 		{"pg11-vs-pg16.yaml", true, []string{"PostgreSQL 11.", "PostgreSQL 16.", "pg16/pg11", "NOPM", "(n=3)"}},
 		{"clients-sweep.yaml", false, []string{"read-write", "select-only", "tuned/default", " 64 "}},
-		{"in-memory-vs-io.yaml", false, []string{"in-memory", "io-bound", "pg16/pg15", "os-cache"}},
+		{"in-memory-vs-io.yaml", false, []string{"in-memory", "beyond-buffers", "pg16/pg15", "os-cache"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
@@ -315,7 +317,18 @@ func TestStudyExamples(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			file := filepath.Join(dir, tc.file)
+			// The examples name ../prices/seed-reports.yaml.
+			for _, d := range []string{"examples", "prices"} {
+				if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			prices, err := os.ReadFile(filepath.Join("..", "..", "prices", "seed-reports.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, "prices", "seed-reports.yaml"), string(prices))
+			file := filepath.Join(dir, "examples", tc.file)
 			writeFile(t, file, text)
 			code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"),
 				"--servers-dir", filepath.Join(dir, "servers"), "--progress", "0")

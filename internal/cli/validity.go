@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -35,6 +36,7 @@ type evidence struct {
 	clientSaturated   bool
 	clientCores       float64
 	restarted         bool
+	statsReset        bool   // commits went backwards: a crash and recovery, or pg_stat_reset
 	addressChanged    string // "" when the address stayed the same
 	checkpoints       int    // completed inside the measured window
 	// rates are the measured window's whole intervals: transactions per second and
@@ -53,6 +55,9 @@ func judge(e evidence) []runFlag {
 	if e.restarted {
 		flags = append(flags, runFlag{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"})
 	}
+	if e.statsReset && !e.restarted {
+		flags = append(flags, runFlag{flagRestarted, true, "the server's statistics went backwards during the run: it crashed and recovered, or someone called pg_stat_reset()"})
+	}
 	if e.addressChanged != "" {
 		flags = append(flags, runFlag{flagFailover, true, "the server behind the target changed during the run: " + e.addressChanged})
 	}
@@ -63,29 +68,29 @@ func judge(e evidence) []runFlag {
 		flags = append(flags, runFlag{flagErrors, true, fmt.Sprintf("%.1f%% of transactions failed (%d of %d), more than %.0f%%",
 			100*float64(e.failed)/float64(all), e.failed, all, 100*maxErrorRate)})
 	}
-	if len(e.rates) >= 3 {
-		tps := make([]float64, len(e.rates))
-		for i, r := range e.rates {
-			tps[i] = r.tps
+	if r := buckets(e.rates); len(r) >= 3 {
+		tps := make([]float64, len(r))
+		for i, x := range r {
+			tps[i] = x.tps
 		}
 		slices.Sort(tps)
 		median := tps[len(tps)/2]
 		if len(tps)%2 == 0 {
 			median = (tps[len(tps)/2-1] + tps[len(tps)/2]) / 2
 		}
-		low := e.rates[0]
-		for _, r := range e.rates {
-			if r.tps < low.tps {
-				low = r
+		low := r[0]
+		for _, x := range r {
+			if x.tps < low.tps {
+				low = x
 			}
 		}
 		if low.tps < median/2 {
-			flags = append(flags, runFlag{flagDip, true, fmt.Sprintf("throughput fell to %.0f tps in the second ending at %.0f s, below half the run's median of %.0f tps",
+			flags = append(flags, runFlag{flagDip, true, fmt.Sprintf("throughput fell to %.0f tps in the interval ending at %.0f s, below half the run's median of %.0f tps",
 				low.tps, low.at.Seconds(), median)})
 		}
 	}
 	if e.checkpoints > 0 {
-		flags = append(flags, runFlag{flagCheckpoint, false, fmt.Sprintf("%d checkpoint(s) completed inside the measured window", e.checkpoints)})
+		flags = append(flags, runFlag{flagCheckpoint, false, fmt.Sprintf("%d checkpoint(s) during the measured window", e.checkpoints)})
 	}
 	return flags
 }
@@ -94,6 +99,40 @@ func storeFlags(fs []runFlag) []store.Flag {
 	out := make([]store.Flag, len(fs))
 	for i, f := range fs {
 		out[i] = store.Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason}
+	}
+	return out
+}
+
+// minPerBucket is how many transactions an interval needs for its rate to be
+// judged: a second of a slow workload holds too few to tell a dip from chance.
+const minPerBucket = 20
+
+// buckets merges consecutive one-second rates until each holds about minPerBucket
+// transactions at the median rate.
+func buckets(rates []rate) []rate {
+	if len(rates) == 0 {
+		return nil
+	}
+	tps := make([]float64, len(rates))
+	for i, r := range rates {
+		tps[i] = r.tps
+	}
+	slices.Sort(tps)
+	median := tps[len(tps)/2]
+	if median <= 0 {
+		return nil
+	}
+	k := max(1, int(math.Ceil(minPerBucket/median)))
+	if k == 1 {
+		return rates
+	}
+	var out []rate
+	for i := 0; i+k <= len(rates); i += k {
+		sum := 0.0
+		for _, r := range rates[i : i+k] {
+			sum += r.tps
+		}
+		out = append(out, rate{at: rates[i+k-1].at, tps: sum / float64(k)})
 	}
 	return out
 }

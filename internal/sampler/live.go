@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,8 +107,12 @@ type Sample struct {
 
 // Result is what the sampler saw over the whole run.
 type Result struct {
-	Samples        int
-	Restarted      bool // pg_postmaster_start_time() changed: a restart, or another server at the address
+	Samples   int
+	Restarted bool // pg_postmaster_start_time() changed: a restart, or another server at the address
+	// Reset is set when the database's commit counter went backwards under the same
+	// postmaster: a crash and recovery (which discards the statistics) or a
+	// pg_stat_reset().
+	Reset          bool
 	AddressChanged bool // the server's address changed (a failover) or it entered or left recovery
 	// Errors are the sampling problems, each once, with a count when it
 	// happened more than once: a query that failed, a connection lost, a
@@ -284,6 +289,11 @@ func (s *Sampler) sample(ctx context.Context) {
 		// Counters of another postmaster are not comparable: they were
 		// reset, or restored from the last clean shutdown.
 		if p := s.prev.db; p != nil && p.started.Equal(db.started) {
+			// The postmaster keeps its start time through a crash and recovery, which
+			// discards the statistics: commits going backwards tell of it.
+			if db.counters["xact_commit"] < p.counters["xact_commit"] {
+				s.result.Reset = true
+			}
 			s.owed = dbValues(p, db, float64(db.own-p.own)+s.owed, sm.Values)
 		}
 	}
@@ -330,7 +340,7 @@ func (s *Sampler) read(ctx context.Context) readings {
 	if s.cfg.NodeExporter != "" {
 		n, err := readNode(ctx, s.client, s.cfg.NodeExporter)
 		if err != nil && ctx.Err() == nil {
-			s.errs.add("node_exporter %s: %v", s.cfg.NodeExporter, err)
+			s.errs.add("node_exporter %s: %v", redactURL(s.cfg.NodeExporter), err)
 		}
 		r.node = n
 	}
@@ -438,4 +448,14 @@ func (l *errorLog) list() []string {
 		out = append(out, msg)
 	}
 	return out
+}
+
+// redactURL hides a password in the URL's user information; the HTTP client's
+// errors repeat the URL, so they pass through it too.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return u.Redacted()
 }

@@ -67,6 +67,10 @@ func (t *Target) Inspect(ctx context.Context) (*Info, error) {
 		return nil, fmt.Errorf("inspect %s settings: %w", t, err)
 	}
 	for _, r := range rows {
+		// primary_conninfo and its kind may hold a replication password.
+		if strings.HasSuffix(r[0], "conninfo") {
+			r[1] = Redact(r[1])
+		}
 		info.Settings[r[0]] = r[1]
 	}
 	return info, nil
