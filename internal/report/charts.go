@@ -1,0 +1,506 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// figure is one chart of a report. Markdown writes it to a file through a
+// ChartWriter; HTML inlines it.
+type figure struct {
+	name    string // unique within a report and safe as a file name: "throughput-tpcc-10w"
+	title   string
+	caption string
+	svg     []byte
+}
+
+// maxSeriesPoints bounds the points drawn per run; longer series are averaged
+// in buckets, which keeps a one-hour run's chart small.
+const maxSeriesPoints = 600
+
+// The chart names of a workload; tests derive the expected list from them.
+func throughputName(wl workload) string       { return "throughput-" + wl.slug }
+func p99Name(wl workload) string              { return "p99-" + wl.slug }
+func seriesName(wl workload, c int) string    { return fmt.Sprintf("series-%s-c%d", wl.slug, c) }
+func seriesP99Name(wl workload, c int) string { return fmt.Sprintf("series-p99-%s-c%d", wl.slug, c) }
+func latencyName(wl workload, c int) string   { return fmt.Sprintf("latency-%s-c%d", wl.slug, c) }
+func serverName(key string, wl workload) string {
+	return key + "-" + wl.slug
+}
+func waitsName(wl workload, c int) string { return fmt.Sprintf("waits-%s-c%d", wl.slug, c) }
+func priceName(wl workload) string        { return "price-" + wl.slug }
+
+// metricIndex is the position of the metric with key among a workload's, or -1.
+func (wl workload) metricIndex(key string) int {
+	return slices.IndexFunc(wl.metrics, func(m metric) bool { return m.key == key })
+}
+
+// rowOf is a group's row for the metric with key.
+func (g group) rowOf(key string) (row, bool) {
+	i := slices.IndexFunc(g.rows, func(r row) bool { return r.m.key == key })
+	if i < 0 {
+		return row{}, false
+	}
+	return g.rows[i], true
+}
+
+// clientAxis is the x axis of the "vs clients" charts: the client counts as ticks,
+// on a log scale when they span a factor of four or more (doubling series).
+func clientAxis(wl workload) axis {
+	ax := axis{Label: "clients"}
+	if len(wl.groups) == 0 {
+		return ax
+	}
+	lo, hi := float64(wl.groups[0].clients), float64(wl.groups[len(wl.groups)-1].clients)
+	for _, g := range wl.groups {
+		ax.Ticks = append(ax.Ticks, tick{V: float64(g.clients), Label: strconv.Itoa(g.clients)})
+	}
+	switch {
+	case lo > 0 && hi/lo >= 4:
+		ax.Log = true
+		ax.Min, ax.Max = lo/1.25, hi*1.25
+	case hi > lo:
+		pad := (hi - lo) * 0.06
+		ax.Min, ax.Max = lo-pad, hi+pad
+	default:
+		ax.Min, ax.Max = lo-1, hi+1
+	}
+	return ax
+}
+
+// clientCharts are the headline metric and p99 latency against clients, one line
+// per target, whiskers spanning the runs.
+func (a *analysis) clientCharts(wl workload) []figure {
+	head := wl.metrics[0]
+	var out []figure
+	for _, spec := range []struct {
+		name, key, title, ylabel string
+	}{
+		{throughputName(wl), head.key, fmt.Sprintf("%s vs clients — %s", head.label, wl.Name), head.label + unitHint(head.label)},
+		{p99Name(wl), "p99", "p99 latency vs clients — " + wl.Name, "p99 latency (ms)"},
+	} {
+		ch := lineChart{Name: spec.name, Title: spec.title, X: clientAxis(wl),
+			Y: axis{Label: spec.ylabel, FromZero: true}}
+		for i, t := range a.targets {
+			s := series{Name: t.Name, Color: color(i), Dots: true}
+			for _, g := range wl.groups {
+				rw, ok := g.rowOf(spec.key)
+				if !ok || !rw.vals[i].ok {
+					continue
+				}
+				v := rw.vals[i]
+				p := pt{X: float64(g.clients), Y: v.agg, Lo: v.sum.Min, Hi: v.sum.Max,
+					Title: fmt.Sprintf("%s, %d clients: %s%s (%s)", t.Name, g.clients, num(v.agg), rw.m.unit, a.spread(v))}
+				s.Points = append(s.Points, p)
+			}
+			ch.Series = append(ch.Series, s)
+		}
+		out = append(out, figure{name: spec.name, title: spec.title, svg: ch.svg(),
+			caption: fmt.Sprintf("The %s of the valid runs at each client count; whiskers span the runs.", a.aggWord())})
+	}
+	return out
+}
+
+// unitHint completes a throughput axis label with its unit of time.
+func unitHint(label string) string {
+	switch label {
+	case "NOPM", "TPM":
+		return " (per minute)"
+	case "tps", "QPS":
+		return " (per second)"
+	}
+	return ""
+}
+
+// spread says how many runs a value aggregates and how they vary.
+func (a *analysis) spread(v value) string {
+	if v.sum.N < 2 {
+		return fmt.Sprintf("%d valid run", v.sum.N)
+	}
+	s := fmt.Sprintf("%s of %d runs, %s–%s, CV %s", a.aggWord(), v.sum.N, num(v.sum.Min), num(v.sum.Max), pct(v.sum.CV))
+	if v.high {
+		s += ", high variance"
+	}
+	return s
+}
+
+// seriesCharts are a group's runs second by second, targets on the same axes:
+// throughput, then p99 latency. Each target's representative run (the median) is
+// drawn in full, its other repetitions faint and the runs that do not count dashed;
+// checkpoints of the representative runs are vertical marks and outages shaded.
+func (a *analysis) seriesCharts(wl workload, g group) []figure {
+	var out []figure
+	for _, spec := range []struct {
+		name, title, ylabel string
+		get                 func(Point) float64
+	}{
+		{seriesName(wl, g.clients), fmt.Sprintf("Throughput over time — %s, %d clients", wl.Name, g.clients),
+			"transactions per second", func(p Point) float64 { return p.TPS }},
+		{seriesP99Name(wl, g.clients), fmt.Sprintf("p99 latency over time — %s, %d clients", wl.Name, g.clients),
+			"p99 latency (ms)", func(p Point) float64 { return p.P99 }},
+	} {
+		ch := lineChart{Name: spec.name, Title: spec.title,
+			X: axis{Label: "seconds from the start of the measured window"},
+			Y: axis{Label: spec.ylabel, FromZero: true}}
+		var faint, dashed, outage bool
+		minT := math.Inf(1)
+		for i, c := range g.cells {
+			t := a.targets[i]
+			ch.Legend = append(ch.Legend, legendItem{Label: t.Name, Color: color(i), Kind: "line"})
+			for _, run := range c.runs {
+				if len(run.Series) == 0 {
+					continue
+				}
+				main := c.rep != nil && c.rep.ID == run.ID
+				s := series{Name: t.Name, Color: color(i), Faint: !main, Dashed: !counts(run),
+					Title: seriesTitle(run, main)}
+				faint = faint || !main
+				dashed = dashed || !counts(run)
+				for _, p := range thin(run.Series, maxSeriesPoints) {
+					s.Points = append(s.Points, pt{X: p.T, Y: spec.get(p)})
+					minT = min(minT, p.T)
+				}
+				ch.Series = append(ch.Series, s)
+				if main {
+					for _, cp := range run.Checkpoints {
+						ch.Marks = append(ch.Marks, vmark{X: cp, Color: color(i),
+							Title: fmt.Sprintf("checkpoint at %s s: %s run %d", num(cp), t.Name, run.ID)})
+					}
+				}
+				for _, o := range run.Outages {
+					outage = true
+					title := fmt.Sprintf("outage %s–%s s: %s run %d", num(o.Start), num(o.End), t.Name, run.ID)
+					if o.Cause != "" {
+						title += ", " + o.Cause
+					}
+					ch.Spans = append(ch.Spans, vspan{X0: o.Start, X1: o.End, Color: color(i), Title: title, Label: "outage"})
+				}
+			}
+		}
+		if minT < 0 {
+			ch.Spans = append([]vspan{{X0: minT, X1: 0, Color: "#888888", Title: "warm-up: not measured", Label: "warm-up"}}, ch.Spans...)
+		}
+		if faint {
+			ch.Legend = append(ch.Legend, legendItem{Label: "other repetitions", Color: "#666666", Kind: "faint"})
+		}
+		if dashed {
+			ch.Legend = append(ch.Legend, legendItem{Label: "left out", Color: "#666666", Kind: "dashed"})
+		}
+		if len(ch.Marks) > 0 {
+			ch.Legend = append(ch.Legend, legendItem{Label: "checkpoint", Color: "#666666", Kind: "mark"})
+		}
+		if outage {
+			ch.Legend = append(ch.Legend, legendItem{Label: "outage", Color: "#666666", Kind: "span"})
+		}
+		out = append(out, figure{name: spec.name, title: spec.title, svg: ch.svg()})
+	}
+	return out
+}
+
+func seriesTitle(run Run, main bool) string {
+	s := runLabel(run)
+	if main {
+		s += ", the median run"
+	}
+	if !counts(run) {
+		s += ", left out: " + why(run)
+	}
+	return s
+}
+
+// thin averages a series down to at most n points, in buckets of equal count.
+func thin(ps []Point, n int) []Point {
+	if len(ps) <= n {
+		return ps
+	}
+	out := make([]Point, 0, n)
+	for i := range n {
+		lo, hi := i*len(ps)/n, (i+1)*len(ps)/n
+		var p Point
+		for _, q := range ps[lo:hi] {
+			p.T += q.T
+			p.TPS += q.TPS
+			p.P99 += q.P99
+		}
+		k := float64(hi - lo)
+		p.T, p.TPS, p.P99 = p.T/k, p.TPS/k, p.P99/k
+		out = append(out, p)
+	}
+	return out
+}
+
+// quantileLabel is "p99.9" for 99.9 and "max" for 100.
+func quantileLabel(q float64) string {
+	if q >= 100 {
+		return "max"
+	}
+	return "p" + strconv.FormatFloat(q, 'f', -1, 64)
+}
+
+// percentiles of a run: the stored distribution, else the latency summary.
+func percentiles(run Run) []Percentile {
+	if len(run.Percentiles) > 0 {
+		return run.Percentiles
+	}
+	l := run.Latency
+	var out []Percentile
+	for _, p := range []Percentile{{50, l.P50}, {90, l.P90}, {99, l.P99}, {99.9, l.P999}, {100, l.Max}} {
+		if p.Ms > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// latencyChart is the latency distribution of each target's median run, the
+// quantile q at 1/(1-q) on a log axis so that p99, p99.9 and p99.99 are equally
+// spaced, and the maximum one decade past the last quantile.
+func (a *analysis) latencyChart(wl workload, g group) figure {
+	name := latencyName(wl, g.clients)
+	title := fmt.Sprintf("Latency distribution — %s, %d clients", wl.Name, g.clients)
+	maxFinite := 2.0
+	for _, c := range g.cells {
+		if c.rep == nil {
+			continue
+		}
+		for _, p := range percentiles(*c.rep) {
+			if p.Quantile < 100 {
+				maxFinite = max(maxFinite, 1/(1-p.Quantile/100))
+			}
+		}
+	}
+	maxPos := math.Pow(10, math.Floor(math.Log10(maxFinite)+1e-9)+1)
+	xpos := func(q float64) float64 {
+		if q >= 100 {
+			return maxPos
+		}
+		return 1 / (1 - q/100)
+	}
+	ax := axis{Label: "percentile (log scale of 1/(1-q))", Log: true, Min: 1.6, Max: maxPos * 1.3}
+	for _, q := range []float64{50, 90, 99, 99.9, 99.99, 99.999, 99.9999} {
+		if x := xpos(q); x <= maxFinite*1.001 {
+			ax.Ticks = append(ax.Ticks, tick{V: x, Label: quantileLabel(q)})
+		}
+	}
+	ax.Ticks = append(ax.Ticks, tick{V: maxPos, Label: "max"})
+
+	ch := lineChart{Name: name, Title: title, X: ax, Y: axis{Label: "latency (ms)", FromZero: true}}
+	lo, hi := math.Inf(1), 0.0
+	for i, c := range g.cells {
+		s := series{Name: a.targets[i].Name, Color: color(i), Dots: true}
+		if c.rep != nil {
+			s.Title = seriesTitle(*c.rep, true)
+			for _, p := range percentiles(*c.rep) {
+				s.Points = append(s.Points, pt{X: xpos(p.Quantile), Y: p.Ms,
+					Title: fmt.Sprintf("%s %s: %s ms (run %d)", a.targets[i].Name, quantileLabel(p.Quantile), num(p.Ms), c.rep.ID)})
+				if p.Ms > 0 {
+					lo, hi = min(lo, p.Ms), max(hi, p.Ms)
+				}
+			}
+		}
+		ch.Series = append(ch.Series, s)
+	}
+	if hi > 0 && hi/lo >= 20 {
+		ch.Y = axis{Label: "latency (ms, log scale)", Log: true}
+	}
+	return figure{name: name, title: title, svg: ch.svg(),
+		caption: "Each target's median run; the tail is on the right."}
+}
+
+// serverCharts are bars of the server's CPU, IOPS and WAL rate by client count,
+// and the wait events of each client count as stacked shares.
+func (a *analysis) serverCharts(wl workload) []figure {
+	var out []figure
+	for _, spec := range []struct{ key, title, ylabel string }{
+		{"cpu", "Server CPU", "cores busy"},
+		{"iops", "Server IOPS", "reads + writes per second"},
+		{"wal", "WAL written", "MB per second"},
+	} {
+		if wl.metricIndex(spec.key) < 0 {
+			continue
+		}
+		ch := barChart{Name: serverName(spec.key, wl), Title: spec.title + " — " + wl.Name,
+			XLabel: "clients", YLabel: spec.ylabel}
+		for _, g := range wl.groups {
+			ch.Groups = append(ch.Groups, fmt.Sprintf("%d clients", g.clients))
+		}
+		for i, t := range a.targets {
+			bs := barSeries{Name: t.Name, Color: color(i)}
+			for _, g := range wl.groups {
+				rw, ok := g.rowOf(spec.key)
+				v := math.NaN()
+				if ok && rw.vals[i].ok {
+					v = rw.vals[i].agg
+				}
+				bs.Values = append(bs.Values, v)
+			}
+			ch.Series = append(ch.Series, bs)
+			ch.Unit = " " + spec.ylabel
+		}
+		out = append(out, figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
+			caption: fmt.Sprintf("The %s over the valid runs, sampled from the server during the measured window.", a.aggWord())})
+	}
+	classes := waitClasses(wl)
+	if len(classes) == 0 {
+		return out
+	}
+	for _, g := range wl.groups {
+		ch := barChart{Name: waitsName(wl, g.clients), Title: fmt.Sprintf("Wait events — %s, %d clients", wl.Name, g.clients),
+			XLabel: "target", YLabel: "% of active sessions", Unit: "%", Stacked: true, Max: 100}
+		for _, t := range a.targets {
+			ch.Groups = append(ch.Groups, t.Name)
+		}
+		shares := make([]map[string]float64, len(g.cells))
+		for i, c := range g.cells {
+			shares[i] = meanWaits(c.valid, classes)
+		}
+		for k, cl := range append(slices.Clone(classes), otherWaits) {
+			bs := barSeries{Name: cl, Color: waitColor(k, cl)}
+			seen := false
+			for i := range g.cells {
+				v, ok := shares[i][cl]
+				if !ok {
+					v = math.NaN()
+				}
+				seen = seen || ok
+				bs.Values = append(bs.Values, 100*v)
+			}
+			if seen {
+				ch.Series = append(ch.Series, bs)
+			}
+		}
+		out = append(out, figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
+			caption: "Shares of active sessions by wait event, averaged over the valid runs."})
+	}
+	return out
+}
+
+// otherWaits is the stack of the wait events outside the top ones.
+const otherWaits = "other"
+
+// topWaits is how many wait events the charts and tables name.
+const topWaits = 6
+
+// waitClasses are a workload's most common wait events over all its runs, largest
+// first.
+func waitClasses(wl workload) []string {
+	total := map[string]float64{}
+	for _, run := range wl.Runs {
+		for _, w := range run.Waits {
+			total[w.Class] += w.Share
+		}
+	}
+	classes := make([]string, 0, len(total))
+	for c := range total {
+		classes = append(classes, c)
+	}
+	slices.SortFunc(classes, func(x, y string) int {
+		if total[x] != total[y] {
+			if total[x] > total[y] {
+				return -1
+			}
+			return 1
+		}
+		if x < y {
+			return -1
+		}
+		return 1
+	})
+	if len(classes) > topWaits {
+		classes = classes[:topWaits]
+	}
+	return classes
+}
+
+// meanWaits averages runs' wait shares over classes, the rest summed as "other";
+// nil without runs or waits.
+func meanWaits(runs []Run, classes []string) map[string]float64 {
+	out := map[string]float64{}
+	n := 0
+	for _, run := range runs {
+		if len(run.Waits) == 0 {
+			continue
+		}
+		n++
+		for _, w := range run.Waits {
+			if slices.Contains(classes, w.Class) {
+				out[w.Class] += w.Share
+			} else {
+				out[otherWaits] += w.Share
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	for k := range out {
+		out[k] /= float64(n)
+	}
+	return out
+}
+
+func waitColor(k int, class string) string {
+	if class == otherWaits {
+		return "#BAB0AC"
+	}
+	return waitPalette[k%len(waitPalette)]
+}
+
+// priceChart is the headline metric bought by one unit of money a month, by client
+// count: taller is better value. None when prices are missing or in different
+// currencies.
+func (a *analysis) priceChart(wl workload) (figure, bool) {
+	if !a.priced || a.currency == "" {
+		return figure{}, false
+	}
+	head := wl.metrics[0]
+	label := fmt.Sprintf("%s per %s/month", head.label, a.sym())
+	ch := barChart{Name: priceName(wl), Title: "Price-performance — " + wl.Name, XLabel: "clients", YLabel: label,
+		Unit: " " + label}
+	for _, g := range wl.groups {
+		ch.Groups = append(ch.Groups, fmt.Sprintf("%d clients", g.clients))
+	}
+	for i, t := range a.targets {
+		if t.Price == nil {
+			continue
+		}
+		bs := barSeries{Name: t.Name, Color: color(i)}
+		for _, g := range wl.groups {
+			rw, ok := g.rowOf("units_per_price")
+			v := math.NaN()
+			if ok && rw.vals[i].ok {
+				v = rw.vals[i].agg
+			}
+			bs.Values = append(bs.Values, v)
+		}
+		ch.Series = append(ch.Series, bs)
+	}
+	return figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
+		caption: fmt.Sprintf("The %s %s divided by the monthly price: taller is more for the money.", a.aggWord(), head.label)}, true
+}
+
+// figures are all the charts of a report by section, in the order the reports
+// show them.
+type figures struct {
+	clients, latency, server, price map[string][]figure   // by workload slug
+	series                          map[string][][]figure // by workload slug, then group
+}
+
+func (a *analysis) figures() figures {
+	fs := figures{clients: map[string][]figure{}, series: map[string][][]figure{}, latency: map[string][]figure{},
+		server: map[string][]figure{}, price: map[string][]figure{}}
+	for _, wl := range a.workloads {
+		fs.clients[wl.slug] = a.clientCharts(wl)
+		for _, g := range wl.groups {
+			fs.series[wl.slug] = append(fs.series[wl.slug], a.seriesCharts(wl, g))
+			fs.latency[wl.slug] = append(fs.latency[wl.slug], a.latencyChart(wl, g))
+		}
+		fs.server[wl.slug] = a.serverCharts(wl)
+		if f, ok := a.priceChart(wl); ok {
+			fs.price[wl.slug] = []figure{f}
+		}
+	}
+	return fs
+}

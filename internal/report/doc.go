@@ -1,0 +1,27 @@
+// Package report turns a Report, the runs of a study as the CLI reads them from the
+// results store, into what people read: Terminal for `pgbakeoff compare`, Markdown
+// with its charts as SVG files, one self-contained HTML page, and CSV. Renderers
+// write to an io.Writer and read neither the store nor the clock, so the same
+// Report always gives the same bytes.
+//
+//	r := &report.Report{
+//		Title: "pg11 vs pg16", Baseline: "pg11", Noise: 0.05, Aggregate: "median",
+//		Targets:   []report.Target{{Name: "pg11"}, {Name: "pg16"}},
+//		Workloads: workloads, // each with all its runs
+//	}
+//	if err := report.Terminal(os.Stdout, r); err != nil {
+//		return err
+//	}
+//	err := report.HTML(htmlFile, r)
+//
+// Every table has one row per metric and one column per target, and each target
+// after the baseline has a column with its ratio to the baseline. Only runs that
+// completed and are not invalid count: a cell shows the aggregate of those runs
+// with their coefficient of variation, "!" when they vary by more than the noise
+// threshold, and the headline metric's verdict from stats.Compare. The runs left
+// out are listed with their reasons under the table of their cell.
+//
+// Markdown hands each chart to a ChartWriter, which stores it and says what path
+// to link; HTML draws the same charts inline. The charts are plain SVG written by
+// this package (see svg.go for why).
+package report

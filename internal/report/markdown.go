@@ -1,0 +1,635 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/stats"
+)
+
+// ChartWriter stores a chart of a Markdown report and returns the path the
+// Markdown links it by, relative to the Markdown file. name is unique within a
+// report and safe as a file name ("throughput-tpcc.svg"); the caller decides where
+// the files go.
+type ChartWriter interface {
+	Write(name string, svg []byte) (path string, err error)
+}
+
+// Markdown writes the report as GitHub Markdown: the tables of Terminal, a summary
+// of the verdicts, and the charts, each written through charts and linked by the
+// path it returns. Sections: summary, results by client count, throughput and p99
+// vs clients, time series, latency distribution, server view, validity,
+// environment and price-performance.
+func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
+	a := newAnalysis(r)
+	fs := a.figures()
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	image := func(f figure) error {
+		path, err := charts.Write(f.name+".svg", f.svg)
+		if err != nil {
+			return fmt.Errorf("write chart %s: %w", f.name, err)
+		}
+		if strings.ContainsAny(path, " ()<>") {
+			path = "<" + path + ">"
+		}
+		p("![%s](%s)\n", mdEscape(f.title), path)
+		return nil
+	}
+	images := func(list []figure) error {
+		for _, f := range list {
+			if err := image(f); err != nil {
+				return err
+			}
+		}
+		p("\n")
+		return nil
+	}
+
+	title := r.Title
+	if title == "" {
+		title = "pgbakeoff report"
+	}
+	p("# %s\n\n", mdEscape(title))
+	for _, m := range a.metaLines() {
+		p("%s  \n", mdEscape(m))
+	}
+	p("\n")
+	sections := a.sections()
+	for _, s := range sections {
+		p("- [%s](#%s)\n", s.title, s.id)
+	}
+	p("\n")
+
+	p("## Summary\n\n%s\n\n", mdEscape(a.legend()))
+	for _, wl := range a.workloads {
+		p("### %s\n\n", mdEscape(wl.heading()))
+		writeMDTable(&b, a.summaryTable(wl))
+		for _, s := range a.verdictSummaries(wl) {
+			p("- %s\n", mdEscape(s))
+		}
+		p("\n")
+	}
+
+	p("## Results\n\n")
+	for _, wl := range a.workloads {
+		for _, g := range wl.groups {
+			p("### %s, %d clients\n\n", mdEscape(wl.Name), g.clients)
+			writeMDTable(&b, a.fullTable(g))
+			if notes := groupNotes(g); len(notes) > 0 {
+				for _, n := range notes {
+					p("- %s\n", mdEscape(n.text))
+				}
+				p("\n")
+			}
+		}
+	}
+
+	p("## Throughput and p99 vs clients\n\n")
+	for _, wl := range a.workloads {
+		p("### %s\n\n", mdEscape(wl.Name))
+		if err := images(fs.clients[wl.slug]); err != nil {
+			return err
+		}
+	}
+
+	p("## Time series\n\n%s\n\n", mdEscape(seriesIntro))
+	for _, wl := range a.workloads {
+		list := fs.series[wl.slug]
+		for i, g := range wl.groups {
+			p("### %s, %d clients\n\n", mdEscape(wl.Name), g.clients)
+			if err := images(list[i]); err != nil {
+				return err
+			}
+			if ev := seriesEvents(g); len(ev) > 0 {
+				for _, e := range ev {
+					p("- %s\n", mdEscape(e))
+				}
+				p("\n")
+			}
+		}
+	}
+
+	p("## Latency distribution\n\n%s\n\n", mdEscape(latencyIntro))
+	for _, wl := range a.workloads {
+		p("### %s\n\n", mdEscape(wl.Name))
+		if err := images(fs.latency[wl.slug]); err != nil {
+			return err
+		}
+	}
+
+	p("## Server view\n\n")
+	for _, wl := range a.workloads {
+		p("### %s\n\n", mdEscape(wl.Name))
+		if len(fs.server[wl.slug]) == 0 {
+			p("The server was not sampled.\n\n")
+			continue
+		}
+		if err := images(fs.server[wl.slug]); err != nil {
+			return err
+		}
+		if t := a.waitTable(wl); len(t.rows) > 0 {
+			p("Top wait events (share of active sessions, mean of the valid runs):\n\n")
+			writeMDTable(&b, t)
+		}
+	}
+
+	p("## Validity\n\n")
+	if t := a.validityTable(); len(t.rows) > 0 {
+		p("Runs that are left out of the figures above, or that carry flags or warnings:\n\n")
+		writeMDTable(&b, t)
+	} else {
+		p("Every run completed, and none was flagged.\n\n")
+	}
+
+	p("## Environment\n\n")
+	if r.Env.Client != "" {
+		p("Client: %s\n\n", mdEscape(r.Env.Client))
+	}
+	writeMDTable(&b, a.targetTable())
+	if len(r.Env.Differences) > 0 {
+		p("Settings that differ between targets:\n\n")
+		for _, d := range r.Env.Differences {
+			p("- %s\n", mdEscape(d))
+		}
+		p("\n")
+	}
+	if len(r.Env.Warnings) > 0 {
+		p("Warnings:\n\n")
+		for _, wn := range r.Env.Warnings {
+			p("- %s\n", mdEscape(wn))
+		}
+		p("\n")
+	}
+
+	p("## Price-performance\n\n")
+	if !a.priced {
+		p("No target has a price.\n")
+	} else {
+		writeMDTable(&b, a.priceTable())
+		if a.currency == "" {
+			p("The prices are in different currencies, so they are not compared.\n\n")
+		}
+		for _, wl := range a.workloads {
+			p("### %s\n\n%s\n\n", mdEscape(wl.Name), mdEscape(a.pricePerfLegend(wl)))
+			writeMDTable(&b, a.pricePerfTable(wl))
+			if err := images(fs.price[wl.slug]); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+const (
+	seriesIntro = "Per second, each target's median run in full and its other repetitions faint; " +
+		"runs left out are dashed. Vertical marks are checkpoints, shaded bands outages; " +
+		"negative seconds are the warm-up."
+	latencyIntro = "The latency distribution of each target's median run: percentiles on a log scale " +
+		"of 1/(1-q), so p90, p99 and p99.9 are evenly spaced, and the maximum at the right."
+)
+
+// section is an entry of the table of contents.
+type section struct{ id, title string }
+
+func (a *analysis) sections() []section {
+	return []section{
+		{"summary", "Summary"},
+		{"results", "Results"},
+		{"throughput-and-p99-vs-clients", "Throughput and p99 vs clients"},
+		{"time-series", "Time series"},
+		{"latency-distribution", "Latency distribution"},
+		{"server-view", "Server view"},
+		{"validity", "Validity"},
+		{"environment", "Environment"},
+		{"price-performance", "Price-performance"},
+	}
+}
+
+// metaLines describe the report under its title.
+func (a *analysis) metaLines() []string {
+	var out []string
+	if a.r.Source != "" {
+		out = append(out, "Source: "+a.r.Source)
+	}
+	if g := a.generated(); g != "" {
+		out = append(out, "Generated: "+g)
+	}
+	if a.compared() {
+		out = append(out, "Baseline: "+a.baseName())
+	}
+	out = append(out, fmt.Sprintf("Repetitions summarised by their %s; noise threshold %s", a.aggWord(), percent(a.noise)))
+	return out
+}
+
+func (wl workload) heading() string {
+	return fmt.Sprintf("%s (%s, %s)", wl.Name, wl.Kind, wl.metrics[0].label)
+}
+
+// mdTable is a table for Markdown and HTML: cells are plain text, escaped by the
+// writer; title holds hover text per cell (HTML only), class a CSS class.
+type mdTable struct {
+	header []string
+	right  []bool
+	rows   [][]string
+	title  [][]string
+	class  [][]string
+}
+
+func (t *mdTable) add(cells []string, titles, classes []string) {
+	t.rows = append(t.rows, cells)
+	t.title = append(t.title, titles)
+	t.class = append(t.class, classes)
+}
+
+func writeMDTable(b *strings.Builder, t mdTable) {
+	if len(t.header) == 0 {
+		return
+	}
+	b.WriteString("|")
+	for _, h := range t.header {
+		b.WriteString(" " + mdEscape(h) + " |")
+	}
+	b.WriteString("\n|")
+	for i := range t.header {
+		if i < len(t.right) && t.right[i] {
+			b.WriteString("--:|")
+		} else {
+			b.WriteString(":--|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + mdEscape(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// mdEscape keeps text literal in Markdown, in tables too.
+func mdEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '~', '#':
+			b.WriteByte('\\')
+		case '\n':
+			r = ' '
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// fullTable is a group's table as Terminal shows it, every target in one table and
+// the verdicts in full.
+func (a *analysis) fullTable(g group) mdTable {
+	t := mdTable{header: []string{"metric"}, right: []bool{false}}
+	for i, tg := range a.targets {
+		t.header = append(t.header, tg.Name)
+		t.right = append(t.right, true)
+		if i != a.base {
+			t.header = append(t.header, "vs "+a.baseName())
+			t.right = append(t.right, false)
+		}
+	}
+	for _, rw := range g.rows {
+		cells, titles, classes := []string{rw.m.label}, []string{""}, []string{""}
+		for i := range a.targets {
+			cells = append(cells, a.cellText(rw, i))
+			titles = append(titles, hover(rw.vals[i], rw.m.unit))
+			cl := "num"
+			if rw.vals[i].high {
+				cl += " hv"
+			}
+			if rw.kind == runCount && len(g.cells[i].excluded) > 0 {
+				cl += " left-out"
+			}
+			classes = append(classes, cl)
+			if i != a.base {
+				cells = append(cells, a.ratioText(rw, i, false))
+				var tt, c string
+				if rw.verdicts != nil && rw.verdicts[i] != nil {
+					tt = a.reason(*rw.verdicts[i], i)
+					c = "verdict " + outcomeClass(rw.verdicts[i].Outcome)
+				}
+				titles = append(titles, tt)
+				classes = append(classes, c)
+			}
+		}
+		t.add(cells, titles, classes)
+	}
+	return t
+}
+
+// reason is a verdict's reason with the baseline and target named.
+func (a *analysis) reason(v stats.Verdict, i int) string {
+	return fmt.Sprintf("a = %s, b = %s: %s", a.baseName(), a.targets[i].Name, v.Reason)
+}
+
+func outcomeClass(o stats.Outcome) string {
+	switch o {
+	case stats.Faster:
+		return "faster"
+	case stats.Slower:
+		return "slower"
+	case stats.WithinNoise:
+		return "noise"
+	}
+	return "unknown"
+}
+
+// summaryTable is a workload's headline metric by client count and target.
+func (a *analysis) summaryTable(wl workload) mdTable {
+	t := mdTable{header: []string{"clients"}, right: []bool{true}}
+	for i, tg := range a.targets {
+		t.header = append(t.header, tg.Name)
+		t.right = append(t.right, true)
+		if i != a.base {
+			t.header = append(t.header, "vs "+a.baseName())
+			t.right = append(t.right, false)
+		}
+	}
+	for _, g := range wl.groups {
+		rw := g.rows[0]
+		cells, titles, classes := []string{strconv.Itoa(g.clients)}, []string{""}, []string{"num"}
+		for i := range a.targets {
+			cells = append(cells, a.cellText(rw, i))
+			titles = append(titles, hover(rw.vals[i], rw.m.unit))
+			cl := "num"
+			if rw.vals[i].high {
+				cl += " hv"
+			}
+			classes = append(classes, cl)
+			if i != a.base {
+				cells = append(cells, a.ratioText(rw, i, false))
+				var tt, c string
+				if v := rw.verdicts[i]; v != nil {
+					tt, c = a.reason(*v, i), "verdict "+outcomeClass(v.Outcome)
+				}
+				titles = append(titles, tt)
+				classes = append(classes, c)
+			}
+		}
+		t.add(cells, titles, classes)
+	}
+	return t
+}
+
+// verdictSummaries say in a sentence per target how it compares with the baseline
+// on the headline metric: "pg16 vs pg11: faster at 8 and 16 clients (1.25x); within
+// noise at 32 clients (1.02x)".
+func (a *analysis) verdictSummaries(wl workload) []string {
+	if !a.compared() {
+		return []string{"Only one target: nothing to compare."}
+	}
+	var out []string
+	for i, t := range a.targets {
+		if i == a.base {
+			continue
+		}
+		type part struct {
+			outcome stats.Outcome
+			clients []int
+			ratios  []float64
+		}
+		var parts []*part
+		for _, g := range wl.groups {
+			v := g.rows[0].verdicts[i]
+			if v == nil {
+				continue
+			}
+			k := slices.IndexFunc(parts, func(p *part) bool { return p.outcome == v.Outcome })
+			if k < 0 {
+				parts = append(parts, &part{outcome: v.Outcome})
+				k = len(parts) - 1
+			}
+			parts[k].clients = append(parts[k].clients, g.clients)
+			if r := g.rows[0].ratios[i]; !math.IsNaN(r) {
+				parts[k].ratios = append(parts[k].ratios, r)
+			}
+		}
+		var phrases []string
+		for _, p := range parts {
+			s := fmt.Sprintf("%s at %s clients", p.outcome, andList(p.clients))
+			if len(p.ratios) > 0 {
+				lo, hi := slices.Min(p.ratios), slices.Max(p.ratios)
+				if fmt.Sprintf("%.2f", lo) == fmt.Sprintf("%.2f", hi) {
+					s += fmt.Sprintf(" (%.2fx)", lo)
+				} else {
+					s += fmt.Sprintf(" (%.2fx–%.2fx)", lo, hi)
+				}
+			}
+			phrases = append(phrases, s)
+		}
+		if len(phrases) == 0 {
+			phrases = []string{"no runs to compare"}
+		}
+		out = append(out, fmt.Sprintf("%s vs %s on %s: %s.", t.Name, a.baseName(), wl.metrics[0].label, strings.Join(phrases, "; ")))
+	}
+	return out
+}
+
+// andList is "8", "8 and 16", "8, 16 and 32".
+func andList(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// seriesEvents list what the time series of a group mark: outages, and runs left
+// out.
+func seriesEvents(g group) []string {
+	var out []string
+	for _, c := range g.cells {
+		for _, run := range c.runs {
+			for _, o := range run.Outages {
+				s := fmt.Sprintf("%s: outage from %s s to %s s", runLabel(run), num(o.Start), num(o.End))
+				if o.Cause != "" {
+					s += " (" + o.Cause + ")"
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// waitTable lists each target's top wait events by client count.
+func (a *analysis) waitTable(wl workload) mdTable {
+	t := mdTable{header: []string{"clients", "target", "top wait events"}, right: []bool{true, false, false}}
+	for _, g := range wl.groups {
+		for i, c := range g.cells {
+			shares := meanWaits(c.valid, allClasses(c.valid))
+			if len(shares) == 0 {
+				continue
+			}
+			classes := make([]string, 0, len(shares))
+			for k := range shares {
+				classes = append(classes, k)
+			}
+			slices.SortFunc(classes, func(x, y string) int {
+				if shares[x] != shares[y] {
+					if shares[x] > shares[y] {
+						return -1
+					}
+					return 1
+				}
+				return strings.Compare(x, y)
+			})
+			if len(classes) > 5 {
+				classes = classes[:5]
+			}
+			parts := make([]string, len(classes))
+			for k, cl := range classes {
+				parts[k] = fmt.Sprintf("%s %s", cl, strconv.FormatFloat(100*shares[cl], 'f', 0, 64)+"%")
+			}
+			t.add([]string{strconv.Itoa(g.clients), a.targets[i].Name, strings.Join(parts, ", ")}, nil, nil)
+		}
+	}
+	return t
+}
+
+// allClasses are the wait events of some runs, so that none is folded into "other".
+func allClasses(runs []Run) []string {
+	var out []string
+	for _, run := range runs {
+		for _, w := range run.Waits {
+			if !slices.Contains(out, w.Class) {
+				out = append(out, w.Class)
+			}
+		}
+	}
+	return out
+}
+
+// validityTable lists the runs left out and the runs with flags or warnings.
+func (a *analysis) validityTable() mdTable {
+	t := mdTable{header: []string{"run", "target", "workload", "clients", "repeat", "status", "counted", "flags and warnings"},
+		right: []bool{true, false, false, true, true, false, false, false}}
+	for _, wl := range a.workloads {
+		for _, g := range wl.groups {
+			for _, c := range g.cells {
+				for _, run := range c.runs {
+					var notes []string
+					for _, fl := range run.Flags {
+						s := flagText(fl)
+						if fl.Invalid {
+							s = "invalid: " + s
+						}
+						notes = append(notes, s)
+					}
+					notes = append(notes, run.Warnings...)
+					if counts(run) && len(notes) == 0 {
+						continue
+					}
+					counted := "yes"
+					cl := ""
+					if !counts(run) {
+						counted, cl = "no", "left-out"
+					}
+					rep := ""
+					if run.Repeat > 0 {
+						rep = strconv.Itoa(run.Repeat)
+					}
+					t.add([]string{strconv.FormatInt(run.ID, 10), run.Target, wl.Name, strconv.Itoa(run.Clients), rep,
+						run.Status, counted, strings.Join(notes, "; ")}, nil, []string{cl, cl, cl, cl, cl, cl, cl, cl})
+				}
+			}
+		}
+	}
+	return t
+}
+
+// targetTable describes the targets.
+func (a *analysis) targetTable() mdTable {
+	t := mdTable{header: []string{"target", "version", "address", "labels", "settings"}}
+	for i, tg := range a.targets {
+		name := tg.Name
+		if i == a.base && a.compared() {
+			name += " (baseline)"
+		}
+		t.add([]string{name, tg.Version, tg.Address, kv(tg.Labels), kv(tg.Settings)}, nil, nil)
+	}
+	return t
+}
+
+// kv writes a map as "a=1, b=2", keys sorted.
+func kv(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// priceTable lists the targets' prices and where they come from.
+func (a *analysis) priceTable() mdTable {
+	t := mdTable{header: []string{"target", "per month", "made up of", "source"}, right: []bool{false, true, false, false}}
+	for _, tg := range a.targets {
+		if tg.Price == nil {
+			t.add([]string{tg.Name, "-", "no price", ""}, nil, nil)
+			continue
+		}
+		t.add([]string{tg.Name, money(tg.Price.Monthly, tg.Price.Currency), tg.Price.Detail, tg.Price.Source}, nil, nil)
+	}
+	return t
+}
+
+// pricePerfTable is, by client count, how much of the headline metric each target
+// gives for one unit of monthly price, and in brackets the monthly price of one
+// unit of the metric.
+func (a *analysis) pricePerfTable(wl workload) mdTable {
+	t := mdTable{header: []string{"clients"}, right: []bool{true}}
+	var priced []int
+	for i, tg := range a.targets {
+		if tg.Price == nil {
+			continue
+		}
+		priced = append(priced, i)
+		t.header = append(t.header, tg.Name)
+		t.right = append(t.right, true)
+	}
+	for _, g := range wl.groups {
+		units, ok1 := g.rowOf("units_per_price")
+		per, ok2 := g.rowOf("price_per_unit")
+		if !ok1 || !ok2 {
+			continue
+		}
+		cells := []string{strconv.Itoa(g.clients)}
+		for _, i := range priced {
+			c := a.cellText(units, i)
+			if per.vals[i].ok {
+				c += " (" + a.cellText(per, i) + ")"
+			}
+			cells = append(cells, c)
+		}
+		t.add(cells, nil, nil)
+	}
+	return t
+}
+
+// pricePerfLegend says what pricePerfTable's cells are.
+func (a *analysis) pricePerfLegend(wl workload) string {
+	head := wl.metrics[0].label
+	return fmt.Sprintf("%s per %s/month (in brackets, %s/month per %s): the %s %s against each target's monthly price.",
+		head, a.sym(), a.sym(), head, a.aggWord(), head)
+}

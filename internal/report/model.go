@@ -1,0 +1,126 @@
+package report
+
+import "time"
+
+// Report is everything a report shows, assembled from the results store by the
+// CLI. Renderers only read it: running and reporting share nothing but the stored
+// data.
+type Report struct {
+	Title     string
+	Generated time.Time
+	Source    string // "study pg11-vs-pg16 (examples/pg11-vs-pg16.yaml)" or "runs 3, 4, 9"
+	// Baseline is the target the others are compared with (ratios, verdicts).
+	Baseline string
+	// Noise is the relative difference below which two targets are "within noise"
+	// (0.05 = 5%).
+	Noise     float64
+	Aggregate string // median, mean or best: how repetitions are summarised
+	Targets   []Target
+	Workloads []Workload
+	Env       Environment
+}
+
+// Target is one deployment, in the order the study lists them.
+type Target struct {
+	Name     string
+	Version  string            // server_version
+	Address  string            // where the runs connected
+	Labels   map[string]string // from the study file
+	Settings map[string]string // non-default settings as the server reported them
+	// Price is nil when the target has none.
+	Price *Price
+}
+
+// Price is a target's cost, already reduced to a month.
+type Price struct {
+	Monthly  float64 // in Currency per month (730 hours)
+	Currency string  // ISO 4217, e.g. "USD"
+	Detail   string  // how it was made up, for people: "compute 0.34/h x 730 + storage 512 GB x 0.115"
+	Source   string  // where the figures come from and when, e.g. "seed report 000, Jan 2024"
+}
+
+// Workload is one workload of the study with all its runs.
+type Workload struct {
+	Name    string // as the study names it
+	Kind    string // tpcb, tpcc, sysbench
+	Metric  string // the headline metric: "NOPM" for tpcc, "tps" otherwise
+	Clients []int  // ascending
+	Runs    []Run
+}
+
+// Run is one stored run, reduced to what reports show.
+type Run struct {
+	ID       int64
+	Target   string // Target.Name
+	Clients  int
+	Repeat   int // 1-based repetition within its cell; 0 when not from a study
+	Started  time.Time
+	Status   string // completed, interrupted, failed
+	Invalid  bool   // any flag with Invalid set
+	Flags    []Flag
+	Warnings []string
+
+	Metric float64 // the headline figure (NOPM or tps)
+	TPS    float64
+	TPM    float64 // tpcc: PostgreSQL transactions per minute (whole cluster, as HammerDB)
+	QPS    float64 // sysbench
+	// Latency of all transactions in the window, milliseconds.
+	Latency Latency
+	// Percentiles is the latency distribution from the stored HDR histograms:
+	// quantile (0-100) to milliseconds, from p50 to the max, for a log-scale plot.
+	Percentiles []Percentile
+
+	// Server-side means over the measured window; NaN-free: 0 when not sampled,
+	// with Sampled telling which were.
+	ServerCPU float64 // cores busy by the server's processes (local servers) or node_exporter
+	IOPS      float64 // read_iops + write_iops as PostgreSQL sees them
+	WALMBps   float64
+	Sampled   Sampled
+	// Waits are the shares of active sessions per wait class over the window,
+	// largest first.
+	Waits []Wait
+
+	// Series is per second, measured window and warm-up; T is seconds from the
+	// window's start (negative in warm-up).
+	Series      []Point
+	Checkpoints []float64 // T of each checkpoint
+	Outages     []Span    // client connection outages
+}
+
+// Sampled says which server figures a run has.
+type Sampled struct{ CPU, IOPS, WAL bool }
+
+type Latency struct{ Avg, P50, P90, P95, P99, P999, Max float64 }
+
+type Percentile struct{ Quantile, Ms float64 }
+
+type Wait struct {
+	Class string // "CPU", "LWLock:WALWrite", "IO:DataFileRead", ...
+	Share float64
+}
+
+type Point struct {
+	T   float64 // seconds from the window's start
+	TPS float64
+	P99 float64 // ms
+	// Server figures of the sample covering T, when sampled.
+	ServerCPU, IOPS, WALMBps float64
+}
+
+type Span struct {
+	Start, End float64 // seconds from the window's start
+	Cause      string
+}
+
+type Flag struct {
+	Name    string
+	Invalid bool
+	Reason  string
+}
+
+// Environment is what the reader needs to judge the comparison's fairness.
+type Environment struct {
+	Client      string   // the client machine: OS, CPUs, memory, pgbakeoff version
+	Differences []string // settings that differ between targets: "shared_buffers: pg11 128MB, pg16 1GB"
+	Warnings    []string // preflight and study-level warnings
+}
