@@ -146,6 +146,9 @@ func NewRoot(env *Env) *cobra.Command {
 		newCheckCmd(env),
 		newRunsCmd(env),
 		newStudyCmd(env),
+		newReportCmd(env),
+		newCompareCmd(env),
+		newExportCmd(env),
 		newShowCmd(env),
 	} {
 		root.AddCommand(c)

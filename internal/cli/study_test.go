@@ -187,6 +187,8 @@ func TestStudy(t *testing.T) {
 		t.Errorf("run target %q does not name the dataset's database", d.Target)
 	}
 
+	checkReports(t, dir, results)
+
 	// A finished study does nothing more; an edit that changes finished runs is refused.
 	code, out, errOut = run(t, runArgs...)
 	if code != 0 || !strings.Contains(out, "8 of 8 runs were made before") || strings.Contains(out, "] small/") {
@@ -348,4 +350,58 @@ func TestStudyExamples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkReports reads the mini study's results back as report, compare and export do.
+func checkReports(t *testing.T, dir, results string) {
+	t.Helper()
+	code, out, errOut := run(t, "compare", "--study", "mini", "--baseline", "small", "--results", results)
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"small", "big", "rw", "ro"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if len([]rune(line)) > 100 {
+			t.Errorf("compare line of %d columns: %q", len([]rune(line)), line)
+		}
+	}
+
+	html := filepath.Join(dir, "report.html")
+	if code, out, errOut := run(t, "report", "--study", "mini", "-o", html, "--results", results); code != 0 {
+		t.Fatalf("report: exit %d\n%s%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil || !strings.Contains(string(b), "<svg") || strings.Contains(string(b), "<script src=") {
+		t.Errorf("report.html: %v, %d bytes, want self-contained SVG charts", err, len(b))
+	}
+
+	md := filepath.Join(dir, "RESULTS.md")
+	if code, out, errOut := run(t, "report", "--study", "mini", "-o", md, "--results", results); code != 0 {
+		t.Fatalf("report markdown: exit %d\n%s%s", code, out, errOut)
+	}
+	b, _ = os.ReadFile(md)
+	charts, _ := filepath.Glob(filepath.Join(dir, "RESULTS-charts", "*.svg"))
+	if !strings.Contains(string(b), "| ") || len(charts) == 0 || !strings.Contains(string(b), "RESULTS-charts/") {
+		t.Errorf("RESULTS.md has no tables or no linked charts (%d chart files)", len(charts))
+	}
+
+	code, out, errOut = run(t, "export", "--study", "mini", "--format", "csv", "--results", results)
+	if code != 0 {
+		t.Fatalf("export: exit %d\n%s%s", code, out, errOut)
+	}
+	if rows := strings.Count(strings.TrimSpace(out), "\n"); rows != 8 {
+		t.Errorf("export csv has %d data rows, want 8 (one per run):\n%s", rows, out)
+	}
+
+	checkBadInput(t, []badInput{
+		{"unknown study", []string{"compare", "--study", "nope", "--results", results}, `no study "nope"`, cli.ExitUsage},
+		{"unknown baseline", []string{"compare", "--study", "mini", "--baseline", "huge", "--results", results}, `--baseline "huge" is not a target`, cli.ExitUsage},
+		{"nothing selected", []string{"report", "--results", results}, "no runs selected", cli.ExitUsage},
+		{"bad noise", []string{"compare", "--study", "mini", "--noise", "5", "--results", results}, "--noise 5 is out of range", cli.ExitUsage},
+		{"bad format", []string{"export", "--study", "mini", "--format", "xml", "--results", results}, `--format "xml"`, cli.ExitUsage},
+	})
 }

@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/report"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// addSelectionFlags adds the options that choose what report, compare and export cover.
+func addSelectionFlags(fl *pflag.FlagSet, sel *selection) {
+	fl.StringVar(&sel.study, "study", "", "the runs of this study (its name:)")
+	fl.Int64SliceVar(&sel.runs, "run", nil, "run ids, instead of a study (repeatable, or comma-separated)")
+	fl.StringArrayVar(&sel.labels, "label", nil, "runs with this label key=value, instead of a study (repeatable: all must match)")
+	fl.StringVar(&sel.baseline, "baseline", "", "the target the others are compared with (default: the first)")
+	fl.Float64Var(&sel.noise, "noise", 0.05, "relative difference below which targets are within noise")
+}
+
+func checkSelection(sel selection) error {
+	if sel.study != "" && (len(sel.runs) > 0 || len(sel.labels) > 0) {
+		return fmt.Errorf("--study and --run/--label choose runs in different ways: give one")
+	}
+	if sel.noise < 0 || sel.noise >= 1 {
+		return fmt.Errorf("--noise %g is out of range: give a fraction such as 0.05 for 5%%", sel.noise)
+	}
+	return nil
+}
+
+func newReportCmd(env *Env) *cobra.Command {
+	var sel selection
+	var out, format string
+	cmd := &cobra.Command{
+		Use:   "report",
+		Short: "Write a report comparing the targets: HTML (self-contained) or Markdown with SVG charts",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff report --study pg11-vs-pg16 -o report.html
+  pgbakeoff report --study pg11-vs-pg16 --format markdown -o RESULTS.md
+  pgbakeoff report --label demo=default --label demo=tuned --format markdown`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSelection(sel); err != nil {
+				return usageError{err}
+			}
+			if format == "" {
+				format = "html"
+				if strings.HasSuffix(out, ".md") {
+					format = "markdown"
+				}
+			}
+			if format != "html" && format != "markdown" {
+				return usageError{fmt.Errorf("--format %q: choose html or markdown", format)}
+			}
+			st, err := openExisting(cmd)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := assemble(cmd.Context(), st, sel, env.Now())
+			if err != nil {
+				return err
+			}
+			return writeOutput(env, out, func(w io.Writer) error {
+				if format == "html" {
+					return report.HTML(w, r)
+				}
+				dir := "report-charts"
+				if out != "" {
+					dir = strings.TrimSuffix(out, filepath.Ext(out)) + "-charts"
+				}
+				return report.Markdown(w, r, chartDir{dir: dir, rel: relTo(out, dir)})
+			})
+		},
+	}
+	fl := cmd.Flags()
+	addSelectionFlags(fl, &sel)
+	fl.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
+	fl.StringVar(&format, "format", "", "html or markdown (default: from the file name, else html)")
+	return cmd
+}
+
+func newCompareCmd(env *Env) *cobra.Command {
+	var sel selection
+	cmd := &cobra.Command{
+		Use:   "compare",
+		Short: "Print the targets side by side: aggregates, spread, ratios and whether differences exceed the noise",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff compare --study pg11-vs-pg16 --baseline pg11
+  pgbakeoff compare --run 3,4,7,8 --noise 0.1`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSelection(sel); err != nil {
+				return usageError{err}
+			}
+			st, err := openExisting(cmd)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := assemble(cmd.Context(), st, sel, env.Now())
+			if err != nil {
+				return err
+			}
+			return report.Terminal(env.Stdout, r)
+		},
+	}
+	addSelectionFlags(cmd.Flags(), &sel)
+	return cmd
+}
+
+func newExportCmd(env *Env) *cobra.Command {
+	var sel selection
+	var format, out string
+	cmd := &cobra.Command{
+		Use:   "export",
+		Short: "Export the selected runs: CSV (one row per run) or JSON (everything a report shows)",
+		Args:  cobra.NoArgs,
+		Example: `  pgbakeoff export --study pg11-vs-pg16 --format csv > runs.csv
+  pgbakeoff export --run 12 --format json`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSelection(sel); err != nil {
+				return usageError{err}
+			}
+			if format != "csv" && format != "json" {
+				return usageError{fmt.Errorf("--format %q: choose csv or json", format)}
+			}
+			st, err := openExisting(cmd)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := assemble(cmd.Context(), st, sel, env.Now())
+			if err != nil {
+				return err
+			}
+			return writeOutput(env, out, func(w io.Writer) error {
+				if format == "csv" {
+					return report.CSV(w, r)
+				}
+				enc := json.NewEncoder(w)
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			})
+		},
+	}
+	fl := cmd.Flags()
+	addSelectionFlags(fl, &sel)
+	fl.StringVar(&format, "format", "csv", "csv or json")
+	fl.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
+	return cmd
+}
+
+// writeOutput writes to the file, or to standard output when it is "". A file is
+// written whole or not at all.
+func writeOutput(env *Env, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return write(env.Stdout)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Fprintf(env.Stderr, "wrote %s\n", path)
+	return nil
+}
+
+// chartDir writes a Markdown report's charts as SVG files into a directory, linked
+// relative to the report.
+type chartDir struct{ dir, rel string }
+
+func (c chartDir) Write(name string, svg []byte) (string, error) {
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return "", fmt.Errorf("write chart %s: %w", name, err)
+	}
+	file := name
+	if !strings.HasSuffix(file, ".svg") {
+		file += ".svg"
+	}
+	if err := os.WriteFile(filepath.Join(c.dir, file), svg, 0o644); err != nil {
+		return "", fmt.Errorf("write chart %s: %w", name, err)
+	}
+	return filepath.ToSlash(filepath.Join(c.rel, file)), nil
+}
+
+// relTo is dir as a link from the file at out (or from the working directory).
+func relTo(out, dir string) string {
+	if out == "" {
+		return dir
+	}
+	if rel, err := filepath.Rel(filepath.Dir(out), dir); err == nil {
+		return rel
+	}
+	return dir
+}

@@ -1,0 +1,405 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/report"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/study"
+)
+
+// selection is which stored runs a report covers: a study's, or runs chosen by id
+// or label.
+type selection struct {
+	study    string
+	runs     []int64
+	labels   []string
+	baseline string
+	noise    float64
+}
+
+// reportQuantiles are the points of the latency distribution plots: p50 to p99.99,
+// then the maximum.
+var reportQuantiles = []float64{50, 75, 90, 95, 99, 99.9, 99.99}
+
+// assemble reads the selected runs from the store into what renderers show.
+func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time) (*report.Report, error) {
+	r := &report.Report{Generated: now, Noise: sel.noise, Aggregate: string(study.AggregateMedian)}
+	var details []*store.RunDetail
+	repeat := map[int64]int{}
+	var s *study.Study
+	switch {
+	case sel.study != "":
+		state, err := st.FindStudy(ctx, sel.study)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageError{fmt.Errorf("no study %q in the results store: run `pgbakeoff study run FILE` first, or check --results", sel.study)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s, err = study.Parse(state.File, []byte(state.Spec)); err != nil {
+			return nil, fmt.Errorf("the stored copy of study %s no longer parses: %w", sel.study, err)
+		}
+		r.Title = "Study " + s.Name
+		r.Source = fmt.Sprintf("study %s (%s, last run %s)", s.Name, state.File, state.Updated.Local().Format(time.DateTime))
+		r.Aggregate = string(s.Matrix.Aggregate)
+		done, err := st.StudyRuns(ctx, state.ID)
+		if err != nil {
+			return nil, err
+		}
+		fingerprints := map[string]string{}
+		for _, c := range s.Plan() {
+			fingerprints[c.Key] = c.Fingerprint
+		}
+		for _, key := range slices.Sorted(maps.Keys(done)) {
+			d := done[key]
+			if d.RunID == 0 || fingerprints[key] == "" || fingerprints[key] != d.Fingerprint {
+				continue
+			}
+			rd, err := st.Run(ctx, d.RunID)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			details = append(details, rd)
+			repeat[rd.ID], _ = strconv.Atoi(rd.Labels["repeat"])
+		}
+	default:
+		ids := sel.runs
+		if len(sel.labels) > 0 {
+			want, err := parseLabels(sel.labels)
+			if err != nil {
+				return nil, usageError{err}
+			}
+			all, err := st.Runs(ctx, store.Filter{})
+			if err != nil {
+				return nil, err
+			}
+			for _, run := range all {
+				match := true
+				for k, v := range want {
+					match = match && run.Labels[k] == v
+				}
+				if match {
+					ids = append(ids, run.ID)
+				}
+			}
+		}
+		if len(ids) == 0 {
+			return nil, usageError{errors.New("no runs selected: give --study NAME, --run ID or --label key=value (see `pgbakeoff runs`)")}
+		}
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
+		for _, id := range ids {
+			rd, err := st.Run(ctx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, usageError{fmt.Errorf("run %d is not in the results store (see `pgbakeoff runs`)", id)}
+			}
+			if err != nil {
+				return nil, err
+			}
+			details = append(details, rd)
+		}
+		r.Title = "Runs " + joinIDs(ids)
+		r.Source = "runs " + joinIDs(ids)
+	}
+	if len(details) == 0 {
+		return nil, usageError{fmt.Errorf("study %s has no finished runs yet: `pgbakeoff study status` shows what is left", sel.study)}
+	}
+
+	targets := map[string]*report.Target{}
+	workloads := map[string]*report.Workload{}
+	for _, d := range details {
+		run, err := reportRun(d)
+		if err != nil {
+			return nil, err
+		}
+		run.Repeat = repeat[d.ID]
+		name := cmp.Or(d.Labels["target"], d.Target)
+		run.Target = name
+		t := targets[name]
+		if t == nil {
+			t = &report.Target{Name: name, Version: d.ServerVersion, Settings: d.Settings, Labels: map[string]string{}}
+			if a, ok := d.Params["address"].(string); ok {
+				t.Address = a
+			}
+			targets[name] = t
+		}
+		wname := cmp.Or(d.Labels["workload"], d.Workload+" "+d.Script)
+		w := workloads[wname]
+		if w == nil {
+			w = &report.Workload{Name: wname, Kind: d.Workload, Metric: metricName(d.Workload)}
+			workloads[wname] = w
+		}
+		if !slices.Contains(w.Clients, d.Clients) {
+			w.Clients = append(w.Clients, d.Clients)
+		}
+		w.Runs = append(w.Runs, *run)
+	}
+
+	// A study gives the order of targets and workloads, their labels and prices.
+	if s != nil {
+		for _, st := range s.Targets {
+			if t := targets[st.Name]; t != nil {
+				r.Targets = append(r.Targets, *withStudyTarget(t, st))
+				delete(targets, st.Name)
+			}
+		}
+		for _, sw := range s.Workloads {
+			if w := workloads[sw.Name]; w != nil {
+				r.Workloads = append(r.Workloads, *w)
+				delete(workloads, sw.Name)
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(targets)) {
+		r.Targets = append(r.Targets, *targets[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(workloads)) {
+		r.Workloads = append(r.Workloads, *workloads[name])
+	}
+	for i := range r.Workloads {
+		slices.Sort(r.Workloads[i].Clients)
+	}
+
+	r.Baseline = r.Targets[0].Name
+	if sel.baseline != "" {
+		if !slices.ContainsFunc(r.Targets, func(t report.Target) bool { return t.Name == sel.baseline }) {
+			names := make([]string, len(r.Targets))
+			for i, t := range r.Targets {
+				names[i] = t.Name
+			}
+			return nil, usageError{fmt.Errorf("--baseline %q is not a target of these runs: choose one of %s", sel.baseline, strings.Join(names, ", "))}
+		}
+		r.Baseline = sel.baseline
+	}
+	r.Env = environment(r.Targets)
+	return r, nil
+}
+
+func joinIDs(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
+func withStudyTarget(t *report.Target, st *study.Target) *report.Target {
+	maps.Copy(t.Labels, st.Labels)
+	if p := st.Price; p != nil {
+		t.Price = &report.Price{Monthly: p.Monthly(), Currency: p.Currency, Detail: p.Detail(), Source: p.Source}
+	}
+	return t
+}
+
+// reportRun reduces a stored run to what reports show.
+func reportRun(d *store.RunDetail) (*report.Run, error) {
+	run := &report.Run{ID: d.ID, Clients: d.Clients, Started: d.Started, Status: d.Status}
+	if len(d.Summary) > 0 {
+		var sum Summary
+		if err := json.Unmarshal(d.Summary, &sum); err != nil {
+			return nil, fmt.Errorf("run %d summary: %w", d.ID, err)
+		}
+		run.Metric, run.TPS = metric(&sum), sum.TPS
+		if t := sum.TPCCFigures; t != nil {
+			run.TPM = t.TPMCluster
+		}
+		if sb := sum.SysbenchFigures; sb != nil {
+			run.QPS = sb.QPS
+		}
+		l := sum.LatencyMs
+		run.Latency = report.Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
+		run.Warnings = sum.Warnings
+	}
+	for _, f := range d.Flags {
+		run.Flags = append(run.Flags, report.Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason})
+		run.Invalid = run.Invalid || f.Invalid
+	}
+	if d.Status != store.StatusCompleted {
+		run.Invalid = true
+		run.Flags = append(run.Flags, report.Flag{Name: "status", Invalid: true, Reason: "the run did not complete: " + d.Status})
+	}
+
+	// The latency distribution of the whole window, all transaction types.
+	all := histogram.New()
+	for _, h := range d.Histograms {
+		if h.Kind != store.KindMeasure {
+			continue
+		}
+		hh, err := histogram.Decode(h.Encoded)
+		if err != nil {
+			return nil, fmt.Errorf("run %d histogram %s: %w", d.ID, h.TxType, err)
+		}
+		all.Merge(hh)
+	}
+	run.Percentiles = percentiles(all)
+
+	// The window starts where the first measured interval does.
+	var start time.Time
+	for _, iv := range d.Intervals {
+		if iv.Phase == store.PhaseMeasure && (start.IsZero() || iv.Start.Before(start)) {
+			start = iv.Start
+		}
+	}
+	end := start
+	for _, iv := range d.Intervals {
+		if iv.End.After(end) {
+			end = iv.End
+		}
+		secs := iv.End.Sub(iv.Start).Seconds()
+		if secs <= 0 || start.IsZero() {
+			continue
+		}
+		run.Series = append(run.Series, report.Point{T: iv.End.Sub(start).Seconds(), TPS: float64(iv.Txns) / secs, P99: iv.LatencyMs.P99})
+	}
+	serverFigures(run, d.Samples, start, end)
+	return run, nil
+}
+
+func percentiles(h *hdrhistogram.Histogram) []report.Percentile {
+	if h.TotalCount() == 0 {
+		return nil
+	}
+	var out []report.Percentile
+	for _, q := range reportQuantiles {
+		out = append(out, report.Percentile{Quantile: q, Ms: float64(h.ValueAtQuantile(q)) / 1000})
+	}
+	return append(out, report.Percentile{Quantile: 100, Ms: float64(h.Max()) / 1000})
+}
+
+// serverFigures takes the server's means over the window from the samples, the
+// per-second server figures into the series, and the checkpoints' times.
+func serverFigures(run *report.Run, samples []store.Sample, start, end time.Time) {
+	var cpu, iops, wal []float64
+	waits := map[string]float64{}
+	waitSamples := 0
+	for _, sm := range samples {
+		v := sm.Values
+		t := sm.End.Sub(start).Seconds()
+		if n := v["checkpoints"]; n > 0 && !start.IsZero() {
+			for range int(n) {
+				run.Checkpoints = append(run.Checkpoints, t)
+			}
+		}
+		c, hasCPU := v["server_cpu"]
+		if !hasCPU {
+			c, hasCPU = v["node_cpu"]
+		}
+		r, hasR := v["read_iops"]
+		w, hasW := v["write_iops"]
+		b, hasWAL := v["wal_bytes"]
+		if i := pointAt(run.Series, t); i >= 0 {
+			p := &run.Series[i]
+			p.ServerCPU, p.IOPS, p.WALMBps = c, r+w, b/(1<<20)
+		}
+		inWindow := !start.IsZero() && sm.Start.Before(end) && !sm.End.Before(start) && !sm.Start.Before(start.Add(-500*time.Millisecond))
+		if !inWindow {
+			continue
+		}
+		if hasCPU {
+			cpu = append(cpu, c)
+		}
+		if hasR || hasW {
+			iops = append(iops, r+w)
+		}
+		if hasWAL {
+			wal = append(wal, b/(1<<20))
+		}
+		seen := false
+		for k, x := range v {
+			if class, ok := strings.CutPrefix(k, "wait:"); ok {
+				waits[class] += x
+				seen = true
+			}
+		}
+		if seen {
+			waitSamples++
+		}
+	}
+	run.Sampled = report.Sampled{CPU: len(cpu) > 0, IOPS: len(iops) > 0, WAL: len(wal) > 0}
+	run.ServerCPU, run.IOPS, run.WALMBps = mean(cpu), mean(iops), mean(wal)
+	for class, sum := range waits {
+		run.Waits = append(run.Waits, report.Wait{Class: class, Share: sum / float64(waitSamples)})
+	}
+	slices.SortFunc(run.Waits, func(a, b report.Wait) int {
+		return cmp.Or(cmp.Compare(b.Share, a.Share), cmp.Compare(a.Class, b.Class))
+	})
+}
+
+// pointAt is the series point whose second ends nearest t, within half a second.
+func pointAt(series []report.Point, t float64) int {
+	best := -1
+	for i, p := range series {
+		if math.Abs(p.T-t) <= 0.5 && (best < 0 || math.Abs(p.T-t) < math.Abs(series[best].T-t)) {
+			best = i
+		}
+	}
+	return best
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// environment is the client machine and where the targets' settings differ.
+func environment(targets []report.Target) report.Environment {
+	var env report.Environment
+	env.Client = fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	if m := machineMemory(); m > 0 {
+		env.Client += ", " + humanBytes(m) + " memory"
+	}
+	names := map[string]bool{}
+	for _, t := range targets {
+		for k := range t.Settings {
+			if !settingsNoise[k] {
+				names[k] = true
+			}
+		}
+	}
+	if len(targets) > 1 {
+		for _, k := range slices.Sorted(maps.Keys(names)) {
+			vals := make([]string, len(targets))
+			differ := false
+			for i, t := range targets {
+				vals[i] = t.Name + " " + valueOr(t.Settings[k], "default")
+				differ = differ || valueOr(t.Settings[k], "default") != valueOr(targets[0].Settings[k], "default")
+			}
+			if differ {
+				env.Differences = append(env.Differences, k+": "+strings.Join(vals, ", "))
+			}
+		}
+		versions := make([]string, len(targets))
+		differ := false
+		for i, t := range targets {
+			versions[i] = t.Name + " " + t.Version
+			differ = differ || t.Version != targets[0].Version
+		}
+		if differ {
+			env.Differences = append([]string{"version: " + strings.Join(versions, ", ")}, env.Differences...)
+		}
+	}
+	return env
+}
