@@ -163,6 +163,8 @@ type Summary struct {
 
 type serverSummary struct {
 	Version string `json:"version"`
+	// TLS is the protocol version and cipher of the control connection, "" without TLS.
+	TLS string `json:"tls,omitempty"`
 	// Commits is pg_stat_database.xact_commit's growth from before the first client
 	// connected to after the last one disconnected: the span of commits_total.
 	Commits         int64   `json:"commits"`
@@ -304,7 +306,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		ServerVersion: info.Version, Settings: info.Settings, Labels: labels, Started: env.Now(),
 		Params: map[string]any{"protocol": proto.String(), "warmup_s": f.warmup.Seconds(),
 			"duration_s": f.duration.Seconds(), "transactions": f.transactions, "max_tries": f.maxTries,
-			"seed": seed, "jobs": f.threads, "address": info.Address},
+			"seed": seed, "jobs": f.threads, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
 	}
 	for k, v := range setup.params {
 		run.Params[k] = v
@@ -352,6 +354,10 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	}
 	addrs0, _ := t.Resolve(ctx)
 
+	// A results store that cannot be written stops the run: measuring what cannot be
+	// kept would waste the time of everyone waiting for the results.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
 	// The server is sampled from its own statistics while the run goes on.
 	mon := &runMonitor{}
 	smp, err = sampler.Start(ctx, sampler.Config{
@@ -360,6 +366,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 			mon.sample(sm)
 			if err := st.AddSample(context.Background(), run.ID, storeSample(sm)); err != nil {
 				mon.storeErr(err)
+				stopRun()
 			}
 		},
 	})
@@ -388,6 +395,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 				Errors:    iv.Failed})
 			if err != nil && storeErr == nil {
 				storeErr = err
+				stopRun()
 			}
 		},
 		OnWindow: func(open bool) {
@@ -405,7 +413,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 			}
 		},
 	}
-	res, err := driver.Run(ctx, cfg)
+	res, err := driver.Run(runCtx, cfg)
 	if err != nil {
 		if smp != nil {
 			smp.Stop()
@@ -456,7 +464,12 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		storeErr = err
 	}
 	if storeErr != nil {
+		// What was stored stays; the rest is in the summary printed now.
+		sum.Status = store.StatusFailed
 		sum.Warnings = append(sum.Warnings, "results store: "+storeErr.Error())
+		run.Status, run.Ended = store.StatusFailed, env.Now()
+		_ = st.FinishRun(context.Background(), run)
+		return sum, fmt.Errorf("results store %s could not be written (%v): run %d was stopped; free disk space or check the file's permissions", st.Path(), storeErr, run.ID)
 	}
 	run.Ended = env.Now()
 	run.Status = sum.Status
@@ -553,6 +566,9 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	sum.OutageS = res.OutageSeconds()
 
 	sum.Server.Version = info.Version
+	if info.SSL {
+		sum.Server.TLS = strings.TrimSpace(info.TLSVersion + " " + info.TLSCipher)
+	}
 	if b, a := stats[store.PointBeforeConnect], stats[store.PointAfterDisconnect]; b != nil && a != nil {
 		sum.Server.Commits = a["xact_commit"] - b["xact_commit"]
 		if sum.CommitsTotal > 0 {

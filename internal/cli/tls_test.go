@@ -94,9 +94,16 @@ func TestTLSVerifyFull(t *testing.T) {
 	var got struct {
 		Transactions int64 `json:"transactions"`
 		Failed       int64 `json:"failed"`
+		Server       struct {
+			TLS string `json:"tls"`
+		} `json:"server"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
+	}
+	// The TLS version and cipher in use are recorded with the run.
+	if !strings.HasPrefix(got.Server.TLS, "TLSv1.") || !strings.Contains(got.Server.TLS, " ") {
+		t.Errorf("server.tls = %q, want the TLS version and cipher", got.Server.TLS)
 	}
 	if got.Transactions == 0 || got.Failed != 0 {
 		t.Fatalf("over TLS: %d transactions, %d failed; want some and none", got.Transactions, got.Failed)

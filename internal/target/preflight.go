@@ -19,6 +19,8 @@ type Info struct {
 	Reserved       int // superuser_reserved_connections (+ reserved_connections from 16)
 	InUse          int // backends holding a connection slot now
 	SSL            bool
+	TLSVersion     string // e.g. "TLSv1.3"; "" without TLS
+	TLSCipher      string
 	SharedBuffers  int64 // bytes
 }
 
@@ -46,7 +48,8 @@ func (t *Target) Inspect(ctx context.Context) (*Info, error) {
 		coalesce(current_setting('reserved_connections', true), '0'),
 		(select count(*) from pg_stat_activity where backend_type = 'client backend'),
 		coalesce((select ssl::text from pg_stat_ssl where pid = pg_backend_pid()), 'false'),
-		pg_size_bytes(current_setting('shared_buffers'))`)
+		pg_size_bytes(current_setting('shared_buffers')),
+		coalesce((select version || ' ' || cipher from pg_stat_ssl where pid = pg_backend_pid() and ssl), '')`)
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", t, err)
 	}
@@ -60,6 +63,7 @@ func (t *Target) Inspect(ctx context.Context) (*Info, error) {
 	info.InUse, _ = strconv.Atoi(r[5])
 	info.SSL = r[6] == "true"
 	info.SharedBuffers, _ = strconv.ParseInt(r[7], 10, 64)
+	info.TLSVersion, info.TLSCipher, _ = strings.Cut(r[8], " ")
 	rows, err = query(ctx, conn, `select name, current_setting(name) from pg_settings
 		where source not in ('default', 'override', 'client', 'session') and name not in ('application_name')
 		order by name`)
