@@ -102,9 +102,11 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	for n := 1; n <= opt.Tables; n++ {
 		create = append(create, createSQL(n))
 	}
-	create = append(create, fmt.Sprintf("comment on table sbtest1 is '%s%d'", sizeComment, opt.TableSize))
 	if err := load.ExecSQL(ctx, conn, strings.Join(create, ";\n")); err != nil {
 		return phases, fmt.Errorf("create tables: %w", err)
+	}
+	if err := load.MarkLoading(ctx, conn, "sbtest1"); err != nil {
+		return phases, err
 	}
 
 	phases.Begin("copy")
@@ -130,6 +132,10 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	phases.Begin("analyze")
 	if err := load.Exec(ctx, connect, analyze, opt.Workers); err != nil {
 		return phases, fmt.Errorf("analyze: %w", err)
+	}
+	// The table size goes where the loading mark was.
+	if err := load.MarkLoaded(ctx, conn, "sbtest1", fmt.Sprintf("%s%d", sizeComment, opt.TableSize)); err != nil {
+		return phases, err
 	}
 	phases.End()
 	return phases, nil

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
 // Column sizes of sbtest's c and pad, CHAR(120) and CHAR(60), and the shapes
@@ -71,6 +72,11 @@ func Detect(ctx context.Context, conn *pgconn.PgConn) (tables int, size int64, e
 	count, _ := strconv.Atoi(string(row[1]))
 	if count == 0 {
 		return 0, 0, ErrNotLoaded
+	}
+	if unfinished, err := load.Unfinished(ctx, conn, "sbtest1"); err != nil {
+		return 0, 0, err
+	} else if unfinished {
+		return 0, 0, fmt.Errorf("%w: the sbtest tables were being loaded when the load stopped; load them again with `pgbakeoff init sysbench`", load.ErrUnfinished)
 	}
 	if hi != count {
 		return 0, 0, fmt.Errorf("the sysbench tables are not sbtest1..sbtest%d: %d of them are missing; load them again with `pgbakeoff init sysbench`", hi, hi-count)

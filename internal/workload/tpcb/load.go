@@ -95,6 +95,9 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 			return phases, fmt.Errorf("create tables: %w", err)
 		}
 	}
+	if err := load.MarkLoading(ctx, conn, "pgbench_branches"); err != nil {
+		return phases, err
+	}
 	phases.Begin("copy")
 	freeze := serverMajor(conn) >= 14 // COPY FREEZE after TRUNCATE in the same transaction
 	branches, tellers, accounts := Sources(opt.Scale)
@@ -132,6 +135,9 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 				return phases, fmt.Errorf("foreign keys: %w", err)
 			}
 		}
+	}
+	if err := load.MarkLoaded(ctx, conn, "pgbench_branches", ""); err != nil {
+		return phases, err
 	}
 	phases.End()
 	return phases, nil

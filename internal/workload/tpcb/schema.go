@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
 // Per unit of scale, as in TPC-B clause 4.2 and pgbench: one branch, ten tellers,
@@ -132,6 +133,11 @@ var ErrNotLoaded = errors.New("the pgbench tables are missing")
 // of branches. It also checks that the other tables agree, so a half-finished load is
 // not mistaken for a good one.
 func DetectScale(ctx context.Context, conn *pgconn.PgConn) (int, error) {
+	if unfinished, err := load.Unfinished(ctx, conn, "pgbench_branches"); err != nil {
+		return 0, err
+	} else if unfinished {
+		return 0, fmt.Errorf("%w: the pgbench tables were being loaded when the load stopped; run init again", load.ErrUnfinished)
+	}
 	res, err := conn.Exec(ctx, `select (select count(*) from pgbench_branches),
 		(select count(*) from pgbench_tellers),
 		exists (select 1 from pgbench_accounts where aid = (select count(*) from pgbench_branches) * 100000)`).ReadAll()

@@ -76,6 +76,9 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if err := load.ExecSQL(ctx, conn, strings.Join(createSQL(partitions), ";\n")); err != nil {
 		return phases, fmt.Errorf("create tables: %w", err)
 	}
+	if err := load.MarkLoading(ctx, conn, "warehouse"); err != nil {
+		return phases, err
+	}
 	pop := newPopulation(opt.Seed, opt.Time)
 	sources := pop.sources(opt.Warehouses)
 	var parts []*load.Source
@@ -132,6 +135,9 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	phases.Begin("procedures")
 	if err := CreateProcedures(ctx, conn); err != nil {
 		return phases, fmt.Errorf("procedures: %w", err)
+	}
+	if err := load.MarkLoaded(ctx, conn, "warehouse", ""); err != nil {
+		return phases, err
 	}
 	phases.End()
 	return phases, nil

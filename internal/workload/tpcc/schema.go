@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
 // Cardinalities of the initial database, TPC-C clause 1.2.1 and 4.3.3.1.
@@ -176,6 +177,11 @@ var ErrNotLoaded = errors.New(`the TPC-C tables are missing: run "pgbakeoff init
 // checking that the other tables agree, so that a half-finished load is not taken
 // for a good one.
 func DetectWarehouses(ctx context.Context, conn *pgconn.PgConn) (int, error) {
+	if unfinished, err := load.Unfinished(ctx, conn, "warehouse"); err != nil {
+		return 0, err
+	} else if unfinished {
+		return 0, fmt.Errorf("%w: the TPC-C tables were being loaded when the load stopped; run init again", load.ErrUnfinished)
+	}
 	res, err := conn.Exec(ctx, `select (select count(*) from warehouse), (select count(*) from district),
 		exists (select 1 from item where i_id = `+strconv.Itoa(Items)+`)`).ReadAll()
 	if err != nil {
