@@ -103,12 +103,17 @@ func storeFlags(fs []runFlag) []store.Flag {
 	return out
 }
 
-// minPerBucket is how many transactions an interval needs for its rate to be
-// judged: a second of a slow workload holds too few to tell a dip from chance.
-const minPerBucket = 20
+// The dip rule judges throughput over buckets of at least minBucket seconds, and
+// enough of them to hold minPerBucket transactions at the median rate: a second of a
+// slow workload holds too few to tell a dip from chance, and a one-second stall while
+// a checkpoint syncs is how the server behaves, not a broken run; an outage,
+// a restart or a failover lasts longer.
+const (
+	minPerBucket = 20
+	minBucket    = 5
+)
 
-// buckets merges consecutive one-second rates until each holds about minPerBucket
-// transactions at the median rate.
+// buckets merges consecutive one-second rates into those buckets.
 func buckets(rates []rate) []rate {
 	if len(rates) == 0 {
 		return nil
@@ -122,10 +127,7 @@ func buckets(rates []rate) []rate {
 	if median <= 0 {
 		return nil
 	}
-	k := max(1, int(math.Ceil(minPerBucket/median)))
-	if k == 1 {
-		return rates
-	}
+	k := max(minBucket, int(math.Ceil(minPerBucket/median)))
 	var out []rate
 	for i := 0; i+k <= len(rates); i += k {
 		sum := 0.0

@@ -15,8 +15,12 @@ func steady(n int, tps float64) []rate {
 }
 
 func TestJudge(t *testing.T) {
-	dipped := steady(10, 1000)
-	dipped[6].tps = 400
+	dipped := steady(20, 1000)
+	for i := 5; i < 10; i++ {
+		dipped[i].tps = 400
+	}
+	stall := steady(20, 1000)
+	stall[7].tps = 2 // one second of a checkpoint's sync
 	tests := []struct {
 		name string
 		e    evidence
@@ -26,9 +30,9 @@ func TestJudge(t *testing.T) {
 		{"errors above 1%", evidence{committed: 9800, failed: 200}, []runFlag{
 			{flagErrors, true, "2.0% of transactions failed (200 of 10000), more than 1%"}}},
 		{"dip below half the median", evidence{committed: 1, rates: dipped}, []runFlag{
-			{flagDip, true, "throughput fell to 400 tps in the interval ending at 7 s, below half the run's median of 1000 tps"}}},
-		{"a dip to just above half is no dip", evidence{committed: 1, rates: append(steady(4, 1000), rate{5 * time.Second, 501})}, nil},
-		{"too few intervals to judge a dip", evidence{committed: 1, rates: []rate{{time.Second, 1000}, {2 * time.Second, 10}}}, nil},
+			{flagDip, true, "throughput fell to 400 tps in the interval ending at 10 s, below half the run's median of 1000 tps"}}},
+		{"a one-second stall is no dip", evidence{committed: 1, rates: stall}, nil},
+		{"too few intervals to judge a dip", evidence{committed: 1, rates: append(steady(10, 1000), steady(4, 10)...)}, nil},
 		{"restart, failover, client, checkpoint", evidence{committed: 1, restarted: true, addressChanged: "10.0.0.1:5432 became 10.0.0.2:5432",
 			clientSaturated: true, clientCores: 0.97, checkpoints: 2}, []runFlag{
 			{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"},
@@ -51,18 +55,18 @@ func TestJudge(t *testing.T) {
 // slowDip is 5 tps with one empty second: chance at that rate, not a dip, once
 // seconds are grouped to hold 20 transactions each.
 func slowDip() []rate {
-	r := steady(12, 5)
+	r := steady(24, 5)
 	r[5].tps = 0
 	r[6].tps = 10
 	return r
 }
 
 func TestBuckets(t *testing.T) {
-	if got := buckets(steady(10, 1000)); len(got) != 10 {
-		t.Errorf("fast rates grouped into %d buckets, want 10 (no grouping)", len(got))
+	if got := buckets(steady(20, 1000)); len(got) != 4 || got[3].at != 20*time.Second {
+		t.Errorf("fast rates over 20 s grouped into %+v, want 4 buckets of 5 s", got)
 	}
-	got := buckets(steady(12, 5))
-	if len(got) != 3 || got[0].tps != 5 || got[2].at != 12*time.Second {
-		t.Errorf("5 tps over 12 s: %+v, want 3 buckets of 4 s at 5 tps", got)
+	got := buckets(steady(24, 2))
+	if len(got) != 2 || got[0].tps != 2 || got[1].at != 20*time.Second {
+		t.Errorf("2 tps over 24 s: %+v, want 2 buckets of 10 s at 2 tps", got)
 	}
 }
