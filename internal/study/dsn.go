@@ -23,6 +23,30 @@ func checkDSN(dsn string) string {
 }
 
 func checkURI(dsn string) string {
+	// Look where libpq looks, whose user information runs to the first '@'
+	// before any '/', and whose query runs from the next '?' to the end:
+	// url.Parse ends both at '?' or '#', and finds no password in
+	// postgres://u:1?:pw@h or postgres://h/db#?password=pw. Spaces around
+	// a query key are dropped, as pgconn drops them.
+	rest := dsn[strings.Index(dsn, "://")+3:]
+	if i := strings.IndexAny(rest, "@/"); i >= 0 && rest[i] == '@' {
+		if _, pw, ok := strings.Cut(rest[:i], ":"); ok && pw != "" {
+			return dsnPasswordMsg
+		}
+		rest = rest[i+1:]
+	}
+	if _, query, ok := strings.Cut(rest, "?"); ok {
+		for param := range strings.SplitSeq(query, "&") {
+			k, v, _ := strings.Cut(param, "=")
+			k = strings.Trim(k, " ")
+			if key, err := url.PathUnescape(k); err == nil {
+				k = key
+			}
+			if strings.EqualFold(k, "password") && v != "" {
+				return dsnPasswordMsg
+			}
+		}
+	}
 	u, err := url.Parse(dsn)
 	if err == nil {
 		if pw, ok := u.User.Password(); ok && pw != "" {
@@ -64,12 +88,12 @@ func checkKeywords(dsn string) string {
 		}
 		end := strings.IndexAny(s, "= \t\n\r\f\v")
 		if end < 0 {
-			return "dsn is not a URI and not key=value pairs: " + quoteKey(s) + " has no ="
+			return "dsn is not a URI and not key=value pairs: " + quoteKey(dsn, s) + " has no ="
 		}
 		key := s[:end]
 		s = strings.TrimLeft(s[end:], " \t\n\r\f\v")
 		if !strings.HasPrefix(s, "=") {
-			return "dsn is not a URI and not key=value pairs: " + quoteKey(key) + " has no ="
+			return "dsn is not a URI and not key=value pairs: " + quoteKey(dsn, key) + " has no ="
 		}
 		s = strings.TrimLeft(s[1:], " \t\n\r\f\v")
 		value, rest, ok := keywordValue(s)
@@ -77,7 +101,7 @@ func checkKeywords(dsn string) string {
 			return dsnPasswordMsg
 		}
 		if !ok {
-			return "dsn has an unterminated quoted value for " + quoteKey(key)
+			return "dsn has an unterminated quoted value for " + quoteKey(dsn, key)
 		}
 		s = rest
 	}
@@ -115,9 +139,11 @@ func keywordValue(s string) (value, rest string, ok bool) {
 }
 
 // quoteKey quotes a key from a DSN, cut short in case it is not a key at all
-// but a value that lost its key.
-func quoteKey(k string) string {
-	if len(k) > 20 {
+// but a value that lost its key, and not at all when the DSN mentions a
+// password: a quote left open before it, as in application_name='x
+// password='pw', makes the password read as a key.
+func quoteKey(dsn, k string) string {
+	if len(k) > 20 || strings.Contains(strings.ToLower(dsn), "password") {
 		return `a word`
 	}
 	return `"` + k + `"`

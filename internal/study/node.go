@@ -111,6 +111,11 @@ func (p *parser) collect(n *yaml.Node, out *[]pair, index map[string]int, skip m
 	}
 }
 
+// maxMerges bounds the mappings merge keys bring in over a whole file. An alias
+// is expanded wherever it is used, so without a bound a few lines of anchors
+// each merging the one before several times would take hours to read.
+const maxMerges = 10000
+
 // merge expands the value of a merge key: a mapping or a list of them.
 func (p *parser) merge(v *yaml.Node, out *[]pair, index map[string]int, skip map[string]bool, depth int) {
 	v = deref(v)
@@ -120,6 +125,12 @@ func (p *parser) merge(v *yaml.Node, out *[]pair, index map[string]int, skip map
 	}
 	for _, m := range maps {
 		if m = deref(m); m.Kind == yaml.MappingNode {
+			if p.merges++; p.merges > maxMerges {
+				if p.merges == maxMerges+1 {
+					p.errorf(posOf(m), "merge keys (<<) bring in more than %d mappings; merge fewer", maxMerges)
+				}
+				return
+			}
 			p.collect(m, out, index, skip, depth+1)
 		} else {
 			p.errorf(posOf(m), "a merge key (<<) takes a mapping or a list of mappings, not %s", describe(m))

@@ -92,10 +92,16 @@ type parser struct {
 	errs     Errors
 	reported map[string]bool // an aliased node is walked once per alias; say its problems once
 	refs     []priceRef      // targets' price refs, resolved once the whole file is read
+	merges   int             // mappings merge keys have brought in, see maxMerges
 }
 
+// lineBreaks escapes what would split an error over lines: each error is one
+// line starting with the file's name, even when it shows a value written over
+// several.
+var lineBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`)
+
 func (p *parser) errorf(pos Pos, format string, args ...any) {
-	e := &Error{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...)}
+	e := &Error{File: p.file, Pos: pos, Msg: lineBreaks.Replace(fmt.Sprintf(format, args...))}
 	if id := e.Error(); !p.reported[id] {
 		p.reported[id] = true
 		p.errs = append(p.errs, e)
