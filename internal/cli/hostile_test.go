@@ -18,7 +18,9 @@ func TestHostileNames(t *testing.T) {
 	pgtest.Query(t, base, "create table canary(x int)")
 	hostile := `we"ird'; drop table canary; --`
 	pgtest.Query(t, base, "create database "+pgx.Identifier{hostile}.Sanitize())
-	t.Cleanup(func() { pgtest.Query(t, base, "drop database if exists "+pgx.Identifier{hostile}.Sanitize()+" with (force)") })
+	t.Cleanup(func() {
+		pgtest.Query(t, base, "drop database if exists "+pgx.Identifier{hostile}.Sanitize()+" with (force)")
+	})
 	quoted := `'` + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(hostile) + `'`
 	dsn := base + " dbname=" + quoted // the last dbname wins
 	dir := t.TempDir()

@@ -36,7 +36,12 @@ func tpcbLoadFlags(fl *pflag.FlagSet) *dataset {
 	fl.BoolVar(&opt.ForeignKeys, "foreign-keys", false, "add foreign keys between the tables")
 	fl.IntVarP(&opt.Workers, "jobs", "j", 2, "parallel loading connections")
 	return &dataset{
-		validate: opt.Validate,
+		validate: func() error {
+			if err := checkJobs(opt.Workers); err != nil {
+				return err
+			}
+			return opt.Validate()
+		},
 		describe: func() string { return fmt.Sprintf("TPC-B scale %d", opt.Scale) },
 		// pgbench's scale 1 takes about 16 MB with its keys; a fill factor leaves room.
 		bytes: func() int64 { return int64(opt.Scale) * (16 << 20) * 100 / int64(max(10, opt.FillFactor)) },

@@ -512,6 +512,12 @@ func checkRunFlags(f runFlags) error {
 	case f.scale < 0:
 		return fmt.Errorf("--scale must be positive, got %d", f.scale)
 	}
+	// The distribution is checked again against the data; its syntax is known now.
+	if f.dist != "" && f.dist != "nurand" {
+		if _, err := keydist.Parse(f.dist); err != nil {
+			return fmt.Errorf("--dist: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -37,6 +36,9 @@ func newStudyCmd(env *Env) *cobra.Command {
   pgbakeoff study run sweep.yaml --restart    # forget earlier runs of this study and start again`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.progress < 0 {
+				return usageError{fmt.Errorf("--progress must not be negative, got %s", opts.progress)}
+			}
 			results, _ := cmd.Flags().GetString("results")
 			ctx, stop := env.Interrupt(cmd.Context())
 			defer stop()
@@ -167,7 +169,7 @@ func loadStudy(env *Env, file string) (s *study.Study, wls []*studyWorkload, err
 		}
 		for _, c := range s.Clients(w) {
 			f, _ := studyRunFlags(env, s, sw, c, &errs)
-			if err := checkStudyRun(f); err != nil {
+			if err := checkRunFlags(f); err != nil {
 				errs = append(errs, s.Errorf(w.Pos, "workload %s: run: %v", w.Name, err))
 				break
 			}
@@ -199,19 +201,6 @@ func studyRunFlags(env *Env, s *study.Study, sw *studyWorkload, clients int, err
 	setOptions(s, errs, fl, "run", sw.w.Run, runReserved)
 	f.clients, f.warmup, f.duration = clients, s.Matrix.Warmup, s.Matrix.Duration
 	return f, wl
-}
-
-// checkStudyRun checks what can be checked of a run's options before connecting.
-func checkStudyRun(f runFlags) error {
-	if err := checkRunFlags(f); err != nil {
-		return err
-	}
-	if f.dist != "" && f.dist != "nurand" {
-		if _, err := keydist.Parse(f.dist); err != nil {
-			return fmt.Errorf("dist: %w", err)
-		}
-	}
-	return nil
 }
 
 // setOptions sets the options on the flag set of a workload's command.

@@ -43,6 +43,9 @@ func sysbenchLoadFlags(fl *pflag.FlagSet) *dataset {
 	fl.StringVar(&dist, "dist", sysbenchDefaultDist, "distribution of the k column, as sysbench's --rand-type at prepare")
 	return &dataset{
 		validate: func() error {
+			if err := checkJobs(opt.Workers); err != nil {
+				return err
+			}
 			spec, err := keydist.Parse(dist)
 			if err != nil {
 				return fmt.Errorf("--dist: %w", err)

@@ -45,6 +45,9 @@ func tpccLoadFlags(fl *pflag.FlagSet) *dataset {
 			if proceduresOnly {
 				return nil
 			}
+			if err := checkJobs(opt.Workers); err != nil {
+				return err
+			}
 			return opt.Validate()
 		},
 		describe: func() string { return fmt.Sprintf("TPC-C %d warehouses", opt.Warehouses) },

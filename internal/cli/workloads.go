@@ -97,3 +97,12 @@ func humanBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %s", v, units[u])
 }
+
+// checkJobs checks init's --jobs: the loaders take 0 for their default, a user
+// who types it means a mistake.
+func checkJobs(n int) error {
+	if n < 1 {
+		return fmt.Errorf("--jobs must be at least 1, got %d", n)
+	}
+	return nil
+}
