@@ -33,14 +33,25 @@ type client struct {
 	done  int // transactions finished, for --transactions
 	sess  Session
 	deck  []int // script indices still to deal, with Config.Deck
+	// rearm is when the connection's deadline must next be moved for
+	// Config.TxTimeout; never without one.
+	rearm time.Time
 }
+
+// never is later than any transaction starts.
+var never = time.Unix(1<<62, 0)
 
 func stmtName(script, cmd int) string { return "P" + strconv.Itoa(script) + "_" + strconv.Itoa(cmd) }
 
 // connect opens the connection, prepares the statements when the protocol asks for
 // it, and takes the connection over from pgx for the hot path.
 func (c *client) connect(ctx context.Context) error {
-	conn, err := c.r.cfg.Target.Connect(ctx)
+	if t := c.r.cfg.ConnectTimeout; t > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t)
+		defer cancel()
+	}
+	conn, err := c.r.target.Connect(ctx)
 	if err != nil {
 		return err
 	}
@@ -77,7 +88,39 @@ func (c *client) connect(ctx context.Context) error {
 	if stopping {
 		w.nc.SetDeadline(c.r.hardStop())
 	}
+	c.rearm = never
+	if c.r.cfg.TxTimeout > 0 {
+		c.rearm = time.Time{} // the first transaction sets the deadline
+	}
+	c.r.mu.Lock()
+	if c.r.address == "" {
+		if a := hc.Conn.RemoteAddr(); a != nil && a.String() != "" {
+			c.r.address = a.String()
+		} else {
+			c.r.address = c.r.target.Address()
+		}
+	}
+	c.r.mu.Unlock()
 	return nil
+}
+
+// armTimeout moves the connection's deadline for Config.TxTimeout T so that a
+// transaction starting now has at least T, and at most 1.5 T, to complete. Moved only
+// once every T/2, not for each transaction: each move updates a runtime timer, which
+// would cost more than the branch that decides.
+func (c *client) armTimeout(now time.Time) {
+	t := c.r.cfg.TxTimeout
+	c.rearm = now.Add(t / 2)
+	d := now.Add(t + t/2)
+	c.mu.Lock()
+	// Never past the run's hard stop, which the runner may have set meanwhile.
+	if hs := c.r.hardStop(); hs.Before(d) {
+		d = hs
+	}
+	if c.w != nil {
+		c.w.nc.SetDeadline(d)
+	}
+	c.mu.Unlock()
 }
 
 func (c *client) close() {
@@ -152,7 +195,7 @@ func (c *client) loop(ctx context.Context) {
 		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
 			return
 		}
-		if c.w == nil && !c.reconnect(ctx, errClosed) {
+		if c.w == nil && !c.reconnect(ctx, errClosed, 0) {
 			return
 		}
 		si := c.pick()
@@ -168,6 +211,9 @@ func (c *client) loop(ctx context.Context) {
 			return
 		}
 		start := time.Now()
+		if start.After(c.rearm) {
+			c.armTimeout(start)
+		}
 		for try := 1; ; try++ {
 			var err error
 			if s.Program != nil {
@@ -185,13 +231,16 @@ func (c *client) loop(ctx context.Context) {
 					c.r.retry(si, pe)
 					continue
 				}
-				c.r.fail(si, time.Now(), pe.Code, pe.Message, try > 1)
+				c.r.fail(si, time.Now(), pe.Code, "", pe.Message, try > 1)
 				break
 			}
 			// The connection is gone; the transaction is lost with it.
-			c.r.fail(si, time.Now(), connectionState(err), err.Error(), try > 1)
+			c.r.fail(si, time.Now(), connectionState(err), Cause(err), err.Error(), try > 1)
 			c.dropConn()
-			if !c.reconnect(ctx, err) {
+			if c.r.stopping.Load() {
+				return // cut off by the hard stop, or lost as the run ends: no outage
+			}
+			if !c.reconnect(ctx, err, 1) {
 				return
 			}
 			break
@@ -244,27 +293,38 @@ func (c *client) dropConn() {
 }
 
 // reconnect tries again with bounded, jittered exponential backoff until it succeeds
-// or the run ends, and records the time without a connection.
-func (c *client) reconnect(ctx context.Context, cause error) bool {
-	down := time.Now()
+// or the run ends, and records the time without a connection: lost is what ended the
+// connection, failedTx the transactions lost with it. ctx is cancelled as the run
+// stops.
+func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
+	o := Outage{Client: c.id, Start: time.Now(), Cause: Cause(lost), Error: c.r.scrub(lost.Error()), FailedTx: failedTx}
+	c.r.enterOutage()
 	backoff := 10 * time.Millisecond
 	for !c.r.stopping.Load() && ctx.Err() == nil {
-		cctx, cancel := context.WithDeadline(ctx, c.r.hardStop())
-		err := c.connect(cctx)
-		cancel()
+		o.Attempts++
+		err := c.connect(ctx)
 		if err == nil {
-			c.r.outage(down, time.Now(), cause)
+			o.End, o.Recovered = time.Now(), true
+			c.r.leaveOutage(o)
 			return true
 		}
+		if c.r.stopping.Load() || ctx.Err() != nil {
+			o.Attempts-- // cut short by the end of the run: not a failure
+			break
+		}
+		c.r.connectFailed(err)
 		sleep := backoff/2 + time.Duration(c.rng.Uint64()%uint64(backoff/2+1))
+		t := time.NewTimer(sleep)
 		select {
-		case <-time.After(sleep):
+		case <-t.C:
 		case <-ctx.Done():
 		case <-c.r.stop:
 		}
+		t.Stop()
 		backoff = min(backoff*2, c.r.cfg.MaxBackoff)
 	}
-	c.r.outage(down, time.Now(), cause)
+	o.End = time.Now()
+	c.r.leaveOutage(o)
 	return false
 }
 

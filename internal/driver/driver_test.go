@@ -118,6 +118,34 @@ func TestReconnectAfterTerminate(t *testing.T) {
 	if o := res.OutageSeconds(); o <= 0 || o > 2 {
 		t.Errorf("outage %.3fs, want a short positive span", o)
 	}
+	// Each client lost its connection once, to the server's FATAL 57P01 (or to the
+	// connection closing under a read), and got it back at the first attempt.
+	clients := map[int]bool{}
+	lost := 0
+	for _, o := range res.Outages {
+		clients[o.Client] = true
+		lost += o.FailedTx
+		if o.Cause != "57P01" && o.Cause != "EOF" && o.Cause != "connection reset" {
+			t.Errorf("client %d: outage cause %q (%s), want 57P01", o.Client, o.Cause, o.Error)
+		}
+		if !o.Recovered || o.Attempts < 1 || o.End.Before(o.Start) {
+			t.Errorf("client %d: outage %+v, want recovered after at least one attempt", o.Client, o)
+		}
+	}
+	if len(clients) != 3 {
+		t.Errorf("outages of clients %v, want one for each of 3", clients)
+	}
+	if int64(lost) != res.Failed {
+		t.Errorf("outages lost %d transactions, the run counted %d failed", lost, res.Failed)
+	}
+	for _, e := range res.Errors {
+		if e.Cause == "" {
+			t.Errorf("error %+v: a transaction lost with its connection has no cause", e)
+		}
+	}
+	if len(res.ConnectErrors) != 0 {
+		t.Errorf("connect errors %+v, want none: the server stayed up", res.ConnectErrors)
+	}
 }
 
 // TestWindowCountsOnlyMeasured: warm-up transactions are not measured, but they are

@@ -28,6 +28,22 @@ type Config struct {
 	Interval     time.Duration // reporting interval, default 1s
 	Seed         uint64
 	MaxBackoff   time.Duration // reconnect backoff cap, default 1s
+	// OutageTimeout ends the run early, marked Incomplete, when no client has had a
+	// connection for that long; 0 waits for the server until the run ends.
+	OutageTimeout time.Duration
+	// TxTimeout abandons a transaction that has not completed within it (a stalled
+	// network, a black-holed connection): the connection is closed, the transaction
+	// counted as failed, and the outage that follows has cause "timeout". It fires
+	// between TxTimeout and 1.5 TxTimeout after the transaction began, retries
+	// included. 0 = no limit.
+	TxTimeout time.Duration
+	// ConnectTimeout bounds each connection attempt, statement preparation
+	// included; 0 = the target's connect_timeout, else 10s per address.
+	ConnectTimeout time.Duration
+	// ResolveOnce resolves the target's host name once, at the start, and connects
+	// every client, reconnections included, to the address found (see
+	// target.Target.ResolveOnce); Result.Address records it.
+	ResolveOnce bool
 	// Deck deals the scripts from a shuffled deck holding each script Weight times,
 	// as TPC-C's terminals do (exact proportions over every deck), instead of drawing
 	// each transaction at random by weight as pgbench does.
@@ -61,6 +77,10 @@ type Interval struct {
 	Failed     int64
 	Retried    int64
 	Latency    *hdrhistogram.Histogram // all scripts, all phases
+	// Down is how many clients had no connection as the interval ended, and
+	// ConnectErrors how many attempts to connect again failed during it.
+	Down          int
+	ConnectErrors int64
 }
 
 // ScriptResult is one transaction type's totals over the measurement window.
@@ -78,31 +98,38 @@ type ScriptResult struct {
 type ErrorCount struct {
 	Script   string
 	SQLState string
-	Retried  bool // seen on a try that was then retried
-	Count    int64
-	Example  string
-}
-
-// Outage is a span during which one client had no connection.
-type Outage struct {
-	Start, End time.Time
-	Cause      string
+	// Cause is set for transactions lost with their connection (SQLSTATE 08006, or
+	// the server's FATAL one): why it was lost, as Cause classifies it.
+	Cause   string
+	Retried bool // seen on a try that was then retried
+	Count   int64
+	Example string
 }
 
 // Result is a finished run.
 type Result struct {
-	Start        time.Time // clients connected, warm-up begins
-	WindowStart  time.Time
-	WindowEnd    time.Time
-	End          time.Time
-	Scripts      []ScriptResult
-	Errors       []ErrorCount
-	Outages      []Outage
-	Committed    int64 // measured window, all scripts
-	Failed       int64
-	CommitsTotal int64 // server transactions committed by the clients, warm-up, tail and statement preparation included
-	ConnectTime  time.Duration
-	Interrupted  bool
+	Start       time.Time // clients connected, warm-up begins
+	WindowStart time.Time
+	WindowEnd   time.Time
+	End         time.Time
+	Scripts     []ScriptResult
+	Errors      []ErrorCount
+	Outages     []Outage
+	// ConnectErrors are the failed attempts to connect again, by cause.
+	ConnectErrors []ConnectErrorCount
+	Committed     int64 // measured window, all scripts
+	Failed        int64
+	CommitsTotal  int64 // server transactions committed by the clients, warm-up, tail and statement preparation included
+	ConnectTime   time.Duration
+	Interrupted   bool
+	// Incomplete is set when the run ended early because no client had a
+	// connection for Config.OutageTimeout; IncompleteReason says so for people.
+	// Everything measured until then is in the result.
+	Incomplete       bool
+	IncompleteReason string
+	// Address is where the first connection went: IP address and port, or the
+	// Unix socket's path.
+	Address string
 }
 
 type counters struct{ failed, retried, retries, rolledBack atomic.Int64 }
@@ -128,14 +155,25 @@ type runner struct {
 	prepares atomic.Int64
 	serverTx []int64 // server transactions per script execution
 
-	mu      sync.Mutex
-	errs    map[errKey]*ErrorCount
-	outages []Outage
+	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
+
+	mu       sync.Mutex
+	errs     map[errKey]*ErrorCount
+	outages  []Outage
+	connErrs map[string]*ConnectErrorCount
+	address  string
+	// Clients running and without a connection; see downChanged.
+	live, down   int
+	allDownSince time.Time // zero unless every running client is down
+	downCh       chan struct{}
+	lastConnErr  string
+	tickConnErrs atomic.Int64
 }
 
 type errKey struct {
 	script  int
 	state   string
+	cause   string
 	retried bool
 }
 
@@ -146,7 +184,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, stop: make(chan struct{}), errs: map[errKey]*ErrorCount{}}
+	r := &runner{cfg: cfg, stop: make(chan struct{}), errs: map[errKey]*ErrorCount{},
+		connErrs: map[string]*ConnectErrorCount{}, downCh: make(chan struct{}, 1)}
+	r.target = &target.Target{DSN: cfg.Target.DSN, Config: cfg.Target.Config.Copy()}
+	if cfg.ConnectTimeout > 0 {
+		r.target.Config.ConnectTimeout = cfg.ConnectTimeout
+	}
+	if cfg.ResolveOnce {
+		t, err := r.target.ResolveOnce(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.target = t
+	}
 	var names []string
 	for p := Phase(0); p < phases; p++ {
 		for _, s := range cfg.Scripts {
@@ -169,6 +219,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.live = len(clients)
+	// Cancelled as the run stops, so that no client waits for a connection then.
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
 	res := &Result{}
 	res.ConnectTime = time.Since(r.start)
 	r.start = time.Now()
@@ -185,8 +239,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.loop(ctx)
+			c.loop(runCtx)
 			c.close()
+			r.clientDone()
 		}()
 	}
 	finished := make(chan struct{})
@@ -210,6 +265,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		iv.Committed = iv.Latency.TotalCount() - iv.RolledBack
 		iv.Failed = r.tickFailed.Swap(0)
 		iv.Retried = r.tickRetried.Swap(0)
+		iv.ConnectErrors = r.tickConnErrs.Swap(0)
+		r.mu.Lock()
+		iv.Down = r.down
+		r.mu.Unlock()
 		seq++
 		tickStart = end
 		if cfg.OnInterval != nil {
@@ -241,7 +300,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			for _, c := range clients {
 				c.setDeadline(r.hardStop())
 			}
+			cancelRun()
 		}
+	}
+	// outage fires when no client has had a connection for cfg.OutageTimeout.
+	outage := time.NewTimer(time.Hour)
+	outage.Stop()
+	defer outage.Stop()
+	allDownSince := func() (time.Time, string) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.allDownSince, r.lastConnErr
 	}
 	ctxDone := ctx.Done()
 loop:
@@ -257,6 +326,30 @@ loop:
 		case <-ctxDone:
 			res.Interrupted = true
 			ctxDone = nil
+			stopAll()
+			if windowOpen {
+				window(false)
+			}
+		case <-r.downCh:
+			if since, _ := allDownSince(); cfg.OutageTimeout > 0 && !since.IsZero() {
+				outage.Reset(time.Until(since.Add(cfg.OutageTimeout)))
+			} else {
+				outage.Stop()
+			}
+		case <-outage.C:
+			since, last := allDownSince()
+			if since.IsZero() || r.stopping.Load() {
+				break
+			}
+			if left := time.Until(since.Add(cfg.OutageTimeout)); left > 0 {
+				outage.Reset(left)
+				break
+			}
+			res.Incomplete = true
+			res.IncompleteReason = fmt.Sprintf("no client had a connection for %s (the outage timeout)", cfg.OutageTimeout)
+			if last != "" {
+				res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
+			}
 			stopAll()
 			if windowOpen {
 				window(false)
@@ -294,8 +387,14 @@ loop:
 		res.Errors = append(res.Errors, *e)
 	}
 	res.Outages = append(res.Outages, r.outages...)
+	for _, e := range r.connErrs {
+		res.ConnectErrors = append(res.ConnectErrors, *e)
+	}
+	res.Address = r.address
 	r.mu.Unlock()
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Count > res.Errors[j].Count })
+	sort.Slice(res.Outages, func(i, j int) bool { return res.Outages[i].Start.Before(res.Outages[j].Start) })
+	sort.Slice(res.ConnectErrors, func(i, j int) bool { return res.ConnectErrors[i].Count > res.ConnectErrors[j].Count })
 	return res, nil
 }
 
@@ -337,6 +436,14 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = time.Second
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--outage-timeout", cfg.OutageTimeout}, {"--tx-timeout", cfg.TxTimeout}, {"--connect-timeout", cfg.ConnectTimeout}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s must not be negative, got %s", d.flag, d.v)
+		}
 	}
 	return nil
 }
@@ -440,52 +547,27 @@ func (r *runner) record(w *histogram.Worker, si int, start, end time.Time, retri
 func (r *runner) retry(si int, pe interface{ SQLState() string }) {
 	p := r.phaseOf(time.Now())
 	r.count[si][p].retries.Add(1)
-	r.addError(si, pe.SQLState(), "", true)
+	r.addError(si, pe.SQLState(), "", "", true)
 }
 
-func (r *runner) fail(si int, at time.Time, state, msg string, retried bool) {
+func (r *runner) fail(si int, at time.Time, state, cause, msg string, retried bool) {
 	p := r.phaseOf(at)
 	r.count[si][p].failed.Add(1)
 	if retried {
 		r.count[si][p].retried.Add(1)
 	}
 	r.tickFailed.Add(1)
-	r.addError(si, state, msg, false)
+	r.addError(si, state, cause, msg, false)
 }
 
-func (r *runner) addError(si int, state, msg string, retried bool) {
+func (r *runner) addError(si int, state, cause, msg string, retried bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := errKey{si, state, retried}
+	k := errKey{si, state, cause, retried}
 	e := r.errs[k]
 	if e == nil {
-		e = &ErrorCount{Script: r.cfg.Scripts[si].Name, SQLState: state, Retried: retried, Example: target.Scrub(msg, r.cfg.Target.Config.Password)}
+		e = &ErrorCount{Script: r.cfg.Scripts[si].Name, SQLState: state, Cause: cause, Retried: retried, Example: r.scrub(msg)}
 		r.errs[k] = e
 	}
 	e.Count++
-}
-
-func (r *runner) outage(start, end time.Time, cause error) {
-	r.mu.Lock()
-	r.outages = append(r.outages, Outage{Start: start, End: end, Cause: target.Scrub(cause.Error(), r.cfg.Target.Config.Password)})
-	r.mu.Unlock()
-}
-
-// OutageSeconds is the wall time during which at least one client had lost its
-// connection: the union of the clients' outages.
-func (res *Result) OutageSeconds() float64 {
-	o := append([]Outage(nil), res.Outages...)
-	sort.Slice(o, func(i, j int) bool { return o[i].Start.Before(o[j].Start) })
-	var total time.Duration
-	var curS, curE time.Time
-	for i, x := range o {
-		if i == 0 || x.Start.After(curE) {
-			total += curE.Sub(curS)
-			curS, curE = x.Start, x.End
-		} else if x.End.After(curE) {
-			curE = x.End
-		}
-	}
-	total += curE.Sub(curS)
-	return total.Seconds()
 }

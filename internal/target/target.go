@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -27,23 +28,33 @@ func Parse(dsn string) (*Target, error) {
 	cfg, err := pgconn.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("invalid DSN %q: %s; use a URI (postgres://user@host:5432/db) or key=value pairs (host=... dbname=...)",
-			Redact(dsn), parseReason(err))
+			Redact(dsn), parseReason(err, dsn))
 	}
 	return &Target{DSN: dsn, Config: cfg}, nil
 }
 
 // parseReason strips pgconn's own echo of the connection string, which may hold a
-// password, and keeps only why it failed.
-func parseReason(err error) string {
+// password, and keeps only why it failed. That reason may still quote a part of
+// dsn, which a typo can make the password: in application_name='x password='pw'
+// pgconn reads the key pw'. So when the reason holds a word that Redact removes
+// from dsn, it is withheld.
+func parseReason(err error, dsn string) string {
 	var pe *pgconn.ParseConfigError
+	msg := err.Error()
 	if errors.As(err, &pe) {
-		msg := pe.Error()
+		msg = pe.Error()
 		if i := strings.LastIndex(msg, "`: "); i >= 0 {
 			msg = msg[i+3:]
 		}
-		return msg
 	}
-	return err.Error()
+	redacted := Redact(dsn)
+	notAlnum := func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
+	for _, word := range strings.FieldsFunc(dsn, notAlnum) {
+		if !strings.Contains(redacted, word) && strings.Contains(msg, word) {
+			return "it does not parse (the reason would show part of the password)"
+		}
+	}
+	return msg
 }
 
 // WithDatabase returns a copy of the target that connects to database name. Its
@@ -88,6 +99,71 @@ func (t *Target) Resolve(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("resolve host %s: %w", t.Config.Host, err)
 	}
 	return addrs, nil
+}
+
+// ResolveOnce returns a copy of the target that resolves no names when it connects:
+// each host name is looked up now, once, and the copy's connections go to the first
+// of its addresses that accepts a TCP connection (to all of them, in order, when none
+// does yet). The name stays in the configuration, so TLS still verifies it and String
+// still shows it. Unix sockets and IP addresses are left as they are.
+func (t *Target) ResolveOnce(ctx context.Context) (*Target, error) {
+	cfg := t.Config.Copy()
+	lookup := cfg.LookupFunc
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupHost
+	}
+	timeout := cfg.ConnectTimeout
+	if timeout == 0 {
+		timeout = 10 * time.Second
+	}
+	pinned := map[string][]string{}
+	hosts := []*pgconn.FallbackConfig{{Host: cfg.Host, Port: cfg.Port}}
+	hosts = append(hosts, cfg.Fallbacks...)
+	for _, h := range hosts {
+		if strings.HasPrefix(h.Host, "/") || net.ParseIP(h.Host) != nil || pinned[h.Host] != nil {
+			continue
+		}
+		addrs, err := lookup(ctx, h.Host)
+		if err == nil && len(addrs) == 0 {
+			err = errors.New("no address")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("resolve host %s: %w", h.Host, err)
+		}
+		pinned[h.Host] = reachable(ctx, cfg.DialFunc, addrs, h.Port, timeout)
+	}
+	cfg.LookupFunc = func(ctx context.Context, host string) ([]string, error) {
+		if addrs, ok := pinned[host]; ok {
+			return addrs, nil
+		}
+		return lookup(ctx, host)
+	}
+	return &Target{DSN: t.DSN, Config: cfg}, nil
+}
+
+// reachable narrows addrs (IP addresses, or address:port) to the first that accepts
+// a TCP connection on port, as the driver would try them; all of them when none does.
+func reachable(ctx context.Context, dial pgconn.DialFunc, addrs []string, port uint16, timeout time.Duration) []string {
+	if len(addrs) < 2 {
+		return addrs
+	}
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	for _, a := range addrs {
+		hostport := a
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			hostport = net.JoinHostPort(a, fmt.Sprint(port))
+		}
+		dctx, cancel := context.WithTimeout(ctx, timeout)
+		conn, err := dial(dctx, "tcp", hostport)
+		cancel()
+		if err == nil {
+			_ = conn.Close() // only a probe: PostgreSQL logs nothing for a connection that sends nothing
+			return []string{a}
+		}
+	}
+	return addrs
 }
 
 // Connect opens one connection, turning driver errors into ones a user can act on.
@@ -163,12 +239,16 @@ func (e *ConnectError) Error() string {
 
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-var kvPassword = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s]*)`)
+// kvPassword matches a password and its value as libpq reads them: the
+// spaces around = are libpq's, a backslash escapes any character, even a
+// space, and a quote left open runs to the end.
+var kvPassword = regexp.MustCompile(`(?is)(password[ \t\n\r\v\f]*=[ \t\n\r\v\f]*)('(?:[^'\\]|\\.)*(?:'|$)|(?:[^ \t\n\r\v\f\\]|\\.?)*)`)
 
 // Redact removes the password from a DSN in either form.
 func Redact(dsn string) string {
 	s := strings.TrimSpace(dsn)
 	if strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+		s = redactURI(s)
 		u, err := url.Parse(s)
 		if err != nil {
 			// An unparsable URI may still carry user:password@; cut it out by hand.
@@ -195,6 +275,44 @@ func Redact(dsn string) string {
 		return strings.Replace(u.String(), ":xxxxx@", ":xxxxx@", 1)
 	}
 	return kvPassword.ReplaceAllString(s, "${1}xxxxx")
+}
+
+// redactURI removes the password from where libpq reads one in a URI, which
+// url.Parse does not always see: the user information runs to the first '@'
+// before any '/', and the query from the next '?' to the end, so that
+// postgres://u:1?:pw@h and postgres://h/db#?password=pw hold the password pw,
+// as does a query of a URI url.Parse rejects. Spaces around a query key are
+// dropped, as pgconn drops them.
+func redactURI(s string) string {
+	scheme, rest, _ := strings.Cut(s, "://")
+	var b strings.Builder
+	b.WriteString(scheme + "://")
+	if i := strings.IndexAny(rest, "@/"); i >= 0 && rest[i] == '@' {
+		user, _, hasPassword := strings.Cut(rest[:i], ":")
+		b.WriteString(user)
+		if hasPassword {
+			b.WriteString(":xxxxx")
+		}
+		rest = rest[i:]
+	}
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	b.WriteString(rest)
+	if !hasQuery {
+		return b.String()
+	}
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		k, _, _ := strings.Cut(p, "=")
+		key := strings.Trim(k, " ")
+		if u, err := url.PathUnescape(key); err == nil {
+			key = u
+		}
+		if strings.EqualFold(key, "password") {
+			params[i] = k + "=xxxxx"
+		}
+	}
+	b.WriteString("?" + strings.Join(params, "&"))
+	return b.String()
 }
 
 // Scrub replaces every occurrence of secret in s.
