@@ -269,6 +269,14 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 		run.Series = append(run.Series, report.Point{T: iv.End.Sub(start).Seconds(), TPS: float64(iv.Txns) / secs, P99: iv.LatencyMs.P99})
 	}
 	serverFigures(run, d.Samples, start, end)
+	if len(d.Summary) > 0 && !start.IsZero() {
+		var sum Summary
+		if json.Unmarshal(d.Summary, &sum) == nil {
+			for _, o := range sum.Outages {
+				run.Outages = append(run.Outages, report.Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
+			}
+		}
+	}
 	return run, nil
 }
 

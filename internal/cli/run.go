@@ -56,6 +56,12 @@ type runFlags struct {
 	json         bool
 	labels       []string
 	dist         string // key distribution (keydist.Parse)
+	// Faults: how long the server may stay away, how long a transaction may take,
+	// how long a connect may take, and whether to resolve the host once.
+	outageTimeout  time.Duration
+	txTimeout      time.Duration
+	connectTimeout time.Duration
+	resolveOnce    bool
 	// Set by studies: the server's process and data directory when it runs on this
 	// machine, and a node_exporter to read the server machine's CPU and disks from.
 	local        *sampler.Local
@@ -96,6 +102,10 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags, maxTries int) {
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock)")
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
 	fl.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
+	fl.DurationVar(&f.outageTimeout, "outage-timeout", 2*time.Minute, "end the run, marked incomplete, when no client has had a connection this long (0: never)")
+	fl.DurationVar(&f.txTimeout, "tx-timeout", time.Minute, "abandon a transaction (and its connection) after this long: a stalled network (0: never)")
+	fl.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "give up one connection attempt after this long")
+	fl.BoolVar(&f.resolveOnce, "resolve-once", false, "resolve the host once at the start and connect every client to that address")
 }
 
 // runCommand is the body of every `run` subcommand: run the workload, then print the
@@ -149,9 +159,16 @@ type Summary struct {
 	Scripts      []scriptSummary   `json:"scripts"`
 	Errors       []errorSummary    `json:"errors,omitempty"`
 	Reconnects   int               `json:"reconnects"`
-	OutageS      float64           `json:"outage_s"`
-	Warnings     []string          `json:"warnings,omitempty"`
-	Labels       map[string]string `json:"labels,omitempty"`
+	// OutageS is the wall time during which clients had lost their connection,
+	// summed over clients; Outages says when each was lost, why and for how long.
+	OutageS       float64             `json:"outage_s"`
+	Outages       []outageSummary     `json:"outages,omitempty"`
+	ConnectErrors []connectErrSummary `json:"connect_errors,omitempty"`
+	// Address is where the clients connected (the address resolved once, with
+	// --resolve-once).
+	ClientAddress string            `json:"client_address,omitempty"`
+	Warnings      []string          `json:"warnings,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
 	// Flags say why the run is not to be trusted (invalid) or deserves a note.
 	Flags   []runFlag `json:"flags,omitempty"`
 	Dataset fit       `json:"dataset"`
@@ -159,6 +176,24 @@ type Summary struct {
 	*TPCCFigures
 	// Sysbench holds sysbench's query counts, at the top level of the JSON.
 	*SysbenchFigures
+}
+
+type outageSummary struct {
+	Client    int       `json:"client"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Seconds   float64   `json:"seconds"`
+	Cause     string    `json:"cause"`
+	Error     string    `json:"error,omitempty"`
+	Attempts  int       `json:"attempts"`
+	FailedTx  int       `json:"failed_tx"`
+	Recovered bool      `json:"recovered"`
+}
+
+type connectErrSummary struct {
+	Cause   string `json:"cause"`
+	Count   int64  `json:"count"`
+	Example string `json:"example,omitempty"`
 }
 
 type serverSummary struct {
@@ -383,6 +418,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		Target: clientTarget, Scripts: scripts, Clients: f.clients, Protocol: proto,
 		Warmup: f.warmup, Duration: f.duration, Transactions: f.transactions, MaxTries: f.maxTries,
 		Seed: seed, Deck: setup.deck,
+		OutageTimeout: f.outageTimeout, TxTimeout: f.txTimeout, ConnectTimeout: f.connectTimeout, ResolveOnce: f.resolveOnce,
 		OnInterval: func(iv driver.Interval) {
 			prog.add(iv)
 			mon.interval(iv)
@@ -392,7 +428,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 			err := st.AddInterval(context.Background(), run.ID, store.Interval{Seq: iv.Seq, Phase: storePhase(iv.Phase), Start: iv.Start, End: iv.End,
 				Txns: iv.Committed, Failed: iv.Failed, Retried: iv.Retried, TPS: float64(iv.Committed) / secs,
 				LatencyMs: store.Latency{Avg: s.Avg, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, P999: s.P999, Max: s.Max},
-				Errors:    iv.Failed})
+				Errors:    iv.Failed, Down: iv.Down, ConnectErrors: iv.ConnectErrors})
 			if err != nil && storeErr == nil {
 				storeErr = err
 				stopRun()
@@ -446,6 +482,9 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	}
 	ev := mon.evidence(res)
 	ev.committed, ev.failed = res.Committed, res.Failed
+	if res.Incomplete {
+		ev.incomplete = res.IncompleteReason
+	}
 	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
 	ev.restarted = sres.Restarted
 	ev.statsReset = sres.Reset
@@ -488,6 +527,9 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	if res.Interrupted {
 		return sum, fmt.Errorf("%w: run %d stopped early; what was measured is stored", ErrInterrupted, run.ID)
 	}
+	if res.Incomplete {
+		return sum, fmt.Errorf("run %d ended early (%s); what was measured is stored", run.ID, res.IncompleteReason)
+	}
 	return sum, nil
 }
 
@@ -507,6 +549,8 @@ func checkRunFlags(f runFlags) error {
 		return fmt.Errorf("--warmup must not be negative, got %s", f.warmup)
 	case f.progress < 0:
 		return fmt.Errorf("--progress must not be negative, got %s", f.progress)
+	case f.outageTimeout < 0 || f.txTimeout < 0 || f.connectTimeout < 0:
+		return fmt.Errorf("--outage-timeout, --tx-timeout and --connect-timeout must not be negative")
 	case f.maxTries < 1:
 		return fmt.Errorf("--max-tries must be at least 1, got %d", f.maxTries)
 	case f.scale < 0:
@@ -570,6 +614,17 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	}
 	sum.Reconnects = len(res.Outages)
 	sum.OutageS = res.OutageSeconds()
+	for _, o := range res.Outages {
+		sum.Outages = append(sum.Outages, outageSummary{Client: o.Client, Start: o.Start, End: o.End, Seconds: o.End.Sub(o.Start).Seconds(),
+			Cause: driver.CauseName(o.Cause), Error: o.Error, Attempts: o.Attempts, FailedTx: o.FailedTx, Recovered: o.Recovered})
+	}
+	for _, c := range res.ConnectErrors {
+		sum.ConnectErrors = append(sum.ConnectErrors, connectErrSummary{Cause: driver.CauseName(c.Cause), Count: c.Count, Example: c.Example})
+	}
+	sum.ClientAddress = res.Address
+	if res.Incomplete {
+		sum.Status = store.StatusIncomplete
+	}
 
 	sum.Server.Version = info.Version
 	if info.SSL {
@@ -743,6 +798,17 @@ func printSummary(w io.Writer, s *Summary) {
 	}
 	if s.Reconnects > 0 {
 		fmt.Fprintf(w, "reconnects: %d, outage %.1f s\n", s.Reconnects, s.OutageS)
+		for _, o := range s.Outages {
+			end := fmt.Sprintf("%.1f s, %d attempts", o.Seconds, o.Attempts)
+			if !o.Recovered {
+				end = "not recovered"
+			}
+			fmt.Fprintf(w, "  client %d lost its connection at %s (%s), %d transaction(s) lost, %s\n",
+				o.Client, o.Start.Local().Format("15:04:05.000"), o.Cause, o.FailedTx, end)
+		}
+	}
+	for _, c := range s.ConnectErrors {
+		fmt.Fprintf(w, "failed connection attempts: %d %s  %s\n", c.Count, c.Cause, c.Example)
 	}
 	if s.Dataset.Bytes > 0 {
 		fmt.Fprintf(w, "dataset: %s\n", s.Dataset)

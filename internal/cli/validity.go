@@ -18,6 +18,7 @@ const (
 	flagErrors     = "errors"     // more than maxErrorRate of transactions failed
 	flagDip        = "dip"        // some interval fell below half the median
 	flagCheckpoint = "checkpoint" // a checkpoint fell inside the window: a note
+	flagIncomplete = "incomplete" // the run ended early: the server stayed away
 )
 
 // maxErrorRate is the share of failed transactions above which a run is invalid.
@@ -33,6 +34,7 @@ type runFlag struct {
 // evidence is what validity is judged from, gathered while the run went on.
 type evidence struct {
 	committed, failed int64
+	incomplete        string // why the run ended early; "" when it did not
 	clientSaturated   bool
 	clientCores       float64
 	restarted         bool
@@ -52,6 +54,9 @@ type rate struct {
 // judge applies the validity rules.
 func judge(e evidence) []runFlag {
 	var flags []runFlag
+	if e.incomplete != "" {
+		flags = append(flags, runFlag{flagIncomplete, true, "the run ended early: " + e.incomplete})
+	}
 	if e.restarted {
 		flags = append(flags, runFlag{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"})
 	}

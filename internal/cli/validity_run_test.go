@@ -6,73 +6,148 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
-// TestRunFlaggedOnRestart: a server that restarts in the middle of a run makes
-// the run invalid, with the reason, and what was measured is kept.
-func TestRunFlaggedOnRestart(t *testing.T) {
-	shared := pgtest.Server(t)
-	base := t.TempDir()
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
+// faultSummary is what these tests read of run --json.
+type faultSummary struct {
+	Status       string  `json:"status"`
+	Transactions int64   `json:"transactions"`
+	Reconnects   int     `json:"reconnects"`
+	OutageS      float64 `json:"outage_s"`
+	Outages      []struct {
+		Cause     string `json:"cause"`
+		Recovered bool   `json:"recovered"`
+	} `json:"outages"`
+	ConnectErrors []struct {
+		Cause string `json:"cause"`
+		Count int64  `json:"count"`
+	} `json:"connect_errors"`
+	Flags []struct {
+		Name    string `json:"name"`
+		Invalid bool   `json:"invalid"`
+		Reason  string `json:"reason"`
+	} `json:"flags"`
+}
+
+func (s faultSummary) flagged(name string) bool {
+	for _, f := range s.Flags {
+		if f.Name == name && f.Invalid {
+			return true
 		}
 	}
-	opts := localpg.Options{Name: "restart", BaseDir: base,
-		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
-		Settings: []localpg.Setting{{Name: "fsync", Value: "off"}}}
-	ctx := t.Context()
-	srv, err := localpg.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
-	dsn := srv.TCPDSN()
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	return false
+}
 
-	type result struct {
-		code        int
-		out, errOut string
+// TestServerFaults: the server is killed or stopped in the middle of a run. The run
+// goes on through a restart, records each outage with its cause and is flagged; a
+// server that stays away ends the run early, marked incomplete, with what was
+// measured kept.
+func TestServerFaults(t *testing.T) {
+	shared := pgtest.Server(t)
+	tests := []struct {
+		name    string
+		fault   func(srv *localpg.Server) error
+		restart bool
+		args    []string
+		code    int
+		check   func(t *testing.T, sum faultSummary)
+	}{
+		{"stop and restart", func(srv *localpg.Server) error { return srv.Stop(context.Background()) }, true,
+			[]string{"--duration", "6s"}, 0, func(t *testing.T, sum faultSummary) {
+				if !sum.flagged("restarted") || sum.Status != "completed" {
+					t.Errorf("want a completed run flagged restarted")
+				}
+			}},
+		{"SIGKILL and restart", func(srv *localpg.Server) error { return syscall.Kill(srv.PID, syscall.SIGKILL) }, true,
+			[]string{"--duration", "6s"}, 0, func(t *testing.T, sum faultSummary) {
+				if !sum.flagged("restarted") || len(sum.ConnectErrors) == 0 {
+					t.Errorf("want a run flagged restarted, with failed connection attempts counted")
+				}
+			}},
+		{"stopped for good", func(srv *localpg.Server) error { return srv.Stop(context.Background()) }, false,
+			[]string{"--duration", "30s", "--outage-timeout", "1s"}, cli.ExitError, func(t *testing.T, sum faultSummary) {
+				if sum.Status != "incomplete" || !sum.flagged("incomplete") {
+					t.Errorf("want an incomplete run flagged incomplete")
+				}
+				for _, o := range sum.Outages {
+					if o.Recovered {
+						t.Errorf("an outage recovered from a server that never came back: %+v", o)
+					}
+				}
+			}},
 	}
-	done := make(chan result, 1)
-	go func() {
-		code, out, errOut := run(t, "run", "tpcb", "--clients", "2", "--duration", "6s", "--json",
-			"--results", filepath.Join(base, "r.db"), "--dsn", dsn)
-		done <- result{code, out, errOut}
-	}()
-	time.Sleep(2 * time.Second)
-	if err := srv.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	opts.Port = srv.Port
-	if srv, err = localpg.Start(ctx, opts); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	var sum struct {
-		Transactions int64 `json:"transactions"`
-		Reconnects   int   `json:"reconnects"`
-		Flags        []struct {
-			Name    string `json:"name"`
-			Invalid bool   `json:"invalid"`
-			Reason  string `json:"reason"`
-		} `json:"flags"`
-	}
-	if err := json.Unmarshal([]byte(r.out), &sum); err != nil {
-		t.Fatalf("exit %d, no JSON summary: %v\n%s%s", r.code, err, r.out, r.errOut)
-	}
-	restarted := false
-	for _, f := range sum.Flags {
-		restarted = restarted || (f.Name == "restarted" && f.Invalid && strings.Contains(f.Reason, "restarted"))
-	}
-	if !restarted || sum.Transactions == 0 || sum.Reconnects == 0 {
-		t.Errorf("after a restart mid-run: %+v; want an invalid run flagged restarted, with its transactions and reconnects kept", sum)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			for _, d := range []string{filepath.Dir(base), base} {
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opts := localpg.Options{Name: "fault", BaseDir: base,
+				Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
+				Settings: []localpg.Setting{{Name: "fsync", Value: "off"}}}
+			srv, err := localpg.Start(t.Context(), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+			dsn := srv.TCPDSN()
+			if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+				t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+			}
+			type result struct {
+				code        int
+				out, errOut string
+			}
+			done := make(chan result, 1)
+			start := time.Now()
+			go func() {
+				args := append([]string{"run", "tpcb", "--clients", "2", "--json", "--results", filepath.Join(base, "r.db"), "--dsn", dsn}, tc.args...)
+				code, out, errOut := run(t, args...)
+				done <- result{code, out, errOut}
+			}()
+			time.Sleep(2 * time.Second)
+			if err := tc.fault(srv); err != nil {
+				t.Fatal(err)
+			}
+			if tc.restart {
+				time.Sleep(500 * time.Millisecond)
+				opts.Port = srv.Port
+				if srv, err = localpg.Start(t.Context(), opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := <-done
+			var sum faultSummary
+			if err := json.Unmarshal([]byte(r.out), &sum); err != nil {
+				t.Fatalf("exit %d, no JSON summary: %v\n%s%s", r.code, err, r.out, r.errOut)
+			}
+			if r.code != tc.code {
+				t.Errorf("exit %d, want %d\n%s", r.code, tc.code, r.errOut)
+			}
+			if elapsed := time.Since(start); elapsed > 15*time.Second {
+				t.Errorf("the run took %s", elapsed)
+			}
+			if sum.Transactions == 0 || sum.Reconnects == 0 || sum.OutageS <= 0 || len(sum.Outages) == 0 {
+				t.Errorf("want transactions kept and the outages recorded: %+v", sum)
+			}
+			for _, o := range sum.Outages {
+				if o.Cause == "" || strings.Contains(o.Cause, "other") {
+					t.Errorf("outage without a known cause: %+v", o)
+				}
+			}
+			tc.check(t, sum)
+			if t.Failed() {
+				t.Logf("summary: %+v\nstderr: %s", sum, r.errOut)
+			}
+		})
 	}
 }

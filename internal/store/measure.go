@@ -44,6 +44,10 @@ type Interval struct {
 	TPS        float64
 	LatencyMs  Latency
 	Errors     int64
+	// Down is how many clients had no connection at the interval's end;
+	// ConnectErrors how many attempts to connect again failed during it.
+	Down          int
+	ConnectErrors int64
 }
 
 // Latency summarises a latency distribution, in milliseconds.
@@ -85,10 +89,10 @@ func (s *Store) AddInterval(ctx context.Context, runID int64, iv Interval) error
 	l := iv.LatencyMs
 	_, err := s.db.ExecContext(ctx, `
 		INSERT INTO intervals (run_id, seq, phase, start_time, end_time, txns, failed, retried, tps,
-			lat_avg_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms, lat_p99_ms, lat_p999_ms, lat_max_ms, errors)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			lat_avg_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms, lat_p99_ms, lat_p999_ms, lat_max_ms, errors, down, connect_errors)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		runID, iv.Seq, iv.Phase, formatTime(iv.Start), formatTime(iv.End), iv.Txns, iv.Failed, iv.Retried, iv.TPS,
-		l.Avg, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max, iv.Errors)
+		l.Avg, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max, iv.Errors, iv.Down, iv.ConnectErrors)
 	if err != nil {
 		return fmt.Errorf("add interval %d to run %d: %w", iv.Seq, runID, runErr(err))
 	}
@@ -199,7 +203,7 @@ func runErr(err error) error {
 func (s *Store) intervals(ctx context.Context, runID int64) ([]Interval, error) {
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT seq, phase, start_time, end_time, txns, failed, retried, tps,
-			lat_avg_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms, lat_p99_ms, lat_p999_ms, lat_max_ms, errors
+			lat_avg_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms, lat_p99_ms, lat_p999_ms, lat_max_ms, errors, down, connect_errors
 		FROM intervals WHERE run_id = ? ORDER BY seq`, runID)
 	if err != nil {
 		return nil, err
@@ -213,7 +217,7 @@ func (s *Store) intervals(ctx context.Context, runID int64) ([]Interval, error) 
 		)
 		l := &iv.LatencyMs
 		if err := rows.Scan(&iv.Seq, &iv.Phase, &start, &end, &iv.Txns, &iv.Failed, &iv.Retried, &iv.TPS,
-			&l.Avg, &l.P50, &l.P90, &l.P95, &l.P99, &l.P999, &l.Max, &iv.Errors); err != nil {
+			&l.Avg, &l.P50, &l.P90, &l.P95, &l.P99, &l.P999, &l.Max, &iv.Errors, &iv.Down, &iv.ConnectErrors); err != nil {
 			return nil, err
 		}
 		if iv.Start, err = parseTime(start); err != nil {

@@ -17,9 +17,10 @@ const (
 	StatusCompleted   = "completed"   // ran for its whole duration
 	StatusInterrupted = "interrupted" // stopped early, e.g. by Ctrl-C; what was measured is kept
 	StatusFailed      = "failed"      // stopped by an error
+	StatusIncomplete  = "incomplete"  // ended early because the server stayed away; what was measured is kept
 )
 
-var statuses = []string{StatusRunning, StatusCompleted, StatusInterrupted, StatusFailed}
+var statuses = []string{StatusRunning, StatusCompleted, StatusInterrupted, StatusFailed, StatusIncomplete}
 
 // Run is one workload at one client count against one target.
 type Run struct {

@@ -151,6 +151,11 @@ CREATE TABLE study_datasets (
 	PRIMARY KEY (study_id, target, dataset)
 );
 `,
+	// 3: how many clients were without a connection in each interval.
+	`
+ALTER TABLE intervals ADD COLUMN down INTEGER NOT NULL DEFAULT 0;           -- clients without a connection at its end
+ALTER TABLE intervals ADD COLUMN connect_errors INTEGER NOT NULL DEFAULT 0; -- failed attempts to connect again
+`,
 }
 
 // migrate applies the pending migrations in one transaction. The version is
