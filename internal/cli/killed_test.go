@@ -1,0 +1,130 @@
+package cli_test
+
+import (
+	"bufio"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+)
+
+const childArgsEnv = "PGBAKEOFF_TEST_CHILD_ARGS"
+
+// TestHelperChild runs pgbakeoff's command line in a child process, for tests that
+// kill it.
+func TestHelperChild(t *testing.T) {
+	raw := os.Getenv(childArgsEnv)
+	if raw == "" {
+		t.Skip("runs only as a child of TestKilledDuringStudy")
+	}
+	var args []string
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		t.Fatal(err)
+	}
+	env := cli.NewEnv()
+	env.Args = args
+	os.Exit(cli.Main(env))
+}
+
+// TestKilledDuringStudy: pgbakeoff is killed with SIGKILL in the middle of a
+// study's second run. The results store passes SQLite's integrity check and holds
+// the first run and the second's finished intervals; running the study again makes
+// the rest.
+func TestKilledDuringStudy(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.db")
+	file := filepath.Join(dir, "killed.yaml")
+	writeFile(t, file, fmt.Sprintf(`name: killed
+targets: [{name: here, dsn: %q}]
+workloads: [{kind: tpcb, load: {scale: 1}, dataset: keep}]
+matrix: {clients: [1], duration: 3s, repeat: 3}
+`, dsn))
+	args, _ := json.Marshal([]string{"study", "run", file, "--results", results, "--progress", "0"})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	var seen strings.Builder
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "[2/3]") {
+			break
+		}
+	}
+	time.Sleep(2500 * time.Millisecond) // into the second run's window
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !strings.Contains(seen.String(), "[2/3]") {
+		t.Fatalf("the child never reached the second run:\n%s", seen.String())
+	}
+
+	db, err := sql.Open("sqlite", results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var check string
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&check); err != nil || check != "ok" {
+		t.Errorf("integrity check after SIGKILL: %q, %v", check, err)
+	}
+	var runs, intervals int
+	if err := db.QueryRow("select count(*) from runs").Scan(&runs); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRow("select count(*) from intervals where run_id = (select max(id) from runs)").Scan(&intervals); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if runs != 2 || intervals == 0 {
+		t.Errorf("after SIGKILL the store has %d runs and %d intervals of the last; want 2 runs and the killed one's finished intervals", runs, intervals)
+	}
+	st := studyState(t, results, "killed")
+	if st["here/tpcb/c1/r1"].Status != store.StatusCompleted || st["here/tpcb/c1/r2"].Status == store.StatusCompleted {
+		t.Errorf("study state after SIGKILL: %+v", st)
+	}
+
+	code, again, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0")
+	if code != 0 || !strings.Contains(again, "1 of 3 runs were made before") {
+		t.Errorf("resumed study: exit %d\n%s%s", code, again, errOut)
+	}
+	for key, r := range studyState(t, results, "killed") {
+		if r.Status != store.StatusCompleted {
+			t.Errorf("%s: %s after resuming", key, r.Status)
+		}
+	}
+}
+
+func studyState(t *testing.T, results, name string) map[string]store.StudyRun {
+	t.Helper()
+	st, err := store.Open(t.Context(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.FindStudy(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.StudyRuns(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
