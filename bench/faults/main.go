@@ -118,9 +118,9 @@ func run() error {
 		}
 		<-done // a non-zero exit is an outcome here, not a failure of the benchmark
 		var sum struct {
-			RunID      int64   `json:"run_id"`
-			Status     string  `json:"status"`
-			Reconnects int     `json:"reconnects"`
+			RunID      int64  `json:"run_id"`
+			Status     string `json:"status"`
+			Reconnects int    `json:"reconnects"`
 			Outages    []struct {
 				Seconds float64 `json:"seconds"`
 			} `json:"outages"`
