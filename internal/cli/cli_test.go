@@ -133,6 +133,8 @@ func TestBadInput(t *testing.T) {
 		{"unreachable host", []string{"run", "tpcb", "--dsn", "host=127.0.0.1 port=1 user=postgres connect_timeout=3"}, "cannot connect to 127.0.0.1:1", 1},
 		{"unknown host", []string{"run", "tpcb", "--dsn", "host=no-such-host.invalid user=postgres connect_timeout=3"}, "no-such-host.invalid", 1},
 		{"failed authentication", []string{"run", "tpcb", "--dsn", wrongPw}, "authentication failed", 1},
+		{"no such database", []string{"run", "tpcb", "--dsn", strings.Replace(dsn, "dbname=", "dbname=nosuchdb_", 1) + " dbname=nosuchdb"}, `database "nosuchdb" does not exist`, 1},
+		{"unknown DSN parameter", []string{"run", "tpcb", "--dsn", dsn + " frobnicate=1"}, "frobnicate", 1},
 		{"missing tables", []string{"run", "tpcb", "--dsn", dsn, "--results", results}, "init tpcb", 1},
 		{"too many clients", []string{"run", "tpcb", "--clients", "5000", "--dsn", loaded, "--results", results}, "connection slots", 1},
 		{"scale mismatch", []string{"run", "tpcb", "--scale", "3", "--dsn", loaded, "--results", results}, "--scale 3 does not match the data: the database was loaded with scale 1", 1},

@@ -39,8 +39,8 @@ func TestInterruptedLoad(t *testing.T) {
 			if code == 0 || !strings.Contains(errOut, "did not finish") {
 				t.Errorf("run on an interrupted load: exit %d, want an error saying the load did not finish\n%s%s", code, out, errOut)
 			}
-			if code, out, errOut := run(t, args...); code != 0 {
-				t.Fatalf("init again: exit %d\n%s%s", code, out, errOut)
+			if code, out, errOut := run(t, args...); code != 0 || !strings.Contains(errOut, "did not finish; loading it again") {
+				t.Fatalf("init again: exit %d, want a note that the previous load did not finish\n%s%s", code, out, errOut)
 			}
 			if code, out, errOut := run(t, "run", tc.kind, "--duration", "1s", "--results", t.TempDir()+"/r.db", "--dsn", dsn); code != 0 {
 				t.Errorf("run after loading again: exit %d\n%s%s", code, out, errOut)

@@ -71,6 +71,7 @@ type runFlags struct {
 
 var tpcbKind = kind{
 	name:      "tpcb",
+	marked:    "pgbench_branches",
 	initShort: "Load pgbench's tables (what `pgbench -i` does), with parallel COPY",
 	initExample: `  pgbakeoff init tpcb --scale 100 --dsn "$DSN"
   pgbakeoff init tpcb --scale 1000 --partitions 8 --dsn "postgres://bench@db.example:5432/bench"`,

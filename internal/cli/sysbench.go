@@ -22,6 +22,7 @@ const sysbenchDefaultDist = "special"
 
 var sysbenchKind = kind{
 	name:      "sysbench",
+	marked:    "sbtest1",
 	initShort: "Load sysbench's sbtest tables (what `sysbench oltp_* prepare` does), with parallel COPY",
 	initExample: `  pgbakeoff init sysbench --tables 16 --table-size 1000000 --dsn "$DSN"
   pgbakeoff init sysbench --tables 4 --table-size 1000000 --dist uniform --jobs 4`,

@@ -21,6 +21,7 @@ import (
 
 var tpccKind = kind{
 	name:      "tpcc",
+	marked:    "warehouse",
 	initShort: "Load HammerDB's TPROC-C schema and data (TPC-C clause 4.3), with parallel COPY",
 	initExample: `  pgbakeoff init tpcc --warehouses 100 --dsn "$DSN"
   pgbakeoff init tpcc --procedures-only --dsn "$DSN"   # add the server-mode functions to a HammerDB database`,

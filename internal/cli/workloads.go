@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -17,6 +18,8 @@ type kind struct {
 	name                   string
 	initShort, initExample string
 	runShort, runExample   string
+	// marked is the table a load marks while it runs (load.MarkLoading).
+	marked string
 	// loadFlags adds init's options to fl; the dataset reads them when used.
 	loadFlags func(fl *pflag.FlagSet) *dataset
 	// runFlags adds run's options to fl, the common ones into f, and returns what
@@ -69,7 +72,14 @@ func newInitKindCmd(env *Env, k kind) *cobra.Command {
 			return err
 		}
 		defer stop()
+		unfinished, err := load.Unfinished(ctx, conn, k.marked)
 		conn.Close(context.Background())
+		if err != nil {
+			return err
+		}
+		if unfinished {
+			fmt.Fprintf(env.Stderr, "the previous load into %s did not finish; loading it again from the start\n", t)
+		}
 		return ds.load(ctx, env, t)
 	}
 	return cmd
