@@ -55,12 +55,7 @@ func newReportCmd(env *Env) *cobra.Command {
 			if format != "html" && format != "markdown" {
 				return usageError{fmt.Errorf("--format %q: choose html or markdown", format)}
 			}
-			st, err := openExisting(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			r, err := assemble(cmd.Context(), st, sel, env.Now())
+			r, err := selectedReport(cmd, env, sel)
 			if err != nil {
 				return err
 			}
@@ -95,12 +90,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 			if err := checkSelection(sel); err != nil {
 				return usageError{err}
 			}
-			st, err := openExisting(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			r, err := assemble(cmd.Context(), st, sel, env.Now())
+			r, err := selectedReport(cmd, env, sel)
 			if err != nil {
 				return err
 			}
@@ -127,12 +117,7 @@ func newExportCmd(env *Env) *cobra.Command {
 			if format != "csv" && format != "json" {
 				return usageError{fmt.Errorf("--format %q: choose csv or json", format)}
 			}
-			st, err := openExisting(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			r, err := assemble(cmd.Context(), st, sel, env.Now())
+			r, err := selectedReport(cmd, env, sel)
 			if err != nil {
 				return err
 			}
@@ -208,4 +193,14 @@ func relTo(out, dir string) string {
 		return rel
 	}
 	return dir
+}
+
+// selectedReport reads the selected runs from the results store named by --results.
+func selectedReport(cmd *cobra.Command, env *Env, sel selection) (*report.Report, error) {
+	st, err := openExisting(cmd)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return assemble(cmd.Context(), st, sel, env.Now())
 }

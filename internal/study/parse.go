@@ -113,11 +113,23 @@ func posOf(n *yaml.Node) Pos {
 }
 
 func (p *parser) parse(data []byte) *Study {
+	root := p.document(data, "the study file is empty; it needs targets and workloads",
+		"a study file holds one YAML document; remove the second one or the --- before it",
+		"a study file is a mapping with targets, workloads and matrix")
+	if root == nil {
+		return nil
+	}
+	return p.study(root)
+}
+
+// document decodes the file's single YAML document and returns its mapping, or nil
+// after reporting why there is none. The messages say what the file is.
+func (p *parser) document(data []byte, empty, twoDocs, isMapping string) *yaml.Node {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			p.errorf(Pos{1, 1}, "the study file is empty; it needs targets and workloads")
+			p.errorf(Pos{1, 1}, "%s", empty)
 		} else {
 			p.yamlError(err, data)
 		}
@@ -125,7 +137,7 @@ func (p *parser) parse(data []byte) *Study {
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); err == nil {
-		p.errorf(posOf(&next), "a study file holds one YAML document; remove the second one or the --- before it")
+		p.errorf(posOf(&next), "%s", twoDocs)
 	} else if !errors.Is(err, io.EOF) {
 		p.yamlError(err, data)
 	}
@@ -136,13 +148,13 @@ func (p *parser) parse(data []byte) *Study {
 	root = deref(root)
 	if root.Kind != yaml.MappingNode {
 		if isNull(root) {
-			p.errorf(Pos{1, 1}, "the study file is empty; it needs targets and workloads")
+			p.errorf(Pos{1, 1}, "%s", empty)
 		} else {
-			p.errorf(posOf(root), "a study file is a mapping with targets, workloads and matrix, not %s", describe(root))
+			p.errorf(posOf(root), "%s, not %s", isMapping, describe(root))
 		}
 		return nil
 	}
-	return p.study(root)
+	return root
 }
 
 // yamlError reports a syntax error at the line the yaml library names. Its

@@ -1,10 +1,8 @@
 package study
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"os"
@@ -221,34 +219,10 @@ func ParsePrices(file string, data []byte) (map[string]cost.Price, error) {
 
 func parsePrices(file string, data []byte) (map[string]cost.Price, Errors) {
 	p := &parser{file: file, reported: map[string]bool{}}
-	const empty = "the prices file is empty; it needs prices: with named prices"
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			p.errorf(Pos{1, 1}, empty)
-		} else {
-			p.yamlError(err, data)
-		}
-		return nil, p.errs
-	}
-	var next yaml.Node
-	if err := dec.Decode(&next); err == nil {
-		p.errorf(posOf(&next), "a prices file holds one YAML document; remove the second one or the --- before it")
-	} else if !errors.Is(err, io.EOF) {
-		p.yamlError(err, data)
-	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = root.Content[0]
-	}
-	root = deref(root)
-	if root.Kind != yaml.MappingNode {
-		if isNull(root) {
-			p.errorf(Pos{1, 1}, empty)
-		} else {
-			p.errorf(posOf(root), "a prices file is a mapping with prices:, not %s", describe(root))
-		}
+	root := p.document(data, "the prices file is empty; it needs prices: with named prices",
+		"a prices file holds one YAML document; remove the second one or the --- before it",
+		"a prices file is a mapping with prices:")
+	if root == nil {
 		return nil, p.errs
 	}
 	prices := map[string]cost.Price{}
