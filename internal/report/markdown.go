@@ -292,15 +292,7 @@ func mdEscape(s string) string {
 // fullTable is a group's table as Terminal shows it, every target in one table and
 // the verdicts in full.
 func (a *analysis) fullTable(g group) mdTable {
-	t := mdTable{header: []string{"metric"}, right: []bool{false}}
-	for i, tg := range a.targets {
-		t.header = append(t.header, tg.Name)
-		t.right = append(t.right, true)
-		if i != a.base {
-			t.header = append(t.header, "vs "+a.baseName())
-			t.right = append(t.right, false)
-		}
-	}
+	t := a.targetsTable("metric", false)
 	for _, rw := range g.rows {
 		cells, titles, classes := []string{rw.m.label}, []string{""}, []string{""}
 		for i := range a.targets {
@@ -349,15 +341,7 @@ func outcomeClass(o stats.Outcome) string {
 
 // summaryTable is a workload's headline metric by client count and target.
 func (a *analysis) summaryTable(wl workload) mdTable {
-	t := mdTable{header: []string{"clients"}, right: []bool{true}}
-	for i, tg := range a.targets {
-		t.header = append(t.header, tg.Name)
-		t.right = append(t.right, true)
-		if i != a.base {
-			t.header = append(t.header, "vs "+a.baseName())
-			t.right = append(t.right, false)
-		}
-	}
+	t := a.targetsTable("clients", true)
 	for _, g := range wl.groups {
 		rw := g.rows[0]
 		cells, titles, classes := []string{strconv.Itoa(g.clients)}, []string{""}, []string{"num"}
@@ -632,4 +616,19 @@ func (a *analysis) pricePerfLegend(wl workload) string {
 	head := wl.metrics[0].label
 	return fmt.Sprintf("%s per %s/month (in brackets, %s/month per %s): the %s %s against each target's monthly price.",
 		head, a.sym(), a.sym(), head, a.aggWord(), head)
+}
+
+// targetsTable starts a table whose first column is first, then each target with,
+// after each but the baseline, its ratio to the baseline.
+func (a *analysis) targetsTable(first string, rightFirst bool) mdTable {
+	t := mdTable{header: []string{first}, right: []bool{rightFirst}}
+	for i, tg := range a.targets {
+		t.header = append(t.header, tg.Name)
+		t.right = append(t.right, true)
+		if i != a.base {
+			t.header = append(t.header, "vs "+a.baseName())
+			t.right = append(t.right, false)
+		}
+	}
+	return t
 }
