@@ -26,7 +26,7 @@ func checkSelection(sel selection) error {
 	if sel.study != "" && (len(sel.runs) > 0 || len(sel.labels) > 0) {
 		return fmt.Errorf("--study and --run/--label choose runs in different ways: give one")
 	}
-	if sel.noise < 0 || sel.noise >= 1 {
+	if sel.noise <= 0 || sel.noise >= 1 {
 		return fmt.Errorf("--noise %g is out of range: give a fraction such as 0.05 for 5%%", sel.noise)
 	}
 	return nil

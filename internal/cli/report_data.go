@@ -50,8 +50,13 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 		if err != nil {
 			return nil, err
 		}
-		if s, err = study.Parse(state.File, []byte(state.Spec)); err != nil {
-			return nil, fmt.Errorf("the stored copy of study %s no longer parses: %w", sel.study, err)
+		// The stored text parses; only the prices file it names may be gone or changed.
+		var errs study.Errors
+		if s, errs = study.ParseAll(state.File, []byte(state.Spec)); s == nil {
+			return nil, fmt.Errorf("the stored copy of study %s no longer parses: %w", sel.study, errs.Err())
+		}
+		for _, e := range errs {
+			r.Env.Warnings = append(r.Env.Warnings, "study file: "+e.Error())
 		}
 		r.Title = "Study " + s.Name
 		r.Source = fmt.Sprintf("study %s (%s, last run %s)", s.Name, state.File, state.Updated.Local().Format(time.DateTime))
@@ -82,9 +87,14 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 	default:
 		ids := sel.runs
 		if len(sel.labels) > 0 {
-			want, err := parseLabels(sel.labels)
-			if err != nil {
-				return nil, usageError{err}
+			// Values of one key are alternatives; different keys must all match.
+			want := map[string][]string{}
+			for _, l := range sel.labels {
+				k, v, ok := strings.Cut(l, "=")
+				if !ok || k == "" {
+					return nil, usageError{fmt.Errorf("--label %q: use key=value", l)}
+				}
+				want[k] = append(want[k], v)
 			}
 			all, err := st.Runs(ctx, store.Filter{})
 			if err != nil {
@@ -92,8 +102,8 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 			}
 			for _, run := range all {
 				match := true
-				for k, v := range want {
-					match = match && run.Labels[k] == v
+				for k, vs := range want {
+					match = match && slices.Contains(vs, run.Labels[k])
 				}
 				if match {
 					ids = append(ids, run.ID)
@@ -152,8 +162,24 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 		w.Runs = append(w.Runs, *run)
 	}
 
-	// A study gives the order of targets and workloads, their labels and prices.
+	// A study gives the order of targets and workloads, their labels and prices, and
+	// every one of them: a target whose runs all failed is shown with none.
 	if s != nil {
+		for _, st := range s.Targets {
+			if targets[st.Name] == nil {
+				targets[st.Name] = &report.Target{Name: st.Name, Labels: map[string]string{}}
+			}
+		}
+		for _, sw := range s.Workloads {
+			if workloads[sw.Name] == nil {
+				workloads[sw.Name] = &report.Workload{Name: sw.Name, Kind: sw.Kind, Metric: metricName(sw.Kind)}
+			}
+			for _, c := range s.Clients(sw) {
+				if w := workloads[sw.Name]; !slices.Contains(w.Clients, c) {
+					w.Clients = append(w.Clients, c)
+				}
+			}
+		}
 		for _, st := range s.Targets {
 			if t := targets[st.Name]; t != nil {
 				r.Targets = append(r.Targets, *withStudyTarget(t, st))
@@ -250,11 +276,23 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 	}
 	run.Percentiles = percentiles(all)
 
-	// The window starts where the first measured interval does.
-	var start time.Time
-	for _, iv := range d.Intervals {
-		if iv.Phase == store.PhaseMeasure && (start.IsZero() || iv.Start.Before(start)) {
-			start = iv.Start
+	// The window's edges are where the server's statistics were read as it opened
+	// and closed; runs stored without them start where the first measured
+	// interval does.
+	var start, windowEnd time.Time
+	for _, ss := range d.ServerStats {
+		switch ss.Point {
+		case store.PointWindowStart:
+			start = ss.At
+		case store.PointWindowEnd:
+			windowEnd = ss.At
+		}
+	}
+	if start.IsZero() {
+		for _, iv := range d.Intervals {
+			if iv.Phase == store.PhaseMeasure && (start.IsZero() || iv.Start.Before(start)) {
+				start = iv.Start
+			}
 		}
 	}
 	end := start
@@ -267,6 +305,9 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 			continue
 		}
 		run.Series = append(run.Series, report.Point{T: iv.End.Sub(start).Seconds(), TPS: float64(iv.Txns) / secs, P99: iv.LatencyMs.P99})
+	}
+	if !windowEnd.IsZero() {
+		end = windowEnd
 	}
 	serverFigures(run, d.Samples, start, end)
 	if len(d.Summary) > 0 && !start.IsZero() {
@@ -316,7 +357,9 @@ func serverFigures(run *report.Run, samples []store.Sample, start, end time.Time
 			p := &run.Series[i]
 			p.ServerCPU, p.IOPS, p.WALMBps = c, r+w, b/(1<<20)
 		}
-		inWindow := !start.IsZero() && sm.Start.Before(end) && !sm.End.Before(start) && !sm.Start.Before(start.Add(-500*time.Millisecond))
+		// A sample belongs to the window when its middle lies in it, as for validity.
+		mid := sm.Start.Add(sm.End.Sub(sm.Start) / 2)
+		inWindow := !start.IsZero() && !mid.Before(start) && mid.Before(end)
 		if !inWindow {
 			continue
 		}

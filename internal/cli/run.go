@@ -466,8 +466,11 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	if err := sampler.WaitGone(sctx, ctl, appName); err != nil {
 		fmt.Fprintf(env.Stderr, "warning: waiting for the benchmark's backends to exit: %v\n", err)
 	}
-	ctx = sctx
 	readStats(store.PointAfterDisconnect)
+	// What was measured is written with its own deadline: a server that kept the
+	// wait above busy must not cost the results.
+	ctx, cancelWrite := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelWrite()
 	var sres sampler.Result
 	if smp != nil {
 		sres = smp.Stop()

@@ -370,6 +370,12 @@ func checkReports(t *testing.T, dir, results string) {
 		}
 	}
 
+	// Plain runs by label: values of one key are alternatives.
+	code, out, errOut = run(t, "compare", "--label", "memory=small", "--label", "memory=big", "--label", "workload=rw", "--results", results)
+	if code != 0 || !strings.Contains(out, "small") || !strings.Contains(out, "big") || strings.Contains(out, "ro") && strings.Contains(out, "\nro") {
+		t.Errorf("compare by labels: exit %d\n%s%s", code, out, errOut)
+	}
+
 	html := filepath.Join(dir, "report.html")
 	if code, out, errOut := run(t, "report", "--study", "mini", "-o", html, "--results", results); code != 0 {
 		t.Fatalf("report: exit %d\n%s%s", code, out, errOut)

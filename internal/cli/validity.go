@@ -73,7 +73,9 @@ func judge(e evidence) []runFlag {
 		flags = append(flags, runFlag{flagErrors, true, fmt.Sprintf("%.1f%% of transactions failed (%d of %d), more than %.0f%%",
 			100*float64(e.failed)/float64(all), e.failed, all, 100*maxErrorRate)})
 	}
-	if r := buckets(e.rates); len(r) >= 3 {
+	if stalled(e.rates) {
+		flags = append(flags, runFlag{flagDip, true, "no transaction completed for more than half of the measured window"})
+	} else if r := buckets(e.rates); len(r) >= 3 {
 		tps := make([]float64, len(r))
 		for i, x := range r {
 			tps[i] = x.tps
@@ -142,4 +144,18 @@ func buckets(rates []rate) []rate {
 		out = append(out, rate{at: rates[i+k-1].at, tps: sum / float64(k)})
 	}
 	return out
+}
+
+// stalled reports a window in which most seconds saw no transaction, though some
+// did: the median rate is zero, so the dip rule has nothing to halve.
+func stalled(rates []rate) bool {
+	zero, some := 0, false
+	for _, r := range rates {
+		if r.tps <= 0 {
+			zero++
+		} else {
+			some = true
+		}
+	}
+	return some && 2*zero > len(rates)
 }

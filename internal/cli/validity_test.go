@@ -39,6 +39,8 @@ func TestJudge(t *testing.T) {
 			{flagFailover, true, "the server behind the target changed during the run: 10.0.0.1:5432 became 10.0.0.2:5432"},
 			{flagClientCPU, true, "the client was CPU-bound (0.97 cores busy): it, not the server, set the pace"},
 			{flagCheckpoint, false, "2 checkpoint(s) during the measured window"}}},
+		{"a stall of most of the window", evidence{committed: 1, rates: append(steady(25, 1000), steady(35, 0)...)}, []runFlag{
+			{flagDip, true, "no transaction completed for more than half of the measured window"}}},
 		{"a slow workload's seconds are judged in groups", evidence{committed: 1, rates: slowDip()}, nil},
 		{"statistics reset", evidence{committed: 1, statsReset: true}, []runFlag{
 			{flagRestarted, true, "the server's statistics went backwards during the run: it crashed and recovered, or someone called pg_stat_reset()"}}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,7 +27,7 @@ func MarkLoading(ctx context.Context, conn *pgconn.PgConn, table string) error {
 func MarkLoaded(ctx context.Context, conn *pgconn.PgConn, table, comment string) error {
 	value := "null"
 	if comment != "" {
-		value = "'" + comment + "'"
+		value = "'" + strings.ReplaceAll(comment, "'", "''") + "'"
 	}
 	return ExecSQL(ctx, conn, "comment on table "+pgx.Identifier{table}.Sanitize()+" is "+value)
 }
@@ -34,7 +35,7 @@ func MarkLoaded(ctx context.Context, conn *pgconn.PgConn, table, comment string)
 // Unfinished reports whether table carries the mark of a load that did not finish.
 // A table that does not exist is not unfinished.
 func Unfinished(ctx context.Context, conn *pgconn.PgConn, table string) (bool, error) {
-	sql := "select coalesce(obj_description(to_regclass('" + table + "'), 'pg_class') = '" + loadingComment + "', false)"
+	sql := "select coalesce(obj_description(to_regclass('" + strings.ReplaceAll(table, "'", "''") + "'), 'pg_class') = '" + loadingComment + "', false)"
 	res, err := conn.Exec(ctx, sql).ReadAll()
 	if err != nil {
 		return false, fmt.Errorf("read the load mark of %s: %w", table, err)

@@ -132,12 +132,13 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 			return phases, fmt.Errorf("analyze: %w", err)
 		}
 	}
+	// The data is whole now; the functions can be made again with --procedures-only.
+	if err := load.MarkLoaded(ctx, conn, "warehouse", ""); err != nil {
+		return phases, err
+	}
 	phases.Begin("procedures")
 	if err := CreateProcedures(ctx, conn); err != nil {
 		return phases, fmt.Errorf("procedures: %w", err)
-	}
-	if err := load.MarkLoaded(ctx, conn, "warehouse", ""); err != nil {
-		return phases, err
 	}
 	phases.End()
 	return phases, nil
