@@ -17,6 +17,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/report"
+	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 )
@@ -237,8 +238,8 @@ func withStudyTarget(t *report.Target, st *study.Target) *report.Target {
 // reportRun reduces a stored run to what reports show.
 func reportRun(d *store.RunDetail) (*report.Run, error) {
 	run := &report.Run{ID: d.ID, Clients: d.Clients, Started: d.Started, Status: d.Status}
+	var sum Summary
 	if len(d.Summary) > 0 {
-		var sum Summary
 		if err := json.Unmarshal(d.Summary, &sum); err != nil {
 			return nil, fmt.Errorf("run %d summary: %w", d.ID, err)
 		}
@@ -310,12 +311,9 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 		end = windowEnd
 	}
 	serverFigures(run, d.Samples, start, end)
-	if len(d.Summary) > 0 && !start.IsZero() {
-		var sum Summary
-		if json.Unmarshal(d.Summary, &sum) == nil {
-			for _, o := range sum.Outages {
-				run.Outages = append(run.Outages, report.Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
-			}
+	if !start.IsZero() {
+		for _, o := range sum.Outages {
+			run.Outages = append(run.Outages, report.Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
 		}
 	}
 	return run, nil
@@ -384,7 +382,7 @@ func serverFigures(run *report.Run, samples []store.Sample, start, end time.Time
 		}
 	}
 	run.Sampled = report.Sampled{CPU: len(cpu) > 0, IOPS: len(iops) > 0, WAL: len(wal) > 0}
-	run.ServerCPU, run.IOPS, run.WALMBps = mean(cpu), mean(iops), mean(wal)
+	run.ServerCPU, run.IOPS, run.WALMBps = stats.Summarize(cpu).Mean, stats.Summarize(iops).Mean, stats.Summarize(wal).Mean
 	for class, sum := range waits {
 		run.Waits = append(run.Waits, report.Wait{Class: class, Share: sum / float64(waitSamples)})
 	}
@@ -402,17 +400,6 @@ func pointAt(series []report.Point, t float64) int {
 		}
 	}
 	return best
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // environment is the client machine and where the targets' settings differ.

@@ -362,7 +362,7 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: the study stops before run %s; `study run` again continues there", ErrInterrupted, c.Key)
 		}
-		sum, err := studyRun(ctx, env, s, st, state, c, byTarget[c.Target], byWorkload[c.Workload], results, opts)
+		sum, err := studyRun(ctx, env, s, st, state, c, len(plan), byTarget[c.Target], byWorkload[c.Workload], results, opts)
 		if sum != nil {
 			printStudyRun(out, sum)
 		}
@@ -457,9 +457,9 @@ func checkEdits(s *study.Study, plan []study.Cell, done map[string]store.StudyRu
 }
 
 // studyRun prepares the database for one cell and makes the run.
-func studyRun(ctx context.Context, env *Env, s *study.Study, st *store.Store, state *store.Study, c study.Cell,
+func studyRun(ctx context.Context, env *Env, s *study.Study, st *store.Store, state *store.Study, c study.Cell, total int,
 	t *studyTarget, sw *studyWorkload, results string, opts studyOptions) (*Summary, error) {
-	fmt.Fprintf(env.Stdout, "\n[%d/%d] %s\n", c.Seq, len(s.Plan()), c.Key)
+	fmt.Fprintf(env.Stdout, "\n[%d/%d] %s\n", c.Seq, total, c.Key)
 	if err := prepareRun(ctx, env, t, sw); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}

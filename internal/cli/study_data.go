@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -15,22 +13,11 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
-// datasetFingerprint changes when the target or the data loaded into it changes,
-// so a resumed study loads again only what the file's edits require.
-func datasetFingerprint(t *study.Target, key string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "dataset/1|%d:%s|%d:%s", len(key), key, len(t.DSN), t.DSN)
-	if l := t.Local; l != nil {
-		fmt.Fprintf(&b, "|%d:%s", len(l.Version), l.Version)
-		for _, s := range l.Settings {
-			fmt.Fprintf(&b, "|%d:%s=%d:%s", len(s.Name), s.Name, len(s.Value), s.Value)
-		}
-		for _, a := range l.Initdb {
-			fmt.Fprintf(&b, "|%d:%s", len(a), a)
-		}
-	}
-	sum := sha256.Sum256([]byte(b.String()))
-	return hex.EncodeToString(sum[:8])
+// datasetFingerprint changes when the target or the data loaded into it changes
+// (the database's name carries the load options), so a resumed study loads again
+// only what the file's edits require.
+func datasetFingerprint(t *study.Target, db string) string {
+	return db + "@" + t.Fingerprint()
 }
 
 func quoteIdent(name string) string { return pgx.Identifier{name}.Sanitize() }

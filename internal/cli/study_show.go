@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -37,29 +38,6 @@ func metric(sum *Summary) float64 {
 		return t.NOPM
 	}
 	return sum.TPS
-}
-
-// aggregate summarises repetitions as the study asks.
-func aggregate(how study.Aggregate, v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	v = slices.Clone(v)
-	slices.Sort(v)
-	switch how {
-	case study.AggregateMean:
-		s := 0.0
-		for _, x := range v {
-			s += x
-		}
-		return s / float64(len(v))
-	case study.AggregateBest:
-		return v[len(v)-1]
-	}
-	if n := len(v); n%2 == 0 {
-		return (v[n/2-1] + v[n/2]) / 2
-	}
-	return v[len(v)/2]
 }
 
 // studyCells reads the stored runs of every cell of the plan.
@@ -136,7 +114,7 @@ func printStudyResults(ctx context.Context, env *Env, s *study.Study, st *store.
 					fmt.Fprintf(tw, "-\t%s\t", cellNote(cr))
 					continue
 				}
-				aggs[i] = aggregate(s.Matrix.Aggregate, cr.values)
+				aggs[i] = stats.Aggregate(string(s.Matrix.Aggregate), cr.values, true)
 				fmt.Fprintf(tw, "%.0f\t%.0f-%.0f %s\t", aggs[i], slices.Min(cr.values), slices.Max(cr.values), cellNote(cr))
 			}
 			for i := 1; i < len(aggs); i++ {

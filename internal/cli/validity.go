@@ -3,9 +3,9 @@ package cli
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
@@ -76,15 +76,7 @@ func judge(e evidence) []runFlag {
 	if stalled(e.rates) {
 		flags = append(flags, runFlag{flagDip, true, "no transaction completed for more than half of the measured window"})
 	} else if r := buckets(e.rates); len(r) >= 3 {
-		tps := make([]float64, len(r))
-		for i, x := range r {
-			tps[i] = x.tps
-		}
-		slices.Sort(tps)
-		median := tps[len(tps)/2]
-		if len(tps)%2 == 0 {
-			median = (tps[len(tps)/2-1] + tps[len(tps)/2]) / 2
-		}
+		median := medianRate(r)
 		low := r[0]
 		for _, x := range r {
 			if x.tps < low.tps {
@@ -125,12 +117,7 @@ func buckets(rates []rate) []rate {
 	if len(rates) == 0 {
 		return nil
 	}
-	tps := make([]float64, len(rates))
-	for i, r := range rates {
-		tps[i] = r.tps
-	}
-	slices.Sort(tps)
-	median := tps[len(tps)/2]
+	median := medianRate(rates)
 	if median <= 0 {
 		return nil
 	}
@@ -158,4 +145,12 @@ func stalled(rates []rate) bool {
 		}
 	}
 	return some && 2*zero > len(rates)
+}
+
+func medianRate(rates []rate) float64 {
+	tps := make([]float64, len(rates))
+	for i, r := range rates {
+		tps[i] = r.tps
+	}
+	return stats.Median(tps)
 }

@@ -243,3 +243,17 @@ workloads: [{kind: tpcb}, {kind: tpcc}]
 		})
 	}
 }
+
+func TestTargetFingerprint(t *testing.T) {
+	base := Target{Name: "a", Local: &Local{Version: "16", Settings: []Setting{{Name: "shared_buffers", Value: "1GB"}}}}
+	labelled := base
+	labelled.Labels = map[string]string{"tier": "gold"}
+	tuned := base
+	tuned.Local = &Local{Version: "16", Settings: []Setting{{Name: "shared_buffers", Value: "2GB"}}}
+	if base.Fingerprint() != labelled.Fingerprint() {
+		t.Error("labels changed the target's fingerprint")
+	}
+	if base.Fingerprint() == tuned.Fingerprint() || len(base.Fingerprint()) != 16 {
+		t.Errorf("fingerprints %q and %q: want 16 hex digits that differ with a setting", base.Fingerprint(), tuned.Fingerprint())
+	}
+}

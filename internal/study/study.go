@@ -253,14 +253,7 @@ func (s *Study) DatasetKey(w *Workload) string {
 // fingerprint hashes what changes the measurement; see Cell.Fingerprint.
 func (s *Study) fingerprint(t *Target, w *Workload, clients int) string {
 	h := newHasher("run/1")
-	h.add("dsn", t.DSN)
-	if l := t.Local; l != nil {
-		h.add("version", l.Version)
-		for _, st := range l.Settings { // in file order: a later setting overrides an earlier one
-			h.add("setting", st.Name, st.Value)
-		}
-		h.add("initdb", l.Initdb...)
-	}
+	t.hash(h)
 	h.add("kind", w.Kind)
 	h.options("load", w.Load)
 	h.options("run", w.Run)
@@ -272,6 +265,26 @@ func (s *Study) fingerprint(t *Target, w *Workload, clients int) string {
 	h.add("warmup", s.Matrix.Warmup.String())
 	h.add("duration", s.Matrix.Duration.String())
 	return h.sum()[:16]
+}
+
+// Fingerprint is 16 hex digits that change when the server the target names
+// changes: its DSN, or its local version, settings and initdb arguments. Labels,
+// price, password and node_exporter do not count.
+func (t *Target) Fingerprint() string {
+	h := newHasher("target/1")
+	t.hash(h)
+	return h.sum()[:16]
+}
+
+func (t *Target) hash(h *hasher) {
+	h.add("dsn", t.DSN)
+	if l := t.Local; l != nil {
+		h.add("version", l.Version)
+		for _, st := range l.Settings { // in file order: a later setting overrides an earlier one
+			h.add("setting", st.Name, st.Value)
+		}
+		h.add("initdb", l.Initdb...)
+	}
 }
 
 // hasher hashes labelled lists of strings without ambiguity: every string is
