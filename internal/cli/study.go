@@ -276,7 +276,7 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 	prev, err := st.FindStudy(ctx, s.Name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		prev = nil
+		// a new study: nothing was made before
 	case err != nil:
 		return err
 	case !opts.restart:

@@ -116,3 +116,25 @@ func TestTPCCBadInput(t *testing.T) {
 		t.Errorf("after --procedures-only: exit %d, %s", code, errOut)
 	}
 }
+
+// TestTPCCCountersAtTheirLimit: a skewed --dist sends most orders to a few items and
+// payments to a few customers, whose smallint counters (HammerDB's types) reach
+// their limit within minutes; the transactions go on, in both modes.
+func TestTPCCCountersAtTheirLimit(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init tpcc: exit %d\n%s%s", code, out, errOut)
+	}
+	pgtest.Query(t, dsn, "update stock set s_order_cnt = 32767, s_remote_cnt = 32767; update customer set c_payment_cnt = 32767")
+	for _, mode := range []string{"server", "client-sql"} {
+		code, out, errOut := run(t, "run", "tpcc", "--mode", mode, "--clients", "2", "--duration", "2s", "--dist", "pareto",
+			"--json", "--results", filepath.Join(t.TempDir(), "r.db"), "--dsn", dsn)
+		var sum struct {
+			Transactions int64 `json:"transactions"`
+			Failed       int64 `json:"failed"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Transactions == 0 || sum.Failed != 0 {
+			t.Errorf("--mode %s with counters at their limit: exit %d, %+v\n%s", mode, code, sum, errOut)
+		}
+	}
+}

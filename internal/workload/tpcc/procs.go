@@ -101,8 +101,10 @@ BEGIN
 		   SET s_quantity = CASE WHEN s_quantity >= l.quantity + 10 THEN s_quantity - l.quantity
 		                         ELSE s_quantity - l.quantity + 91 END,
 		       s_ytd = s_ytd + l.quantity,
-		       s_order_cnt = s_order_cnt + 1,
-		       s_remote_cnt = s_remote_cnt + CASE WHEN l.supply_w_id = p_w_id THEN 0 ELSE 1 END
+		       -- The counters are HammerDB's smallints; they stop at its limit rather than
+		       -- fail the order, as a skewed --dist reaches it in minutes.
+		       s_order_cnt = least(s_order_cnt + 1, 32767),
+		       s_remote_cnt = least(s_remote_cnt + CASE WHEN l.supply_w_id = p_w_id THEN 0 ELSE 1 END, 32767)
 		  FROM l
 		 WHERE s_i_id = l.i_id AND s_w_id = l.supply_w_id
 		 RETURNING l.ol_number, l.i_id, l.supply_w_id, l.quantity, l.quantity * l.i_price AS amount,
@@ -167,7 +169,7 @@ BEGIN
 		UPDATE customer
 		   SET c_balance = c_balance - p_amount,
 		       c_ytd_payment = c_ytd_payment + p_amount,
-		       c_payment_cnt = c_payment_cnt + 1,
+		       c_payment_cnt = least(c_payment_cnt + 1, 32767),
 		       c_data = CASE WHEN c_credit = 'BC'
 		                     THEN left(format('%s %s %s %s %s %s|', c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_amount) || c_data, 500)
 		                     ELSE c_data END

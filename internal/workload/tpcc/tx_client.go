@@ -44,8 +44,8 @@ func (t *terminals) clientScripts() []*driver.Script {
 		// unused item number. $4 is the home warehouse, $5 the district.
 		noStock: `update stock set
 				s_quantity = case when s_quantity - l.q >= 10 then s_quantity - l.q else s_quantity - l.q + 91 end,
-				s_ytd = s_ytd + l.q, s_order_cnt = s_order_cnt + 1,
-				s_remote_cnt = s_remote_cnt + case when l.s = $4 then 0 else 1 end
+				s_ytd = s_ytd + l.q, s_order_cnt = least(s_order_cnt + 1, 32767),
+				s_remote_cnt = least(s_remote_cnt + case when l.s = $4 then 0 else 1 end, 32767)
 			from (select l.n, l.i, l.s, l.q, i_price, i_name, i_data
 				from unnest($1::int[], $2::int[], $3::int[]) with ordinality as l(i, s, q, n) join item on i_id = l.i
 				order by l.s, l.i) l
@@ -135,7 +135,7 @@ func (t *terminals) clientScripts() []*driver.Script {
 				d_name, d_street_1, d_street_2, d_city, d_state, d_zip`,
 		payByName: byLastName,
 		// Bad-credit customers keep a log of payments in c_data (clause 2.5.2.2).
-		payCustomer: `update customer set c_balance = c_balance - $4, c_ytd_payment = c_ytd_payment + $4, c_payment_cnt = c_payment_cnt + 1,
+		payCustomer: `update customer set c_balance = c_balance - $4, c_ytd_payment = c_ytd_payment + $4, c_payment_cnt = least(c_payment_cnt + 1, 32767),
 				c_data = case when c_credit = 'BC' then substr(c_id || ' ' || c_d_id || ' ' || c_w_id || ' ' || $5::int || ' ' || $6::int || ' ' || $4::numeric || ' | ' || c_data, 1, 500) else c_data end
 			where c_w_id = $1 and c_d_id = $2 and c_id = $3
 			returning c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since, c_credit, c_credit_lim, c_discount, c_balance`,
