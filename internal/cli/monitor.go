@@ -72,8 +72,9 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 	// while the clients disconnect.
 	for _, sm := range m.samples {
 		mid := sm.Start.Add(sm.End.Sub(sm.Start) / 2)
-		if !mid.Before(res.WindowStart) && mid.Before(res.WindowEnd) {
-			e.checkpoints += int(sm.Values["checkpoints"])
+		if n := int(sm.Values["checkpoints"]); n > 0 && !mid.Before(res.WindowStart) && mid.Before(res.WindowEnd) {
+			e.checkpoints += n
+			e.checkpointsAt = append(e.checkpointsAt, sm.End.Sub(res.WindowStart))
 		}
 	}
 	return e

@@ -38,9 +38,10 @@ type evidence struct {
 	clientSaturated   bool
 	clientCores       float64
 	restarted         bool
-	statsReset        bool   // commits went backwards: a crash and recovery, or pg_stat_reset
-	addressChanged    string // "" when the address stayed the same
-	checkpoints       int    // completed inside the measured window
+	statsReset        bool            // commits went backwards: a crash and recovery, or pg_stat_reset
+	addressChanged    string          // "" when the address stayed the same
+	checkpoints       int             // completed inside the measured window
+	checkpointsAt     []time.Duration // when the samples that saw them ended, from the window's start
 	// rates are the measured window's whole intervals: transactions per second and
 	// when each ended, relative to the window's start.
 	rates []rate
@@ -84,8 +85,15 @@ func judge(e evidence) []runFlag {
 			}
 		}
 		if low.tps < median/2 {
-			flags = append(flags, runFlag{flagDip, true, fmt.Sprintf("throughput fell to %.0f tps in the interval ending at %.0f s, below half the run's median of %.0f tps",
-				low.tps, low.at.Seconds(), median)})
+			reason := fmt.Sprintf("throughput fell to %.0f tps in the interval ending at %.0f s, below half the run's median of %.0f tps",
+				low.tps, low.at.Seconds(), median)
+			// A checkpoint's sync stalls the server: that is how it behaves, and a
+			// checkpoint in the window is a note, not a reason to distrust the run.
+			if nearCheckpoint(low, bucketWidth(e.rates), e.checkpointsAt) {
+				flags = append(flags, runFlag{flagDip, false, reason + ", as a checkpoint completed"})
+			} else {
+				flags = append(flags, runFlag{flagDip, true, reason})
+			}
 		}
 	}
 	if e.checkpoints > 0 {
@@ -121,7 +129,7 @@ func buckets(rates []rate) []rate {
 	if median <= 0 {
 		return nil
 	}
-	k := max(minBucket, int(math.Ceil(minPerBucket/median)))
+	k := bucketWidth(rates)
 	var out []rate
 	for i := 0; i+k <= len(rates); i += k {
 		sum := 0.0
@@ -153,4 +161,26 @@ func medianRate(rates []rate) float64 {
 		tps[i] = r.tps
 	}
 	return stats.Median(tps)
+}
+
+// bucketWidth is how many one-second rates buckets merges.
+func bucketWidth(rates []rate) int {
+	median := medianRate(rates)
+	if median <= 0 {
+		return minBucket
+	}
+	return max(minBucket, int(math.Ceil(minPerBucket/median)))
+}
+
+// nearCheckpoint reports whether a checkpoint completed in the bucket ending at
+// b.at, or within one bucket after it: the sync that stalls the server comes just
+// before the completion the statistics count.
+func nearCheckpoint(b rate, width int, at []time.Duration) bool {
+	w := time.Duration(width) * time.Second
+	for _, c := range at {
+		if c > b.at-w && c <= b.at+w {
+			return true
+		}
+	}
+	return false
 }

@@ -31,6 +31,12 @@ func TestJudge(t *testing.T) {
 			{flagErrors, true, "2.0% of transactions failed (200 of 10000), more than 1%"}}},
 		{"dip below half the median", evidence{committed: 1, rates: dipped}, []runFlag{
 			{flagDip, true, "throughput fell to 400 tps in the interval ending at 10 s, below half the run's median of 1000 tps"}}},
+		{"a dip as a checkpoint completes is a note", evidence{committed: 1, rates: dipped, checkpoints: 1, checkpointsAt: []time.Duration{12 * time.Second}}, []runFlag{
+			{flagDip, false, "throughput fell to 400 tps in the interval ending at 10 s, below half the run's median of 1000 tps, as a checkpoint completed"},
+			{flagCheckpoint, false, "1 checkpoint(s) during the measured window"}}},
+		{"a checkpoint far from the dip does not excuse it", evidence{committed: 1, rates: dipped, checkpoints: 1, checkpointsAt: []time.Duration{19 * time.Second}}, []runFlag{
+			{flagDip, true, "throughput fell to 400 tps in the interval ending at 10 s, below half the run's median of 1000 tps"},
+			{flagCheckpoint, false, "1 checkpoint(s) during the measured window"}}},
 		{"a one-second stall is no dip", evidence{committed: 1, rates: stall}, nil},
 		{"too few intervals to judge a dip", evidence{committed: 1, rates: append(steady(10, 1000), steady(4, 10)...)}, nil},
 		{"restart, failover, client, checkpoint", evidence{committed: 1, restarted: true, addressChanged: "10.0.0.1:5432 became 10.0.0.2:5432",
