@@ -597,7 +597,10 @@ func TestTooManyConnections(t *testing.T) {
 	var admitted atomic.Int64
 	go func() {
 		time.Sleep(500 * time.Millisecond)
-		pgtest.Query(t, dsn, "alter role "+role+" connection limit 0; select count(pg_terminate_backend(pid)) from pg_stat_activity where usename = '"+role+"'")
+		// Two queries: in one, both statements share an implicit transaction,
+		// so a terminated client could reconnect before the limit commits.
+		pgtest.Query(t, dsn, "alter role "+role+" connection limit 0")
+		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where usename = '"+role+"'")
 		time.Sleep(500 * time.Millisecond)
 		pgtest.Query(t, dsn, "alter role "+role+" connection limit -1")
 		admitted.Store(time.Now().UnixNano())
