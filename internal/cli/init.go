@@ -44,9 +44,12 @@ func tpcbLoadFlags(fl *pflag.FlagSet) *dataset {
 		},
 		describe: func() string { return fmt.Sprintf("TPC-B scale %d", opt.Scale) },
 		// pgbench's scale 1 takes about 16 MB with its keys; a fill factor leaves room.
-		bytes: func() int64 { return int64(opt.Scale) * (16 << 20) * 100 / int64(max(10, opt.FillFactor)) },
-		load: func(ctx context.Context, env *Env, t *target.Target) error {
-			return initTPCB(ctx, env, t, *opt)
+		bytes:  func() int64 { return int64(opt.Scale) * (16 << 20) * 100 / int64(max(10, opt.FillFactor)) },
+		params: func() string { return opt.Params() },
+		load: func(ctx context.Context, env *Env, t *target.Target, resume bool) error {
+			o := *opt
+			o.Resume = resume
+			return initTPCB(ctx, env, t, o)
 		},
 	}
 }
@@ -87,7 +90,7 @@ func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, r
 	phases, err := run(connect, load.NewProgress(env.Stdout, env.TTY, name, 0, "rows"))
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("%w: the load did not finish; run init again", ErrInterrupted)
+			return fmt.Errorf("%w: the load did not finish; run init again to resume it", ErrInterrupted)
 		}
 		return fmt.Errorf("load %s: %w", name, err)
 	}

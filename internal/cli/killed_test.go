@@ -128,3 +128,56 @@ func studyState(t *testing.T, results, name string) map[string]store.StudyRun {
 	}
 	return runs
 }
+
+// TestKilledDuringStudyLoad: pgbakeoff SIGKILLed while a study loads its data; the
+// study run again resumes the load instead of starting it over, and finishes.
+func TestKilledDuringStudyLoad(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.db")
+	file := filepath.Join(dir, "killed.yaml")
+	writeFile(t, file, fmt.Sprintf(`name: killedload
+targets: [{name: here, dsn: %q}]
+workloads: [{kind: tpcb, load: {scale: 40}, dataset: keep}]
+matrix: {clients: [1], duration: 1s, repeat: 1}
+`, dsn))
+	args, _ := json.Marshal([]string{"study", "run", file, "--results", results, "--progress", "0"})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	var seen strings.Builder
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "loading TPC-B scale 40 into database") {
+			break
+		}
+	}
+	time.Sleep(1500 * time.Millisecond) // into the copy
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if !strings.Contains(seen.String(), "loading TPC-B") {
+		t.Fatalf("the child never started loading:\n%s", seen.String())
+	}
+	code, again, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0")
+	if code != 0 || !strings.Contains(again, "did not finish (done: ") || !strings.Contains(again, "resuming it") {
+		t.Fatalf("study after SIGKILL during its load: exit %d, want the load resumed\n%s%s", code, again, errOut)
+	}
+	for key, r := range studyState(t, results, "killedload") {
+		if r.Status != store.StatusCompleted {
+			t.Errorf("%s: %s after resuming", key, r.Status)
+		}
+	}
+	db := pgtest.Query(t, dsn, "select datname from pg_database where datname like 'pgbakeoff_killedload_%' and datname not like '%_run' limit 1")
+	if got := pgtest.Query(t, dsn+" dbname="+db, "select count(*) from pgbench_accounts"); got != "4000000" {
+		t.Errorf("accounts after the resumed load: %s, want 4000000", got)
+	}
+}

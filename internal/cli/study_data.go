@@ -81,15 +81,29 @@ func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store
 					t.fresh[db] = false
 					continue
 				}
-				if err := dropDatabase(ctx, conn, t.info.VersionNum, db); err != nil {
-					return fmt.Errorf("drop database %s: %w", db, err)
+				resume := false
+				if _, known := loaded[t.t.Name+"/"+db]; !known && exists {
+					// The study's own database, never recorded as loaded: a load
+					// that was interrupted, which may go on where it stopped.
+					var note string
+					if resume, note, err = resumableIn(ctx, t.tgt.WithDatabase(db), sw); err != nil {
+						return err
+					}
+					if note != "" {
+						fmt.Fprintf(env.Stdout, "%s: the previous load into database %s %s\n", t.t.Name, db, note)
+					}
 				}
-				if _, err := target.Query(ctx, conn, "create database "+quoteIdent(db)); err != nil {
-					return fmt.Errorf("create database %s: %w", db, err)
+				if !resume {
+					if err := dropDatabase(ctx, conn, t.info.VersionNum, db); err != nil {
+						return fmt.Errorf("drop database %s: %w", db, err)
+					}
+					if _, err := target.Query(ctx, conn, "create database "+quoteIdent(db)); err != nil {
+						return fmt.Errorf("create database %s: %w", db, err)
+					}
 				}
 				fmt.Fprintf(env.Stdout, "%s: loading %s into database %s\n", t.t.Name, sw.data.describe(), db)
 				start := time.Now()
-				if err := sw.data.load(ctx, env, t.tgt.WithDatabase(db)); err != nil {
+				if err := sw.data.load(ctx, env, t.tgt.WithDatabase(db), resume); err != nil {
 					return err
 				}
 				t.fresh[db] = true
@@ -131,7 +145,7 @@ func prepareRun(ctx context.Context, env *Env, t *studyTarget, sw *studyWorkload
 		}
 	case study.DatasetReload:
 		if !t.fresh[sw.database()] {
-			if err := sw.data.load(ctx, env, t.tgt.WithDatabase(sw.database())); err != nil {
+			if err := sw.data.load(ctx, env, t.tgt.WithDatabase(sw.database()), false); err != nil {
 				return err
 			}
 		}
@@ -169,4 +183,14 @@ func prepareRun(ctx context.Context, env *Env, t *studyTarget, sw *studyWorkload
 		}
 	}
 	return nil
+}
+
+// resumableIn is resumable for a study's dataset database.
+func resumableIn(ctx context.Context, tgt *target.Target, sw *studyWorkload) (bool, string, error) {
+	conn, err := tgt.Connect(ctx)
+	if err != nil {
+		return false, "", err
+	}
+	defer conn.Close(context.Background())
+	return resumable(ctx, conn, sw.k, sw.data, false)
 }

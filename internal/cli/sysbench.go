@@ -57,11 +57,14 @@ func sysbenchLoadFlags(fl *pflag.FlagSet) *dataset {
 		describe: func() string { return fmt.Sprintf("sysbench %d tables of %d rows", opt.Tables, opt.TableSize) },
 		// A row of 4+4+120+60 bytes of data takes about 220 bytes in the heap and 40
 		// more in the two indexes.
-		bytes: func() int64 { return int64(opt.Tables) * opt.TableSize * 260 },
-		load: func(ctx context.Context, env *Env, t *target.Target) error {
+		bytes:  func() int64 { return int64(opt.Tables) * opt.TableSize * 260 },
+		params: func() string { return opt.Params() },
+		load: func(ctx context.Context, env *Env, t *target.Target, resume bool) error {
 			fmt.Fprintf(env.Stderr, "loading %d sysbench tables of %d rows into %s\n", opt.Tables, opt.TableSize, t)
+			o := *opt
+			o.Resume = resume
 			return loadDataset(ctx, env, t, "sysbench", func(connect load.Connector, p *load.Progress) (load.Phases, error) {
-				return sysbench.Load(ctx, connect, *opt, p)
+				return sysbench.Load(ctx, connect, o, p)
 			})
 		},
 	}

@@ -53,7 +53,13 @@ func tpccLoadFlags(fl *pflag.FlagSet) *dataset {
 		},
 		describe: func() string { return fmt.Sprintf("TPC-C %d warehouses", opt.Warehouses) },
 		bytes:    func() int64 { return int64(opt.Warehouses) * (100 << 20) },
-		load: func(ctx context.Context, env *Env, t *target.Target) error {
+		params: func() string {
+			if proceduresOnly {
+				return ""
+			}
+			return opt.Params()
+		},
+		load: func(ctx context.Context, env *Env, t *target.Target, resume bool) error {
 			if proceduresOnly {
 				conn, err := t.Connect(ctx)
 				if err != nil {
@@ -67,8 +73,10 @@ func tpccLoadFlags(fl *pflag.FlagSet) *dataset {
 				return nil
 			}
 			fmt.Fprintf(env.Stderr, "loading TPC-C with %d warehouses into %s\n", opt.Warehouses, t)
+			o := *opt
+			o.Resume = resume
 			return loadDataset(ctx, env, t, "tpcc", func(connect load.Connector, p *load.Progress) (load.Phases, error) {
-				return tpcc.Load(ctx, connect, *opt, p)
+				return tpcc.Load(ctx, connect, o, p)
 			})
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/spf13/cobra"
@@ -32,7 +33,12 @@ type dataset struct {
 	validate func() error
 	describe func() string // for people: "TPC-B scale 100"
 	bytes    func() int64  // estimated size on disk, tables and indexes
-	load     func(ctx context.Context, env *Env, t *target.Target) error
+	// params are the load options as the load journal keeps them ("" when the
+	// command loads nothing), to tell whether an unfinished load can be resumed.
+	params func() string
+	// load loads the data; with resume it goes on with an unfinished load of the
+	// same options, where there is one.
+	load func(ctx context.Context, env *Env, t *target.Target, resume bool) error
 }
 
 // kinds are the workloads, in the order help lists them.
@@ -58,9 +64,11 @@ func kindNames() string {
 // newInitKindCmd is `init <kind>`.
 func newInitKindCmd(env *Env, k kind) *cobra.Command {
 	var dsn string
+	var reload bool
 	cmd := &cobra.Command{Use: k.name, Short: k.initShort, Example: k.initExample, Args: cobra.NoArgs}
 	fl := cmd.Flags()
 	fl.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	fl.BoolVar(&reload, "reload", false, "load from the start even where an unfinished load could be resumed")
 	ds := k.loadFlags(fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := ds.validate(); err != nil {
@@ -72,17 +80,44 @@ func newInitKindCmd(env *Env, k kind) *cobra.Command {
 			return err
 		}
 		defer stop()
-		unfinished, err := load.Unfinished(ctx, conn, k.marked)
+		resume, note, err := resumable(ctx, conn, k, ds, reload)
 		conn.Close(context.Background())
 		if err != nil {
 			return err
 		}
-		if unfinished {
-			fmt.Fprintf(env.Stderr, "the previous load into %s did not finish; loading it again from the start\n", t)
+		if note != "" {
+			fmt.Fprintf(env.Stderr, "the previous load into %s %s\n", t, note)
 		}
-		return ds.load(ctx, env, t)
+		return ds.load(ctx, env, t, resume)
 	}
 	return cmd
+}
+
+// resumable tells whether a load into the database conn is connected to can resume
+// an unfinished one, and why or why not, for a line after "the previous load into
+// <target> ..."; the note is empty when there is nothing unfinished.
+func resumable(ctx context.Context, conn *pgconn.PgConn, k kind, ds *dataset, reload bool) (resume bool, note string, err error) {
+	unfinished, err := load.Unfinished(ctx, conn, k.marked)
+	if err != nil || !unfinished {
+		return false, "", err
+	}
+	prior, err := load.ReadJournal(ctx, conn, k.name)
+	if err != nil {
+		return false, "", err
+	}
+	params := ds.params()
+	switch {
+	case reload:
+		return false, "did not finish; loading it again from the start, as --reload asks", nil
+	case params == "":
+		return false, "did not finish", nil
+	case prior == nil:
+		return false, "did not finish and left no journal to resume from; loading it again from the start", nil
+	case prior.Params != params:
+		return false, fmt.Sprintf("did not finish and had other options (%s); loading it again from the start with yours", prior.Params), nil
+	}
+	return true, fmt.Sprintf("did not finish (done: %s of %d rows, %s); resuming it (--reload starts over)",
+		plural(prior.Copied, "copy task"), prior.Rows, plural(prior.Steps, "other step")), nil
 }
 
 // newRunKindCmd is `run <kind>`.
@@ -115,4 +150,12 @@ func checkJobs(n int) error {
 		return fmt.Errorf("--jobs must be at least 1, got %d", n)
 	}
 	return nil
+}
+
+// plural is "1 step" or "2 steps".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

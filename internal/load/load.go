@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -64,8 +66,14 @@ func Split(s *Source, n int) []Task {
 type Connector func(ctx context.Context) (*pgconn.PgConn, error)
 
 // Run executes tasks on up to workers connections and shows their rows on p (which
-// may be nil) from start to finish. The first error cancels the rest.
-func Run(ctx context.Context, connect Connector, tasks []Task, workers int, p *Progress) error {
+// may be nil) from start to finish. The first error cancels the rest. With a journal
+// (which may be nil) each task is recorded as it commits, and tasks an earlier
+// attempt finished are skipped.
+func Run(ctx context.Context, connect Connector, tasks []Task, workers int, p *Progress, j *Journal) error {
+	tasks = slices.DeleteFunc(slices.Clone(tasks), func(t Task) bool { return j.Done(taskStep(t)) })
+	if len(tasks) == 0 {
+		return nil
+	}
 	if p != nil {
 		var total int64
 		for _, t := range tasks {
@@ -94,7 +102,7 @@ func Run(ctx context.Context, connect Connector, tasks []Task, workers int, p *P
 			}
 			defer conn.Close(context.Background())
 			for t := range queue {
-				if err := copyTask(ctx, conn, t, p); err != nil {
+				if err := copyTask(ctx, conn, t, p, j); err != nil {
 					cancel(err)
 					return
 				}
@@ -117,7 +125,7 @@ feed:
 	return ctx.Err()
 }
 
-func copyTask(ctx context.Context, conn *pgconn.PgConn, t Task, p *Progress) error {
+func copyTask(ctx context.Context, conn *pgconn.PgConn, t Task, p *Progress, j *Journal) error {
 	sql := "COPY " + t.Table + t.Source.Columns + " FROM STDIN"
 	var opts []string
 	if t.Source.Binary {
@@ -129,9 +137,16 @@ func copyTask(ctx context.Context, conn *pgconn.PgConn, t Task, p *Progress) err
 	if len(opts) > 0 {
 		sql += " WITH (" + strings.Join(opts, ", ") + ")"
 	}
+	// A frozen copy must follow a TRUNCATE in its transaction; a journalled one
+	// commits with its journal row.
+	inTx := t.Freeze || j != nil
+	begin := "BEGIN"
 	if t.Freeze {
-		if err := conn.Exec(ctx, "BEGIN; TRUNCATE "+t.Table).Close(); err != nil {
-			return fmt.Errorf("load %s: truncate: %w", t.Table, err)
+		begin += "; TRUNCATE " + t.Table
+	}
+	if inTx {
+		if err := conn.Exec(ctx, begin).Close(); err != nil {
+			return fmt.Errorf("load %s: %s: %w", t.Table, strings.ToLower(begin), err)
 		}
 	}
 	r := &reader{task: t, next: t.First, progress: p}
@@ -139,15 +154,20 @@ func copyTask(ctx context.Context, conn *pgconn.PgConn, t Task, p *Progress) err
 		r.buf = append(r.buf, binaryHeader...)
 	}
 	if _, err := conn.CopyFrom(ctx, r, sql); err != nil {
-		if t.Freeze {
+		if inTx {
 			_ = conn.Exec(context.Background(), "ROLLBACK").Close()
 		}
 		return fmt.Errorf("load %s: %w", t.Table, err)
 	}
-	if t.Freeze {
-		if err := conn.Exec(ctx, "COMMIT").Close(); err != nil {
+	if inTx {
+		commit := "COMMIT"
+		if j != nil {
+			commit = j.record(taskStep(t), strconv.FormatInt(t.Rows(), 10)) + "; COMMIT"
+		}
+		if err := conn.Exec(ctx, commit).Close(); err != nil {
 			return fmt.Errorf("load %s: commit: %w", t.Table, err)
 		}
+		j.markDone(taskStep(t))
 	}
 	r.flushProgress()
 	return nil
@@ -202,8 +222,14 @@ func (r *reader) flushProgress() {
 }
 
 // Exec runs the statements in order on up to n connections, as the steps after the
-// data (keys, indexes, VACUUM, ANALYZE) want; the first error stops the rest.
-func Exec(ctx context.Context, connect Connector, stmts []string, n int) error {
+// data (keys, indexes, VACUUM, ANALYZE) want; the first error stops the rest. With a
+// journal (which may be nil) each statement is recorded as it finishes, in its
+// transaction where it has one, and those an earlier attempt finished are skipped.
+func Exec(ctx context.Context, connect Connector, stmts []string, n int, j *Journal) error {
+	stmts = slices.DeleteFunc(slices.Clone(stmts), func(s string) bool { return j.StepDone(s) })
+	if len(stmts) == 0 {
+		return nil
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	queue := make(chan string, len(stmts))
@@ -224,7 +250,7 @@ func Exec(ctx context.Context, connect Connector, stmts []string, n int) error {
 				if ctx.Err() != nil {
 					return
 				}
-				if _, err := conn.Exec(ctx, s).ReadAll(); err != nil {
+				if err := execStep(ctx, conn, s, j); err != nil {
 					cancel(fmt.Errorf("%s: %w", s, err))
 					return
 				}
@@ -236,4 +262,24 @@ func Exec(ctx context.Context, connect Connector, stmts []string, n int) error {
 		return err
 	}
 	return ctx.Err()
+}
+
+// execStep runs one statement of Exec and records it in the journal.
+func execStep(ctx context.Context, conn *pgconn.PgConn, sql string, j *Journal) error {
+	if j == nil {
+		_, err := conn.Exec(ctx, sql).ReadAll()
+		return err
+	}
+	if transactional(sql) {
+		return j.Step(ctx, conn, sql)
+	}
+	if _, err := conn.Exec(ctx, sql).ReadAll(); err != nil {
+		return err
+	}
+	step := sqlStep(sql)
+	if err := ExecSQL(ctx, conn, j.record(step, "")); err != nil {
+		return fmt.Errorf("write the load journal: %w", err)
+	}
+	j.markDone(step)
+	return nil
 }

@@ -20,16 +20,31 @@ var ErrUnfinished = errors.New("the data is from a load that did not finish")
 
 // MarkLoading marks table as being loaded.
 func MarkLoading(ctx context.Context, conn *pgconn.PgConn, table string) error {
-	return ExecSQL(ctx, conn, "comment on table "+pgx.Identifier{table}.Sanitize()+" is '"+loadingComment+"'")
+	return ExecSQL(ctx, conn, MarkLoadingSQL(table))
 }
 
-// MarkLoaded ends the mark, leaving comment on the table ("" for none).
-func MarkLoaded(ctx context.Context, conn *pgconn.PgConn, table, comment string) error {
+// MarkLoadingSQL is the statement MarkLoading runs, for a load that makes its tables
+// and the mark in one journalled step.
+func MarkLoadingSQL(table string) string {
+	return "comment on table " + pgx.Identifier{table}.Sanitize() + " is '" + loadingComment + "'"
+}
+
+// MarkLoaded ends the mark, leaving comment on the table ("" for none), and removes
+// the load's journal (which may be nil) in the same transaction.
+func MarkLoaded(ctx context.Context, conn *pgconn.PgConn, table, comment string, j *Journal) error {
 	value := "null"
 	if comment != "" {
 		value = "'" + strings.ReplaceAll(comment, "'", "''") + "'"
 	}
-	return ExecSQL(ctx, conn, "comment on table "+pgx.Identifier{table}.Sanitize()+" is "+value)
+	sql := "comment on table " + pgx.Identifier{table}.Sanitize() + " is " + value
+	if j != nil {
+		sql = "begin;\n" + sql + ";\n" + j.finishSQL() + ";\ncommit"
+	}
+	if err := ExecSQL(ctx, conn, sql); err != nil {
+		_ = ExecSQL(context.Background(), conn, "rollback")
+		return fmt.Errorf("mark %s loaded: %w", table, err)
+	}
+	return nil
 }
 
 // Unfinished reports whether table carries the mark of a load that did not finish.

@@ -23,6 +23,18 @@ type LoadOptions struct {
 	// Dist is the distribution of k over [1, TableSize]; sysbench's prepare draws k
 	// with its --rand-type, special by default in sysbench 1.0.
 	Dist keydist.Spec
+	// Resume goes on with an unfinished load of the same options instead of
+	// starting over; without one to go on with, the load starts over.
+	Resume bool
+}
+
+// JournalName names sysbench's loads in the load journal.
+const JournalName = "sysbench"
+
+// Params are the options that shape the data and how its load is cut into steps,
+// as the load journal keeps them: a load resumes only under the same ones.
+func (o LoadOptions) Params() string {
+	return fmt.Sprintf("tables=%d table-size=%d seed=%d dist=%s jobs=%d", o.Tables, o.TableSize, o.Seed, o.Dist, o.Workers)
 }
 
 // maxTables keeps names within what Detect recognises; sysbench has no limit, but
@@ -74,7 +86,8 @@ func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Sou
 // ones; copies their rows, each table in one frozen stream when there are at least
 // as many tables as workers, else each table in several unfrozen ones so that every
 // worker has work; then adds the keys and secondary indexes and analyzes, spread
-// over the workers.
+// over the workers. With opt.Resume it goes on with a load of the same options that
+// did not finish, doing only the steps its journal lacks.
 func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
 	var phases load.Phases
 	if err := opt.Validate(); err != nil {
@@ -86,35 +99,49 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	}
 	defer conn.Close(context.Background())
 
-	phases.Begin("move old tables aside")
-	old, err := existingTables(ctx, conn)
-	if err != nil {
-		return phases, fmt.Errorf("drop old tables: %w", err)
-	}
-	dropSQL := "drop table if exists " + strings.Join(old, ", ") + " cascade"
-	dropped, err := load.DropAside(ctx, conn, connect, old, dropSQL)
-	if err != nil {
-		return phases, fmt.Errorf("drop old tables: %w", err)
-	}
-	defer dropped.Wait(nil)
-	phases.Begin("create tables")
 	var create []string
 	for n := 1; n <= opt.Tables; n++ {
 		create = append(create, createSQL(n))
 	}
-	if err := load.ExecSQL(ctx, conn, strings.Join(create, ";\n")); err != nil {
-		return phases, fmt.Errorf("create tables: %w", err)
+	schema := strings.Join(append(create, load.MarkLoadingSQL("sbtest1")), ";\n")
+	var j *load.Journal
+	if opt.Resume {
+		if j, err = load.ResumeJournal(ctx, conn, JournalName, opt.Params()); err != nil {
+			return nil, err
+		}
 	}
-	if err := load.MarkLoading(ctx, conn, "sbtest1"); err != nil {
-		return phases, err
+	var dropped *load.Dropping
+	if j.StepDone(schema) {
+		// Only schemas an earlier drop left behind go.
+		if dropped, err = load.DropAside(ctx, conn, connect, nil, ""); err != nil {
+			return phases, fmt.Errorf("drop old tables: %w", err)
+		}
+	} else {
+		if j, err = load.StartJournal(ctx, conn, JournalName, opt.Params(), false); err != nil {
+			return nil, err
+		}
+		phases.Begin("move old tables aside")
+		old, err := existingTables(ctx, conn)
+		if err != nil {
+			return phases, fmt.Errorf("drop old tables: %w", err)
+		}
+		dropSQL := "drop table if exists " + strings.Join(old, ", ") + " cascade"
+		if dropped, err = load.DropAside(ctx, conn, connect, old, dropSQL); err != nil {
+			return phases, fmt.Errorf("drop old tables: %w", err)
+		}
+		phases.Begin("create tables")
+		if err := j.Step(ctx, conn, schema); err != nil {
+			return phases, fmt.Errorf("create tables: %w", err)
+		}
 	}
+	defer dropped.Wait(nil)
 
 	phases.Begin("copy")
 	keys, err := keydist.New(opt.Dist, 1, opt.TableSize)
 	if err != nil {
 		return phases, err
 	}
-	if err := load.Run(ctx, connect, copyTasks(opt, keys), opt.Workers, p); err != nil {
+	if err := load.Run(ctx, connect, copyTasks(opt, keys), opt.Workers, p, j); err != nil {
 		return phases, err
 	}
 	if err := dropped.Wait(&phases); err != nil {
@@ -126,15 +153,15 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		index = append(index, strings.Join(keySQL(n, opt.TableSize), ";\n"))
 		analyze = append(analyze, "analyze "+tableName(n))
 	}
-	if err := load.Exec(ctx, connect, index, opt.Workers); err != nil {
+	if err := load.Exec(ctx, connect, index, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("keys: %w", err)
 	}
 	phases.Begin("analyze")
-	if err := load.Exec(ctx, connect, analyze, opt.Workers); err != nil {
+	if err := load.Exec(ctx, connect, analyze, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("analyze: %w", err)
 	}
 	// The table size goes where the loading mark was.
-	if err := load.MarkLoaded(ctx, conn, "sbtest1", fmt.Sprintf("%s%d", sizeComment, opt.TableSize)); err != nil {
+	if err := load.MarkLoaded(ctx, conn, "sbtest1", fmt.Sprintf("%s%d", sizeComment, opt.TableSize), j); err != nil {
 		return phases, err
 	}
 	phases.End()

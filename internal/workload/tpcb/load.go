@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
@@ -72,7 +73,9 @@ func appendAccounts64(buf []byte, first, last int64) []byte {
 }
 
 // Load drops and recreates the pgbench tables, fills them over opt.Workers parallel
-// COPY connections, then vacuums, analyzes and adds keys as `pgbench -i` does.
+// COPY connections, then vacuums, analyzes and adds keys as `pgbench -i` does. With
+// opt.Resume it goes on with a load of the same options that did not finish, doing
+// only the steps its journal lacks.
 func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
 	var phases load.Phases
 	if err := opt.Validate(); err != nil {
@@ -83,21 +86,34 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	phases.Begin("move old tables aside")
-	dropped, err := load.DropAside(ctx, conn, connect, []string{"pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"}, dropTables)
-	if err != nil {
-		return phases, fmt.Errorf("drop old tables: %w", err)
+	schema := strings.Join(append(ddl(opt), load.MarkLoadingSQL("pgbench_branches")), ";\n")
+	var j *load.Journal
+	if opt.Resume {
+		if j, err = load.ResumeJournal(ctx, conn, JournalName, opt.Params()); err != nil {
+			return nil, err
+		}
 	}
-	defer dropped.Wait(nil)
-	phases.Begin("create tables")
-	for _, s := range ddl(opt) {
-		if err := load.ExecSQL(ctx, conn, s); err != nil {
+	var dropped *load.Dropping
+	if j.StepDone(schema) {
+		// Only schemas an earlier drop left behind go.
+		if dropped, err = load.DropAside(ctx, conn, connect, nil, ""); err != nil {
+			return phases, fmt.Errorf("drop old tables: %w", err)
+		}
+	} else {
+		if j, err = load.StartJournal(ctx, conn, JournalName, opt.Params(), opt.Unlogged); err != nil {
+			return nil, err
+		}
+		phases.Begin("move old tables aside")
+		dropped, err = load.DropAside(ctx, conn, connect, []string{"pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"}, dropTables)
+		if err != nil {
+			return phases, fmt.Errorf("drop old tables: %w", err)
+		}
+		phases.Begin("create tables")
+		if err := j.Step(ctx, conn, schema); err != nil {
 			return phases, fmt.Errorf("create tables: %w", err)
 		}
 	}
-	if err := load.MarkLoading(ctx, conn, "pgbench_branches"); err != nil {
-		return phases, err
-	}
+	defer dropped.Wait(nil)
 	phases.Begin("copy")
 	freeze := serverMajor(conn) >= 14 // COPY FREEZE after TRUNCATE in the same transaction
 	branches, tellers, accounts := Sources(opt.Scale)
@@ -106,7 +122,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		{Source: tellers, Table: tellers.Table, Last: tellers.Batches(), Freeze: freeze},
 	}
 	tasks = append(tasks, accountTasks(accounts, opt, freeze)...)
-	if err := load.Run(ctx, connect, tasks, opt.Workers, p); err != nil {
+	if err := load.Run(ctx, connect, tasks, opt.Workers, p, j); err != nil {
 		return phases, err
 	}
 	// Vacuum before keys, as pgbench does, each table on its own connection.
@@ -117,7 +133,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if err := load.Exec(ctx, connect, []string{
 		"vacuum analyze pgbench_accounts", "vacuum analyze pgbench_branches",
 		"vacuum analyze pgbench_tellers", "vacuum analyze pgbench_history",
-	}, opt.Workers); err != nil {
+	}, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("vacuum: %w", err)
 	}
 	phases.Begin("primary keys")
@@ -125,18 +141,18 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	for _, k := range primaryKeys {
 		keys = append(keys, k.sql)
 	}
-	if err := load.Exec(ctx, connect, keys, opt.Workers); err != nil {
+	if err := load.Exec(ctx, connect, keys, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("primary keys: %w", err)
 	}
 	if opt.ForeignKeys {
 		phases.Begin("foreign keys")
 		for _, s := range foreignKeys {
-			if err := load.ExecSQL(ctx, conn, s); err != nil {
+			if err := j.Step(ctx, conn, s); err != nil {
 				return phases, fmt.Errorf("foreign keys: %w", err)
 			}
 		}
 	}
-	if err := load.MarkLoaded(ctx, conn, "pgbench_branches", ""); err != nil {
+	if err := load.MarkLoaded(ctx, conn, "pgbench_branches", "", j); err != nil {
 		return phases, err
 	}
 	phases.End()

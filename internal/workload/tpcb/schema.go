@@ -33,6 +33,19 @@ type LoadOptions struct {
 	Unlogged        bool
 	ForeignKeys     bool
 	Workers         int // parallel COPY connections
+	// Resume goes on with an unfinished load of the same options instead of
+	// starting over; without one to go on with, the load starts over.
+	Resume bool
+}
+
+// JournalName names TPC-B's loads in the load journal.
+const JournalName = "tpcb"
+
+// Params are the options that shape the data and how its load is cut into steps,
+// as the load journal keeps them: a load resumes only under the same ones.
+func (o LoadOptions) Params() string {
+	return fmt.Sprintf("scale=%d fillfactor=%d partitions=%d partition-method=%s unlogged=%t foreign-keys=%t jobs=%d",
+		o.Scale, o.FillFactor, o.Partitions, o.PartitionMethod, o.Unlogged, o.ForeignKeys, o.Workers)
 }
 
 // Validate checks the options and fills defaults.

@@ -27,6 +27,18 @@ type LoadOptions struct {
 	// Time is C_SINCE, H_DATE, O_ENTRY_D and OL_DELIVERY_D of the initial rows
 	// (clause 4.3.3.1 asks for the time of the load); zero means the time Load starts.
 	Time time.Time
+	// Resume goes on with an unfinished load of the same options instead of
+	// starting over (keeping its time); without one to go on with, it starts over.
+	Resume bool
+}
+
+// JournalName names TPC-C's loads in the load journal.
+const JournalName = "tpcc"
+
+// Params are the options that shape the data, as the load journal keeps them: a load
+// resumes only under the same ones. Each table is one step whatever the workers.
+func (o LoadOptions) Params() string {
+	return fmt.Sprintf("warehouses=%d partition=%t seed=%d", o.Warehouses, o.Partition, o.Seed)
 }
 
 // maxWarehouses keeps warehouse ids within the integer columns that hold them.
@@ -49,14 +61,12 @@ func (o *LoadOptions) Validate() error {
 // Load drops the TPC-C tables of an earlier load and creates them empty; copies the
 // initial database into them over opt.Workers connections, each table (or
 // order_line partition) in one frozen stream; then builds the keys and indexes,
-// analyzes, and creates the stored procedures.
+// analyzes, and creates the stored procedures. With opt.Resume it goes on with a load
+// of the same options that did not finish, doing only the steps its journal lacks.
 func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
 	var phases load.Phases
 	if err := opt.Validate(); err != nil {
 		return nil, err
-	}
-	if opt.Time.IsZero() {
-		opt.Time = time.Now().Truncate(time.Second)
 	}
 	conn, err := connect(ctx)
 	if err != nil {
@@ -64,20 +74,42 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	}
 	defer conn.Close(context.Background())
 
-	phases.Begin("drop tables")
-	if err := load.ExecSQL(ctx, conn, dropSQL); err != nil {
-		return phases, fmt.Errorf("drop tables: %w", err)
-	}
-	phases.Begin("create tables")
 	partitions := 0
 	if opt.Partition {
 		partitions = orderLinePartitions(opt.Warehouses)
 	}
-	if err := load.ExecSQL(ctx, conn, strings.Join(createSQL(partitions), ";\n")); err != nil {
-		return phases, fmt.Errorf("create tables: %w", err)
+	schema := strings.Join(append(createSQL(partitions), load.MarkLoadingSQL("warehouse")), ";\n")
+	var j *load.Journal
+	if opt.Resume {
+		if j, err = load.ResumeJournal(ctx, conn, JournalName, opt.Params()); err != nil {
+			return nil, err
+		}
 	}
-	if err := load.MarkLoading(ctx, conn, "warehouse"); err != nil {
-		return phases, err
+	if j.StepDone(schema) {
+		// The rows already copied carry the first attempt's time.
+		ns, err := strconv.ParseInt(j.Value("time"), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("the load journal has no time of the load: %w", err)
+		}
+		opt.Time = time.Unix(0, ns)
+	} else {
+		if opt.Time.IsZero() {
+			opt.Time = time.Now().Truncate(time.Second)
+		}
+		if j, err = load.StartJournal(ctx, conn, JournalName, opt.Params(), false); err != nil {
+			return nil, err
+		}
+		if err := j.Keep(ctx, conn, "time", strconv.FormatInt(opt.Time.UnixNano(), 10)); err != nil {
+			return nil, err
+		}
+		phases.Begin("drop tables")
+		if err := load.ExecSQL(ctx, conn, dropSQL); err != nil {
+			return phases, fmt.Errorf("drop tables: %w", err)
+		}
+		phases.Begin("create tables")
+		if err := j.Step(ctx, conn, schema); err != nil {
+			return phases, fmt.Errorf("create tables: %w", err)
+		}
 	}
 	pop := newPopulation(opt.Seed, opt.Time)
 	sources := pop.sources(opt.Warehouses)
@@ -97,7 +129,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 
 	phases.Begin("copy")
 	tasks := copyTasks(append(sources, parts...))
-	if err := load.Run(ctx, connect, tasks, opt.Workers, p); err != nil {
+	if err := load.Run(ctx, connect, tasks, opt.Workers, p, j); err != nil {
 		return phases, err
 	}
 
@@ -106,11 +138,11 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	for _, t := range tasks {
 		rows[t.Table] = t.Source.Rows
 	}
-	if err := load.Exec(ctx, connect, keySQL(rows, partitions), opt.Workers); err != nil {
+	if err := load.Exec(ctx, connect, keySQL(rows, partitions), opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("keys: %w", err)
 	}
 	if partitions > 0 {
-		if err := load.ExecSQL(ctx, conn, attachSQL(partitions)); err != nil {
+		if err := j.Step(ctx, conn, attachSQL(partitions)); err != nil {
 			return phases, fmt.Errorf("keys: %w", err)
 		}
 	}
@@ -124,16 +156,16 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 			analyze = append(analyze, "analyze "+partitionName(r)) // empty: 0 rows, rather than unknown
 		}
 	}
-	if err := load.Exec(ctx, connect, analyze, opt.Workers); err != nil {
+	if err := load.Exec(ctx, connect, analyze, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("analyze: %w", err)
 	}
 	if partitions > 0 {
-		if err := analyzeParent(ctx, conn, "order_line"); err != nil {
+		if err := analyzeParent(ctx, conn, "order_line", j); err != nil {
 			return phases, fmt.Errorf("analyze: %w", err)
 		}
 	}
 	// The data is whole now; the functions can be made again with --procedures-only.
-	if err := load.MarkLoaded(ctx, conn, "warehouse", ""); err != nil {
+	if err := load.MarkLoaded(ctx, conn, "warehouse", "", j); err != nil {
 		return phases, err
 	}
 	phases.Begin("procedures")
@@ -238,11 +270,11 @@ func attachSQL(partitions int) string {
 // analyzeParent gathers a partitioned table's own statistics, sampled from its
 // partitions, once these have been analyzed. ANALYZE ONLY (PostgreSQL 18) leaves the
 // partitions alone; older servers reject the syntax and analyze them once more.
-func analyzeParent(ctx context.Context, conn *pgconn.PgConn, table string) error {
-	err := load.ExecSQL(ctx, conn, "analyze only "+table)
+func analyzeParent(ctx context.Context, conn *pgconn.PgConn, table string, j *load.Journal) error {
+	err := j.Step(ctx, conn, "analyze only "+table)
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "42601" { // syntax_error
-		err = load.ExecSQL(ctx, conn, "analyze "+table)
+		err = j.Step(ctx, conn, "analyze "+table)
 	}
 	return err
 }

@@ -1,0 +1,157 @@
+package load_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+// numbers is a source of n rows holding 1..n, counting the batches it generates.
+func numbers(table string, n int64, made *atomic.Int64, hook func(first int64)) *load.Source {
+	return &load.Source{Table: table, Rows: n, BatchRows: 100,
+		Append: func(buf []byte, first, last int64) []byte {
+			made.Add(1)
+			if hook != nil {
+				hook(first)
+			}
+			for i := first; i < last; i++ {
+				buf = strconv.AppendInt(buf, i+1, 10)
+				buf = append(buf, '\n')
+			}
+			return buf
+		}}
+}
+
+// TestJournalResumes interrupts a load after some of its tasks committed and checks
+// that resuming copies exactly the missing ones, runs only the statements not yet
+// done, and leaves every row once.
+func TestJournalResumes(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
+	conn, err := connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	const params = "rows=10000"
+	j, err := load.StartJournal(ctx, conn, "numbers", params, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := "create table n (v int); create table f (v int); " + load.MarkLoadingSQL("n")
+	if err := j.Step(ctx, conn, schema); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Keep(ctx, conn, "time", "12345"); err != nil {
+		t.Fatal(err)
+	}
+
+	// First attempt: ten tasks on one worker; the fifth stops it halfway through.
+	var made atomic.Int64
+	stop, cancel := context.WithCancelCause(ctx)
+	interrupted := errors.New("interrupted")
+	src := numbers("n", 10000, &made, func(first int64) {
+		if first == 4500 {
+			cancel(interrupted)
+		}
+	})
+	frozen := numbers("f", 500, &made, nil)
+	tasks := append(load.Split(src, 10), load.Task{Source: frozen, Table: "f", Last: frozen.Batches(), Freeze: true})
+	if err := load.Run(stop, connect, tasks, 1, nil, j); !errors.Is(err, interrupted) && !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) from n"); got != "4000" {
+		t.Fatalf("after the interruption n holds %s rows, want the 4 committed tasks' 4000", got)
+	}
+	if unfinished, err := load.Unfinished(ctx, conn, "n"); err != nil || !unfinished {
+		t.Fatalf("unfinished = %v, %v; want the mark to say so", unfinished, err)
+	}
+	st, err := load.ReadJournal(ctx, conn, "numbers")
+	if err != nil || st == nil || st.Params != params || st.Copied != 4 || st.Rows != 4000 || st.Steps != 1 {
+		t.Fatalf("journal state %+v, %v; want params %q, 4 tasks of 4000 rows, 1 step", st, err, params)
+	}
+	if other, err := load.ResumeJournal(ctx, conn, "numbers", "rows=20000"); err != nil || other != nil {
+		t.Fatalf("resume with other params: %v, %v; want nothing to resume", other, err)
+	}
+
+	// Second attempt: only the six unfinished tasks (60 batches) and f's 5 batches.
+	j, err = load.ResumeJournal(ctx, conn, "numbers", params)
+	if err != nil || j == nil {
+		t.Fatalf("resume: %v, %v", j, err)
+	}
+	if !j.StepDone(schema) || j.Value("time") != "12345" {
+		t.Errorf("resumed journal: schema done %v, time %q; want true, 12345", j.StepDone(schema), j.Value("time"))
+	}
+	made.Store(0)
+	src = numbers("n", 10000, &made, nil)
+	tasks = append(load.Split(src, 10), load.Task{Source: frozen, Table: "f", Last: frozen.Batches(), Freeze: true})
+	if err := load.Run(ctx, connect, tasks, 2, nil, j); err != nil {
+		t.Fatal(err)
+	}
+	if got := made.Load(); got != 65 {
+		t.Errorf("resumed load generated %d batches, want 65 (60 of n's missing tasks and 5 of f)", got)
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) || ' ' || count(distinct v) || ' ' || min(v) || ' ' || max(v) from n"); got != "10000 10000 1 10000" {
+		t.Errorf("n after resuming: count, distinct, min, max = %s; want every row once", got)
+	}
+	stmts := []string{"create index on n (v)", "vacuum analyze f"}
+	if err := load.Exec(ctx, connect, stmts, 2, j); err != nil {
+		t.Fatal(err)
+	}
+	// Done statements are not run again: a second index build would add n_v_idx1.
+	if err := load.Exec(ctx, connect, stmts, 2, j); err != nil {
+		t.Fatal(err)
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) from pg_indexes where tablename = 'n'"); got != "1" {
+		t.Errorf("n has %s indexes, want 1: a finished statement ran again", got)
+	}
+	if err := load.MarkLoaded(ctx, conn, "n", "", j); err != nil {
+		t.Fatal(err)
+	}
+	if got := pgtest.Query(t, dsn, "select to_regclass('"+load.JournalTable+"') is null"); got != "t" {
+		t.Error("the journal table is still there after the load finished")
+	}
+	if unfinished, err := load.Unfinished(ctx, conn, "n"); err != nil || unfinished {
+		t.Errorf("unfinished = %v, %v after MarkLoaded", unfinished, err)
+	}
+}
+
+// TestJournalLongStep: a statement too long for an index key (a schema with many
+// partitions) is still recorded, and recognised as done.
+func TestJournalLongStep(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	j, err := load.StartJournal(ctx, conn, "long", "p", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sql := "create table p (v int) partition by range (v)"
+	for i := range 300 {
+		sql += "; create table p_" + strconv.Itoa(i) + " partition of p for values from (" + strconv.Itoa(i*10) + ") to (" + strconv.Itoa(i*10+10) + ")"
+	}
+	if err := j.Step(ctx, conn, sql); err != nil {
+		t.Fatal(err)
+	}
+	j, err = load.ResumeJournal(ctx, conn, "long", "p")
+	if err != nil || !j.StepDone(sql) || j.StepDone(sql+" ") {
+		t.Fatalf("resumed: %v; done %v, a different statement done %v", err, j.StepDone(sql), j.StepDone(sql+" "))
+	}
+	if err := j.Step(ctx, conn, sql); err != nil {
+		t.Errorf("a finished step ran again: %v", err)
+	}
+}
