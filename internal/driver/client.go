@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -326,6 +327,43 @@ func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
 	o.End = time.Now()
 	c.r.leaveOutage(o)
 	return false
+}
+
+// startingUpWait bounds how long a run waits, before it starts, for a server that
+// is starting up or recovering, when no outage timeout bounds it.
+const startingUpWait = 30 * time.Second
+
+// connectFirst opens a client's first connection. A server that says it is starting
+// up or in recovery (57P03), or a name server that timed out, is tried again with
+// backoff, for up to the outage timeout, and each failure counted as a connect error;
+// anything else (a wrong password, a missing database, too many connections for the
+// clients asked for) fails at once, since waiting would not mend it.
+func (c *client) connectFirst(ctx context.Context) error {
+	start := time.Now()
+	wait := cmp.Or(c.r.cfg.OutageTimeout, startingUpWait)
+	backoff := 10 * time.Millisecond
+	for tries := 1; ; tries++ {
+		err := c.connect(ctx)
+		if err == nil || ctx.Err() != nil || !transientAtStart(Cause(err)) {
+			return err
+		}
+		if time.Since(start) >= wait {
+			return fmt.Errorf("%w (tried %d times over %s)", err, tries, time.Since(start).Round(time.Millisecond))
+		}
+		c.r.connectFailed(err)
+		t := time.NewTimer(backoff/2 + time.Duration(c.rng.Uint64()%uint64(backoff/2+1)))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		backoff = min(backoff*2, c.r.cfg.MaxBackoff)
+	}
+}
+
+// transientAtStart tells the causes worth waiting out before a run starts.
+func transientAtStart(cause string) bool {
+	return cause == "57P03" || cause == "dns: timeout"
 }
 
 // exec runs script s once. A *pgconn.PgError is an SQL error with the connection

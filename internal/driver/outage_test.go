@@ -630,3 +630,49 @@ func TestTooManyConnections(t *testing.T) {
 		t.Error("no transaction committed after the role was admitted again")
 	}
 }
+
+// TestServerShuttingDownAtStart: a server that refuses connections with 57P03 (here
+// in a smart shutdown that waits for a session) is tried again before the run
+// starts, for the outage timeout, and the error then says so; a missing database
+// fails at once.
+func TestServerShuttingDownAtStart(t *testing.T) {
+	s := startOwnServer(t)
+	dsn := s.current().TCPDSN()
+	kvTable(t, dsn)
+	ctx := context.Background()
+	missing := parse(t, dsn+" dbname=no_such_database")
+	start := time.Now()
+	_, err := driver.Run(ctx, driver.Config{Target: missing, Scripts: []*driver.Script{readScript()},
+		Clients: 1, Duration: time.Second, OutageTimeout: 5 * time.Second})
+	if err == nil || driver.Cause(err) != "3D000" || time.Since(start) > 2*time.Second {
+		t.Errorf("missing database: %v after %s, want 3D000 at once", err, time.Since(start))
+	}
+
+	held, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := s.current()
+	if err := syscall.Kill(srv.PID, syscall.SIGTERM); err != nil { // smart shutdown
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		held.Close(ctx)
+		for deadline := time.Now().Add(10 * time.Second); srv.Running() && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		}
+		if err := s.restart(); err != nil { // for the cleanup's stop
+			t.Error(err)
+		}
+	})
+	time.Sleep(200 * time.Millisecond)
+	start = time.Now()
+	_, err = driver.Run(ctx, driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
+		Clients: 2, Duration: time.Second, OutageTimeout: time.Second, MaxBackoff: 100 * time.Millisecond})
+	took := time.Since(start)
+	if err == nil || driver.Cause(err) != "57P03" || !strings.Contains(err.Error(), "tried ") {
+		t.Fatalf("server shutting down: %v, want 57P03 after retries", err)
+	}
+	if took < time.Second || took > 5*time.Second {
+		t.Errorf("gave up after %s, want about the 1s outage timeout", took)
+	}
+}

@@ -504,7 +504,7 @@ func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			errs[i] = c.connect(ctx)
+			errs[i] = c.connectFirst(ctx)
 		}()
 	}
 	wg.Wait()
