@@ -5,9 +5,11 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
-const dsnPasswordMsg = "dsn holds a password; remove it and use password: {env: NAME}, password: {command: \"...\"} or ~/.pgpass"
+const dsnPasswordMsg = "dsn holds a password (or sslpassword); remove it and use password: {env: NAME}, password: {command: \"...\"} or ~/.pgpass"
 
 // checkDSN returns what is wrong with dsn, or "". The message never quotes
 // dsn, which may hold a password. It does not use pgconn.ParseConfig, which
@@ -42,7 +44,7 @@ func checkURI(dsn string) string {
 			if key, err := url.PathUnescape(k); err == nil {
 				k = key
 			}
-			if strings.EqualFold(k, "password") && v != "" {
+			if target.SecretKey(k) && v != "" {
 				return dsnPasswordMsg
 			}
 		}
@@ -53,7 +55,7 @@ func checkURI(dsn string) string {
 			return dsnPasswordMsg
 		}
 		for k, v := range u.Query() {
-			if strings.EqualFold(k, "password") && slices.ContainsFunc(v, func(s string) bool { return s != "" }) {
+			if target.SecretKey(k) && slices.ContainsFunc(v, func(s string) bool { return s != "" }) {
 				return dsnPasswordMsg
 			}
 		}
@@ -97,7 +99,7 @@ func checkKeywords(dsn string) string {
 		}
 		s = strings.TrimLeft(s[1:], " \t\n\r\f\v")
 		value, rest, ok := keywordValue(s)
-		if strings.EqualFold(key, "password") && value != "" {
+		if target.SecretKey(key) && value != "" {
 			return dsnPasswordMsg
 		}
 		if !ok {

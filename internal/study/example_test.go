@@ -56,7 +56,7 @@ matrix:
 `))
 	fmt.Println(err)
 	// Output:
-	// example.yaml:4:10: dsn holds a password; remove it and use password: {env: NAME}, password: {command: "..."} or ~/.pgpass
+	// example.yaml:4:10: dsn holds a password (or sslpassword); remove it and use password: {env: NAME}, password: {command: "..."} or ~/.pgpass
 	// example.yaml:7:14: unknown dataset "cloned"; did you mean "clone"?
 	// example.yaml:9:3: unknown key "warmpu" in matrix; did you mean "warmup"?
 	// example.yaml:10:13: invalid duration "2 minutes"; use Go durations like 2m or 90s

@@ -389,7 +389,7 @@ func TestParseDSNPassword(t *testing.T) {
 	if err == nil {
 		t.Fatal("Load succeeded, want an error for each dsn")
 	}
-	msg := `dsn holds a password; remove it and use password: {env: NAME}, password: {command: "..."} or ~/.pgpass`
+	msg := `dsn holds a password (or sslpassword); remove it and use password: {env: NAME}, password: {command: "..."} or ~/.pgpass`
 	want := []string{
 		"testdata/dsn-password.yaml:3:10: " + msg,
 		"testdata/dsn-password.yaml:5:10: " + msg,
@@ -425,6 +425,8 @@ func TestParseDSN(t *testing.T) {
 		{"postgres://db/bench?password=x", dsnPasswordMsg},
 		{"postgres://db/bench?sslmode=require&PASSWORD=x", dsnPasswordMsg},
 		{"host=db PASSWORD=x", dsnPasswordMsg},
+		{"host=db sslcert=c.crt sslkey=c.key sslpassword=x", dsnPasswordMsg},
+		{"postgres://db/bench?sslpassword=x", dsnPasswordMsg},
 		{"host='db", `dsn has an unterminated quoted value for "host"`},
 		{"postgres://db:port/bench", `dsn is not a valid URI: invalid port ":port" after host`},
 	}

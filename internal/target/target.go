@@ -239,7 +239,7 @@ func (e *ConnectError) Error() string {
 
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-// kvPassword matches a password and its value as libpq reads them: the
+// kvPassword matches a password (or sslpassword) and its value as libpq reads them: the
 // spaces around = are libpq's, a backslash escapes any character, even a
 // space, and a quote left open runs to the end.
 var kvPassword = regexp.MustCompile(`(?is)(password[ \t\n\r\v\f]*=[ \t\n\r\v\f]*)('(?:[^'\\]|\\.)*(?:'|$)|(?:[^ \t\n\r\v\f\\]|\\.?)*)`)
@@ -268,8 +268,14 @@ func Redact(dsn string) string {
 			}
 		}
 		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "xxxxx")
+		changed := false
+		for k := range q {
+			if SecretKey(k) {
+				q.Set(k, "xxxxx")
+				changed = true
+			}
+		}
+		if changed {
 			u.RawQuery = q.Encode()
 		}
 		return strings.Replace(u.String(), ":xxxxx@", ":xxxxx@", 1)
@@ -307,12 +313,18 @@ func redactURI(s string) string {
 		if u, err := url.PathUnescape(key); err == nil {
 			key = u
 		}
-		if strings.EqualFold(key, "password") {
+		if SecretKey(key) {
 			params[i] = k + "=xxxxx"
 		}
 	}
 	b.WriteString("?" + strings.Join(params, "&"))
 	return b.String()
+}
+
+// SecretKey reports whether a connection parameter holds a secret: the password,
+// or sslpassword, which unlocks the client certificate's key.
+func SecretKey(key string) bool {
+	return strings.EqualFold(key, "password") || strings.EqualFold(key, "sslpassword")
 }
 
 // Scrub replaces every occurrence of secret in s.

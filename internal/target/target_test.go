@@ -14,6 +14,9 @@ func TestRedact(t *testing.T) {
 		{"key=value quoted", "host=db.example password='" + pw + " x' dbname=app"},
 		{"key = value spaced", "host=db.example password = " + pw + " dbname=app"},
 		{"unparsable uri", "postgres://bench:" + pw + "@db.example:99999999/app"},
+		{"uri sslpassword", "postgres://bench@db.example/app?sslcert=c.crt&sslkey=c.key&sslpassword=" + pw},
+		{"uri query spaced", "postgres://db.example/app?sslmode=require& password =" + pw},
+		{"key=value sslpassword", "host=db.example sslkey=c.key sslpassword=" + pw},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
