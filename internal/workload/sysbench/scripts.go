@@ -178,8 +178,8 @@ func Script(name string, o Options) (*driver.Script, Queries, error) {
 
 // check refuses options sysbench would not run with.
 func (o Options) check(name string) error {
-	if o.Tables < 1 {
-		return fmt.Errorf("--tables must be at least 1, got %d", o.Tables)
+	if o.Tables < 1 || o.Tables > maxTables {
+		return fmt.Errorf("--tables must be between 1 and %d, got %d", maxTables, o.Tables)
 	}
 	if o.TableSize < 1 {
 		return fmt.Errorf("--table-size must be at least 1, got %d", o.TableSize)

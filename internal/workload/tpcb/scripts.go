@@ -84,6 +84,9 @@ func ScriptNames() []string {
 // ParseScripts reads --script values such as "tpcb-like", "select-only@1" or a unique
 // prefix ("select"), as pgbench's -b accepts, and builds them for the given scale.
 func ParseScripts(specs []string, scale int) ([]*driver.Script, error) {
+	if scale < 1 {
+		return nil, fmt.Errorf("the scale must be at least 1, got %d", scale)
+	}
 	if len(specs) == 0 {
 		specs = []string{"tpcb-like"}
 	}

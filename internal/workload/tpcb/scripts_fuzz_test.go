@@ -38,6 +38,8 @@ func FuzzParseScripts(f *testing.F) {
 		{"select-only@99999999999999999999", 1, "uniform"},
 		{"TPCB-LIKE", 1, "uniform"},
 		{"tpcb-like", 100_000_000_000, "pgbench-gaussian:2.5"},
+		{"tpcb-like", 0, "uniform"},
+		{"tpcb-like", -3, "uniform"},
 	} {
 		f.Add(seed.specs, seed.scale, seed.dist)
 	}
