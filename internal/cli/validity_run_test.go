@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
@@ -149,5 +150,50 @@ func TestServerFaults(t *testing.T) {
 				t.Logf("summary: %+v\nstderr: %s", sum, r.errOut)
 			}
 		})
+	}
+}
+
+// TestServerShuttingDownAtRunStart: a run that begins while the server refuses
+// connections with 57P03 (a smart shutdown waiting for a session) waits for it up to
+// --outage-timeout, says so, and then fails with one line naming the cause.
+func TestServerShuttingDownAtRunStart(t *testing.T) {
+	shared := pgtest.Server(t)
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := localpg.Options{Name: "shutdown", BaseDir: base,
+		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
+		Settings: []localpg.Setting{{Name: "fsync", Value: "off"}}}
+	srv, err := localpg.Start(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	dsn := srv.TCPDSN()
+	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	held, err := pgconn.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close(context.Background())
+	if err := syscall.Kill(srv.PID, syscall.SIGTERM); err != nil { // smart shutdown
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	code, out, errOut := run(t, "run", "tpcb", "--duration", "1s", "--outage-timeout", "1s", "--results", filepath.Join(base, "r.db"), "--dsn", dsn)
+	if code == 0 || !strings.Contains(errOut, "waiting up to 1s") || !strings.Contains(errOut, "57P03") || !strings.Contains(errOut, "still refused after") {
+		t.Errorf("run against a server shutting down: exit %d, want a wait and then an error naming 57P03\n%s%s", code, out, errOut)
+	}
+	if took := time.Since(start); took < time.Second || took > 10*time.Second {
+		t.Errorf("gave up after %s, want about the 1s outage timeout", took)
+	}
+	if strings.Contains(errOut, "goroutine ") {
+		t.Errorf("stack trace in the output:\n%s", errOut)
 	}
 }
