@@ -49,31 +49,10 @@ targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 1}, dataset: keep}]
 matrix: {clients: [1], duration: 3s, repeat: 3}
 `, dsn))
-	args, _ := json.Marshal([]string{"study", "run", file, "--results", results, "--progress", "0"})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	var seen strings.Builder
-	for sc.Scan() {
-		seen.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "[2/3]") {
-			break
-		}
-	}
-	time.Sleep(2500 * time.Millisecond) // into the second run's window
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if !strings.Contains(seen.String(), "[2/3]") {
-		t.Fatalf("the child never reached the second run:\n%s", seen.String())
+	seen := killChild(t, []string{"study", "run", file, "--results", results, "--progress", "0"},
+		func(line string) bool { return strings.HasPrefix(line, "[2/3]") }, 2500*time.Millisecond) // into the second run's window
+	if !strings.Contains(seen, "[2/3]") {
+		t.Fatalf("the child never reached the second run:\n%s", seen)
 	}
 
 	db, err := sql.Open("sqlite", results)
@@ -141,31 +120,10 @@ targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 40}, dataset: keep}]
 matrix: {clients: [1], duration: 1s, repeat: 1}
 `, dsn))
-	args, _ := json.Marshal([]string{"study", "run", file, "--results", results, "--progress", "0"})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(args))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	var seen strings.Builder
-	for sc.Scan() {
-		seen.WriteString(sc.Text() + "\n")
-		if strings.Contains(sc.Text(), "loading TPC-B scale 40 into database") {
-			break
-		}
-	}
-	time.Sleep(1500 * time.Millisecond) // into the copy
-	if err := cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	if !strings.Contains(seen.String(), "loading TPC-B") {
-		t.Fatalf("the child never started loading:\n%s", seen.String())
+	seen := killChild(t, []string{"study", "run", file, "--results", results, "--progress", "0"},
+		func(line string) bool { return strings.Contains(line, "loading TPC-B scale 40 into database") }, 1500*time.Millisecond) // into the copy
+	if !strings.Contains(seen, "loading TPC-B") {
+		t.Fatalf("the child never started loading:\n%s", seen)
 	}
 	code, again, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0")
 	if code != 0 || !strings.Contains(again, "did not finish (done: ") || !strings.Contains(again, "resuming it") {
@@ -180,4 +138,35 @@ matrix: {clients: [1], duration: 1s, repeat: 1}
 	if got := pgtest.Query(t, dsn+" dbname="+db, "select count(*) from pgbench_accounts"); got != "4000000" {
 		t.Errorf("accounts after the resumed load: %s, want 4000000", got)
 	}
+}
+
+// killChild runs pgbakeoff with args in a child process, reads its output until a
+// line satisfies reached, waits for after and kills it with SIGKILL; it returns what
+// the child printed.
+func killChild(t *testing.T, args []string, reached func(line string) bool, after time.Duration) string {
+	t.Helper()
+	encoded, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	var seen strings.Builder
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if reached(sc.Text()) {
+			break
+		}
+	}
+	time.Sleep(after)
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	return seen.String()
 }

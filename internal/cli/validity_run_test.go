@@ -86,24 +86,9 @@ func TestServerFaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			base := t.TempDir()
-			for _, d := range []string{filepath.Dir(base), base} {
-				if err := os.Chmod(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			opts := localpg.Options{Name: "fault", BaseDir: base,
-				Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
-				Settings: []localpg.Setting{{Name: "fsync", Value: "off"}}}
-			srv, err := localpg.Start(t.Context(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			base, opts, srv := startLoadedServer(t, shared, "fault")
 			t.Cleanup(func() { _ = srv.Stop(context.Background()) })
 			dsn := srv.TCPDSN()
-			if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-				t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-			}
 			type result struct {
 				code        int
 				out, errOut string
@@ -122,9 +107,11 @@ func TestServerFaults(t *testing.T) {
 			if tc.restart {
 				time.Sleep(500 * time.Millisecond)
 				opts.Port = srv.Port
-				if srv, err = localpg.Start(t.Context(), opts); err != nil {
+				restarted, err := localpg.Start(t.Context(), opts)
+				if err != nil {
 					t.Fatal(err)
 				}
+				srv = restarted
 			}
 			r := <-done
 			var sum faultSummary
@@ -157,25 +144,9 @@ func TestServerFaults(t *testing.T) {
 // connections with 57P03 (a smart shutdown waiting for a session) waits for it up to
 // --outage-timeout, says so, and then fails with one line naming the cause.
 func TestServerShuttingDownAtRunStart(t *testing.T) {
-	shared := pgtest.Server(t)
-	base := t.TempDir()
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	opts := localpg.Options{Name: "shutdown", BaseDir: base,
-		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
-		Settings: []localpg.Setting{{Name: "fsync", Value: "off"}}}
-	srv, err := localpg.Start(t.Context(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, _, srv := startLoadedServer(t, pgtest.Server(t), "shutdown")
 	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
 	dsn := srv.TCPDSN()
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
 	held, err := pgconn.Connect(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -196,4 +167,28 @@ func TestServerShuttingDownAtRunStart(t *testing.T) {
 	if strings.Contains(errOut, "goroutine ") {
 		t.Errorf("stack trace in the output:\n%s", errOut)
 	}
+}
+
+// startLoadedServer starts a server of the test's own, under a fresh directory
+// (returned, with the options that start it again), loaded with TPC-B scale 1.
+func startLoadedServer(t *testing.T, shared *localpg.Server, name string) (string, localpg.Options, *localpg.Server) {
+	t.Helper()
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := localpg.Options{Name: name, BaseDir: base,
+		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
+		Settings: []localpg.Setting{{Name: "fsync", Value: "off"}}}
+	srv, err := localpg.Start(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", srv.TCPDSN()); code != 0 {
+		_ = srv.Stop(context.Background())
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	return base, opts, srv
 }

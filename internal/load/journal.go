@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -220,4 +221,48 @@ func taskStep(t Task) string {
 // VACUUM may not.
 func transactional(sql string) bool {
 	return !strings.HasPrefix(strings.ToLower(strings.TrimSpace(sql)), "vacuum")
+}
+
+// Start is how a load begins. Schema makes the tables and marks them loading; Clear
+// removes an earlier load's tables.
+type Start struct {
+	Workload, Params string
+	Resume           bool // go on with an unfinished load of the same Params
+	Unlogged         bool // see StartJournal
+	Schema           string
+	Clear            func() error
+	ClearPhase       string            // the phase Clear is timed as; "" = "move old tables aside"
+	Values           map[string]string // kept in a new journal for a resumed load to reuse (see Keep)
+}
+
+// Begin resumes the journal of an unfinished load of the same options when s.Resume
+// asks and its tables were made, returning resumed; otherwise it starts a new
+// journal, clears the old tables (as phase "move old tables aside") and makes the
+// new ones (phase "create tables") as the journal's first step after s.Values.
+func Begin(ctx context.Context, conn *pgconn.PgConn, phases *Phases, s Start) (j *Journal, resumed bool, err error) {
+	if s.Resume {
+		if j, err = ResumeJournal(ctx, conn, s.Workload, s.Params); err != nil {
+			return nil, false, err
+		}
+		if j.StepDone(s.Schema) {
+			return j, true, nil
+		}
+	}
+	if j, err = StartJournal(ctx, conn, s.Workload, s.Params, s.Unlogged); err != nil {
+		return nil, false, err
+	}
+	for k, v := range s.Values {
+		if err := j.Keep(ctx, conn, k, v); err != nil {
+			return nil, false, err
+		}
+	}
+	phases.Begin(cmp.Or(s.ClearPhase, "move old tables aside"))
+	if err := s.Clear(); err != nil {
+		return nil, false, fmt.Errorf("drop old tables: %w", err)
+	}
+	phases.Begin("create tables")
+	if err := j.Step(ctx, conn, s.Schema); err != nil {
+		return nil, false, fmt.Errorf("create tables: %w", err)
+	}
+	return j, false, nil
 }

@@ -104,34 +104,24 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		create = append(create, createSQL(n))
 	}
 	schema := strings.Join(append(create, load.MarkLoadingSQL("sbtest1")), ";\n")
-	var j *load.Journal
-	if opt.Resume {
-		if j, err = load.ResumeJournal(ctx, conn, JournalName, opt.Params()); err != nil {
-			return nil, err
-		}
-	}
 	var dropped *load.Dropping
-	if j.StepDone(schema) {
+	j, resumed, err := load.Begin(ctx, conn, &phases, load.Start{Workload: JournalName, Params: opt.Params(),
+		Resume: opt.Resume, Schema: schema,
+		Clear: func() error {
+			old, err := existingTables(ctx, conn)
+			if err != nil {
+				return err
+			}
+			dropped, err = load.DropAside(ctx, conn, connect, old, "drop table if exists "+strings.Join(old, ", ")+" cascade")
+			return err
+		}})
+	if err != nil {
+		return phases, err
+	}
+	if resumed {
 		// Only schemas an earlier drop left behind go.
 		if dropped, err = load.DropAside(ctx, conn, connect, nil, ""); err != nil {
 			return phases, fmt.Errorf("drop old tables: %w", err)
-		}
-	} else {
-		if j, err = load.StartJournal(ctx, conn, JournalName, opt.Params(), false); err != nil {
-			return nil, err
-		}
-		phases.Begin("move old tables aside")
-		old, err := existingTables(ctx, conn)
-		if err != nil {
-			return phases, fmt.Errorf("drop old tables: %w", err)
-		}
-		dropSQL := "drop table if exists " + strings.Join(old, ", ") + " cascade"
-		if dropped, err = load.DropAside(ctx, conn, connect, old, dropSQL); err != nil {
-			return phases, fmt.Errorf("drop old tables: %w", err)
-		}
-		phases.Begin("create tables")
-		if err := j.Step(ctx, conn, schema); err != nil {
-			return phases, fmt.Errorf("create tables: %w", err)
 		}
 	}
 	defer dropped.Wait(nil)

@@ -87,30 +87,20 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	}
 	defer conn.Close(context.Background())
 	schema := strings.Join(append(ddl(opt), load.MarkLoadingSQL("pgbench_branches")), ";\n")
-	var j *load.Journal
-	if opt.Resume {
-		if j, err = load.ResumeJournal(ctx, conn, JournalName, opt.Params()); err != nil {
-			return nil, err
-		}
-	}
 	var dropped *load.Dropping
-	if j.StepDone(schema) {
+	j, resumed, err := load.Begin(ctx, conn, &phases, load.Start{Workload: JournalName, Params: opt.Params(),
+		Resume: opt.Resume, Unlogged: opt.Unlogged, Schema: schema,
+		Clear: func() (err error) {
+			dropped, err = load.DropAside(ctx, conn, connect, []string{"pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"}, dropTables)
+			return err
+		}})
+	if err != nil {
+		return phases, err
+	}
+	if resumed {
 		// Only schemas an earlier drop left behind go.
 		if dropped, err = load.DropAside(ctx, conn, connect, nil, ""); err != nil {
 			return phases, fmt.Errorf("drop old tables: %w", err)
-		}
-	} else {
-		if j, err = load.StartJournal(ctx, conn, JournalName, opt.Params(), opt.Unlogged); err != nil {
-			return nil, err
-		}
-		phases.Begin("move old tables aside")
-		dropped, err = load.DropAside(ctx, conn, connect, []string{"pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"}, dropTables)
-		if err != nil {
-			return phases, fmt.Errorf("drop old tables: %w", err)
-		}
-		phases.Begin("create tables")
-		if err := j.Step(ctx, conn, schema); err != nil {
-			return phases, fmt.Errorf("create tables: %w", err)
 		}
 	}
 	defer dropped.Wait(nil)

@@ -79,37 +79,23 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		partitions = orderLinePartitions(opt.Warehouses)
 	}
 	schema := strings.Join(append(createSQL(partitions), load.MarkLoadingSQL("warehouse")), ";\n")
-	var j *load.Journal
-	if opt.Resume {
-		if j, err = load.ResumeJournal(ctx, conn, JournalName, opt.Params()); err != nil {
-			return nil, err
-		}
+	if opt.Time.IsZero() {
+		opt.Time = time.Now().Truncate(time.Second)
 	}
-	if j.StepDone(schema) {
+	j, resumed, err := load.Begin(ctx, conn, &phases, load.Start{Workload: JournalName, Params: opt.Params(),
+		Resume: opt.Resume, Schema: schema,
+		Clear: func() error { return load.ExecSQL(ctx, conn, dropSQL) }, ClearPhase: "drop tables",
+		Values: map[string]string{"time": strconv.FormatInt(opt.Time.UnixNano(), 10)}})
+	if err != nil {
+		return phases, err
+	}
+	if resumed {
 		// The rows already copied carry the first attempt's time.
 		ns, err := strconv.ParseInt(j.Value("time"), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("the load journal has no time of the load: %w", err)
+			return phases, fmt.Errorf("the load journal has no time of the load: %w", err)
 		}
 		opt.Time = time.Unix(0, ns)
-	} else {
-		if opt.Time.IsZero() {
-			opt.Time = time.Now().Truncate(time.Second)
-		}
-		if j, err = load.StartJournal(ctx, conn, JournalName, opt.Params(), false); err != nil {
-			return nil, err
-		}
-		if err := j.Keep(ctx, conn, "time", strconv.FormatInt(opt.Time.UnixNano(), 10)); err != nil {
-			return nil, err
-		}
-		phases.Begin("drop tables")
-		if err := load.ExecSQL(ctx, conn, dropSQL); err != nil {
-			return phases, fmt.Errorf("drop tables: %w", err)
-		}
-		phases.Begin("create tables")
-		if err := j.Step(ctx, conn, schema); err != nil {
-			return phases, fmt.Errorf("create tables: %w", err)
-		}
 	}
 	pop := newPopulation(opt.Seed, opt.Time)
 	sources := pop.sources(opt.Warehouses)
