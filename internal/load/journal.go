@@ -87,17 +87,11 @@ func readJournal(ctx context.Context, conn *pgconn.PgConn, workload string) (map
 }
 
 // StartJournal begins a new journal for workload's load with these options,
-// forgetting any earlier one. With unlogged the journal is an unlogged table, so that
-// a server crash, which empties unlogged data tables, empties it as well.
-func StartJournal(ctx context.Context, conn *pgconn.PgConn, workload, params string, unlogged bool) (*Journal, error) {
-	kind := "table"
-	if unlogged {
-		kind = "unlogged table"
-	}
-	// A journal of the other kind is replaced: the workload owns it only while loading.
+// forgetting any earlier one.
+func StartJournal(ctx context.Context, conn *pgconn.PgConn, workload, params string) (*Journal, error) {
 	sql := "begin; " +
-		"create " + kind + " if not exists " + JournalTable + " (workload text not null, step text not null, value text, primary key (workload, step)); " +
-		"delete from " + JournalTable + " where workload = " + quoteLiteral(workload) + "; " +
+		"create table if not exists " + JournalTable + " (workload text not null, step text not null, value text, primary key (workload, step)); " +
+		forgetSQL(workload) + "; " +
 		"insert into " + JournalTable + " values (" + quoteLiteral(workload) + ", " + quoteLiteral(paramsStep) + ", " + quoteLiteral(params) + "); " +
 		"commit"
 	if err := ExecSQL(ctx, conn, sql); err != nil {
@@ -105,6 +99,22 @@ func StartJournal(ctx context.Context, conn *pgconn.PgConn, workload, params str
 		return nil, fmt.Errorf("start the load journal: %w", err)
 	}
 	return &Journal{workload: workload, done: map[string]bool{}, values: map[string]string{}}, nil
+}
+
+func forgetSQL(workload string) string {
+	return "delete from " + JournalTable + " where workload = " + quoteLiteral(workload)
+}
+
+// forgetJournal removes what an earlier load of workload journalled, if anything.
+func forgetJournal(ctx context.Context, conn *pgconn.PgConn, workload string) error {
+	rows, err := readJournal(ctx, conn, workload)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	if err := ExecSQL(ctx, conn, (&Journal{workload: workload}).finishSQL()); err != nil {
+		return fmt.Errorf("remove the load journal: %w", err)
+	}
+	return nil
 }
 
 // ResumeJournal reopens workload's journal when it was started with the same
@@ -228,11 +238,13 @@ func transactional(sql string) bool {
 type Start struct {
 	Workload, Params string
 	Resume           bool // go on with an unfinished load of the same Params
-	Unlogged         bool // see StartJournal
-	Schema           string
-	Clear            func() error
-	ClearPhase       string            // the phase Clear is timed as; "" = "move old tables aside"
-	Values           map[string]string // kept in a new journal for a resumed load to reuse (see Keep)
+	// Unlogged data is emptied by a server crash while a journal would outlive it:
+	// such a load keeps no journal and is never resumed.
+	Unlogged   bool
+	Schema     string
+	Clear      func() error
+	ClearPhase string            // the phase Clear is timed as; "" = "move old tables aside"
+	Values     map[string]string // kept in a new journal for a resumed load to reuse (see Keep)
 }
 
 // Begin resumes the journal of an unfinished load of the same options when s.Resume
@@ -240,7 +252,7 @@ type Start struct {
 // journal, clears the old tables (as phase "move old tables aside") and makes the
 // new ones (phase "create tables") as the journal's first step after s.Values.
 func Begin(ctx context.Context, conn *pgconn.PgConn, phases *Phases, s Start) (j *Journal, resumed bool, err error) {
-	if s.Resume {
+	if s.Resume && !s.Unlogged {
 		if j, err = ResumeJournal(ctx, conn, s.Workload, s.Params); err != nil {
 			return nil, false, err
 		}
@@ -248,7 +260,12 @@ func Begin(ctx context.Context, conn *pgconn.PgConn, phases *Phases, s Start) (j
 			return j, true, nil
 		}
 	}
-	if j, err = StartJournal(ctx, conn, s.Workload, s.Params, s.Unlogged); err != nil {
+	if s.Unlogged {
+		j = nil // a nil journal records nothing
+		if err := forgetJournal(ctx, conn, s.Workload); err != nil {
+			return nil, false, err
+		}
+	} else if j, err = StartJournal(ctx, conn, s.Workload, s.Params); err != nil {
 		return nil, false, err
 	}
 	for k, v := range s.Values {

@@ -44,7 +44,7 @@ func TestJournalResumes(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	const params = "rows=10000"
-	j, err := load.StartJournal(ctx, conn, "numbers", params, false)
+	j, err := load.StartJournal(ctx, conn, "numbers", params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestJournalLongStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	j, err := load.StartJournal(ctx, conn, "long", "p", false)
+	j, err := load.StartJournal(ctx, conn, "long", "p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,5 +153,39 @@ func TestJournalLongStep(t *testing.T) {
 	}
 	if err := j.Step(ctx, conn, sql); err != nil {
 		t.Errorf("a finished step ran again: %v", err)
+	}
+}
+
+// TestJournalUnlogged: an unlogged load keeps no journal (a crash empties its tables
+// but would leave the journal), and forgets the journal of an earlier load, which
+// no longer describes the tables.
+func TestJournalUnlogged(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schema := "create unlogged table u (v int); " + load.MarkLoadingSQL("u")
+	start := load.Start{Workload: "u", Params: "p", Resume: true, Unlogged: true, Schema: schema,
+		Clear: func() error { return load.ExecSQL(ctx, conn, "drop table if exists u") }}
+	earlier, err := load.StartJournal(ctx, conn, "u", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := earlier.Step(ctx, conn, schema); err != nil {
+		t.Fatal(err)
+	}
+	var phases load.Phases
+	j, resumed, err := load.Begin(ctx, conn, &phases, start)
+	if err != nil || j != nil || resumed {
+		t.Fatalf("Begin unlogged: journal %v, resumed %v, %v; want no journal, not resumed", j, resumed, err)
+	}
+	if st, err := load.ReadJournal(ctx, conn, "u"); err != nil || st != nil {
+		t.Errorf("journal after an unlogged Begin: %+v, %v; want the earlier one forgotten", st, err)
+	}
+	if unfinished, err := load.Unfinished(ctx, conn, "u"); err != nil || !unfinished {
+		t.Errorf("unfinished = %v, %v; want the new tables marked loading", unfinished, err)
 	}
 }
