@@ -294,32 +294,39 @@ func mdEscape(s string) string {
 func (a *analysis) fullTable(g group) mdTable {
 	t := a.targetsTable("metric", false)
 	for _, rw := range g.rows {
-		cells, titles, classes := []string{rw.m.label}, []string{""}, []string{""}
-		for i := range a.targets {
-			cells = append(cells, a.cellText(rw, i))
-			titles = append(titles, hover(rw.vals[i], rw.m.unit))
-			cl := "num"
-			if rw.vals[i].high {
-				cl += " hv"
-			}
-			if rw.kind == runCount && len(g.cells[i].excluded) > 0 {
-				cl += " left-out"
-			}
-			classes = append(classes, cl)
-			if i != a.base {
-				cells = append(cells, a.ratioText(rw, i, false))
-				var tt, c string
-				if rw.verdicts != nil && rw.verdicts[i] != nil {
-					tt = a.reason(*rw.verdicts[i], i)
-					c = "verdict " + outcomeClass(rw.verdicts[i].Outcome)
-				}
-				titles = append(titles, tt)
-				classes = append(classes, c)
-			}
-		}
-		t.add(cells, titles, classes)
+		leftOut := func(i int) bool { return rw.kind == runCount && len(g.cells[i].excluded) > 0 }
+		t.add(a.targetCells(rw, leftOut, []string{rw.m.label}, []string{""}, []string{""}))
 	}
 	return t
+}
+
+// targetCells appends to a table row's cells, titles and classes rw's value for
+// every target and, beside each but the baseline, its ratio and verdict; leftOut
+// marks the targets whose cell leaves runs out.
+func (a *analysis) targetCells(rw row, leftOut func(i int) bool, cells, titles, classes []string) ([]string, []string, []string) {
+	for i := range a.targets {
+		cells = append(cells, a.cellText(rw, i))
+		titles = append(titles, hover(rw.vals[i], rw.m.unit))
+		cl := "num"
+		if rw.vals[i].high {
+			cl += " hv"
+		}
+		if leftOut != nil && leftOut(i) {
+			cl += " left-out"
+		}
+		classes = append(classes, cl)
+		if i != a.base {
+			cells = append(cells, a.ratioText(rw, i, false))
+			var tt, c string
+			if rw.verdicts != nil && rw.verdicts[i] != nil {
+				v := rw.verdicts[i]
+				tt, c = a.reason(*v, i), "verdict "+outcomeClass(v.Outcome)
+			}
+			titles = append(titles, tt)
+			classes = append(classes, c)
+		}
+	}
+	return cells, titles, classes
 }
 
 // reason is a verdict's reason with the baseline and target named.
@@ -343,27 +350,7 @@ func outcomeClass(o stats.Outcome) string {
 func (a *analysis) summaryTable(wl workload) mdTable {
 	t := a.targetsTable("clients", true)
 	for _, g := range wl.groups {
-		rw := g.rows[0]
-		cells, titles, classes := []string{strconv.Itoa(g.clients)}, []string{""}, []string{"num"}
-		for i := range a.targets {
-			cells = append(cells, a.cellText(rw, i))
-			titles = append(titles, hover(rw.vals[i], rw.m.unit))
-			cl := "num"
-			if rw.vals[i].high {
-				cl += " hv"
-			}
-			classes = append(classes, cl)
-			if i != a.base {
-				cells = append(cells, a.ratioText(rw, i, false))
-				var tt, c string
-				if v := rw.verdicts[i]; v != nil {
-					tt, c = a.reason(*v, i), "verdict "+outcomeClass(v.Outcome)
-				}
-				titles = append(titles, tt)
-				classes = append(classes, c)
-			}
-		}
-		t.add(cells, titles, classes)
+		t.add(a.targetCells(g.rows[0], nil, []string{strconv.Itoa(g.clients)}, []string{""}, []string{"num"}))
 	}
 	return t
 }
