@@ -310,7 +310,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		}
 	}
 	// Before anything is sent: reachability, version, settings, slots, data.
-	info, err := inspectWaiting(ctx, env, t, cmp.Or(f.outageTimeout, startingUpWait))
+	info, err := inspectWaiting(ctx, env, t, f.outageTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -829,31 +829,20 @@ func printSummary(w io.Writer, s *Summary) {
 	}
 }
 
-// startingUpWait bounds the wait for a server starting up when --outage-timeout is 0.
-const startingUpWait = 30 * time.Second
-
-// inspectWaiting is Inspect, waiting out a server that refuses connections because
-// it is starting up, recovering or shutting down (57P03) for up to wait, as the run's
-// clients then do; any other failure returns at once.
+// inspectWaiting is Inspect, waiting out a server that is starting up for up to
+// wait (0: driver.StartingUpWait), as the run's clients then do, and saying so.
 func inspectWaiting(ctx context.Context, env *Env, t *target.Target, wait time.Duration) (*target.Info, error) {
-	start := time.Now()
-	backoff := 100 * time.Millisecond
-	for {
-		info, err := t.Inspect(ctx)
-		if err == nil || driver.Cause(err) != "57P03" || ctx.Err() != nil {
-			return info, err
+	var info *target.Info
+	noted := false
+	err := driver.WaitStartingUp(ctx, wait, 2*time.Second, func() (err error) {
+		info, err = t.Inspect(ctx)
+		return err
+	}, func(err error) {
+		if !noted {
+			noted = true
+			fmt.Fprintf(env.Stderr, "the server does not accept connections yet (%s); waiting up to %s\n",
+				driver.CauseName(driver.Cause(err)), cmp.Or(wait, driver.StartingUpWait))
 		}
-		if time.Since(start) >= wait {
-			return nil, fmt.Errorf("%w (still refused after %s)", err, time.Since(start).Round(time.Second))
-		}
-		if backoff == 100*time.Millisecond {
-			fmt.Fprintf(env.Stderr, "the server does not accept connections yet (57P03); waiting up to %s\n", wait)
-		}
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		backoff = min(2*backoff, 2*time.Second)
-	}
+	})
+	return info, err
 }
