@@ -81,18 +81,6 @@ func (c *client) connect(ctx context.Context) error {
 		conn.Close(context.Background())
 		return fmt.Errorf("take over connection: %w", err)
 	}
-	w := newWire(hc.Conn)
-	c.mu.Lock()
-	c.w = w
-	stopping := c.r.stopping.Load()
-	c.mu.Unlock()
-	if stopping {
-		w.nc.SetDeadline(c.r.hardStop())
-	}
-	c.rearm = never
-	if c.r.cfg.TxTimeout > 0 {
-		c.rearm = time.Time{} // the first transaction sets the deadline
-	}
 	c.r.mu.Lock()
 	if c.r.address == "" {
 		if a := hc.Conn.RemoteAddr(); a != nil && a.String() != "" {
@@ -102,6 +90,18 @@ func (c *client) connect(ctx context.Context) error {
 		}
 	}
 	c.r.mu.Unlock()
+	w := newWire(hc.Conn, c.r.cfg.ThreadPerClient)
+	c.mu.Lock()
+	c.w = w
+	stopping := c.r.stopping.Load()
+	c.mu.Unlock()
+	if stopping {
+		w.setDeadline(c.r.hardStop())
+	}
+	c.rearm = never
+	if c.r.cfg.TxTimeout > 0 {
+		c.rearm = time.Time{} // the first transaction sets the deadline
+	}
 	return nil
 }
 
@@ -119,7 +119,7 @@ func (c *client) armTimeout(now time.Time) {
 		d = hs
 	}
 	if c.w != nil {
-		c.w.nc.SetDeadline(d)
+		c.w.setDeadline(d)
 	}
 	c.mu.Unlock()
 }
@@ -130,9 +130,9 @@ func (c *client) close() {
 	if c.w != nil {
 		// Terminate politely so the backend flushes its statistics at once.
 		c.w.out = append(c.w.out[:0], 'X', 0, 0, 0, 4)
-		c.w.nc.SetWriteDeadline(time.Now().Add(time.Second))
+		c.w.setDeadline(time.Now().Add(time.Second))
 		_ = c.w.writeNow()
-		c.w.nc.Close()
+		c.w.close()
 		c.w = nil
 	}
 }
@@ -141,7 +141,7 @@ func (c *client) close() {
 func (c *client) setDeadline(t time.Time) {
 	c.mu.Lock()
 	if c.w != nil {
-		c.w.nc.SetDeadline(t)
+		c.w.setDeadline(t)
 	}
 	c.mu.Unlock()
 }
@@ -287,7 +287,7 @@ func connectionState(err error) string {
 func (c *client) dropConn() {
 	c.mu.Lock()
 	if c.w != nil {
-		c.w.nc.Close()
+		c.w.close()
 		c.w = nil
 	}
 	c.mu.Unlock()

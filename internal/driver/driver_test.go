@@ -82,20 +82,30 @@ func TestRetriesSerializationFailures(t *testing.T) {
 // TestReconnectAfterTerminate kills the clients' backends mid-run: the run goes on,
 // records the outage and the lost transactions, and ends on time.
 func TestReconnectAfterTerminate(t *testing.T) {
+	for _, perClient := range []bool{false, true} {
+		t.Run(threadsName("terminate", perClient), func(t *testing.T) {
+			t.Parallel()
+			testReconnectAfterTerminate(t, perClient)
+		})
+	}
+}
+
+func testReconnectAfterTerminate(t *testing.T, perClient bool) {
 	dsn := pgtest.NewDatabase(t)
 	pgtest.Query(t, dsn, "create table kv(k int primary key, v int); insert into kv select g, 0 from generate_series(1, 100) g")
 	tg := parse(t, dsn)
-	tg.Config.RuntimeParams["application_name"] = "reconnect-test"
+	app := "reconnect-test-" + strconv.FormatBool(perClient)
+	tg.Config.RuntimeParams["application_name"] = app
 	script := &driver.Script{Name: "read", Weight: 1, Vars: []driver.Var{{Name: "k", Min: 1, Max: 100}},
 		Commands: []driver.Command{{SQL: "SELECT v, pg_sleep(0.002) FROM kv WHERE k = $1", Params: []int{0}}}}
 	var after int64
 	go func() {
 		time.Sleep(time.Second)
-		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'reconnect-test'")
+		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = '"+app+"'")
 	}()
 	start := time.Now()
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{script}, Clients: 3, Duration: 3 * time.Second,
-		OnInterval: func(iv driver.Interval) {
+		ThreadPerClient: perClient, OnInterval: func(iv driver.Interval) {
 			if iv.Start.Sub(start) > 1500*time.Millisecond {
 				after += iv.Committed
 			}

@@ -382,87 +382,111 @@ func TestFaultyNetwork(t *testing.T) {
 		}
 	})
 
-	t.Run("reset", func(t *testing.T) {
-		t.Parallel()
-		p, tg, _ := faultProxy(t)
-		var ivs series
-		var healed atomic.Int64
-		go func() {
-			time.Sleep(time.Second)
-			addToxic(t, p, "reset", "reset_peer", `{"timeout": 0}`)
-			time.Sleep(500 * time.Millisecond)
-			removeToxic(t, p, "reset")
-			healed.Store(time.Now().UnixNano())
-		}()
-		start := time.Now()
-		res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
-			Clients: 2, Duration: 3 * time.Second, MaxBackoff: 100 * time.Millisecond, TxTimeout: 5 * time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if elapsed := time.Since(start); elapsed > 5*time.Second {
-			t.Errorf("run took %s, want about 3s", elapsed)
-		}
-		if len(res.Outages) < 2 {
-			t.Errorf("outages %+v, want at least one per client", res.Outages)
-		}
-		for _, o := range res.Outages {
-			if o.Cause != "connection reset" && o.Cause != "EOF" || !o.Recovered || o.FailedTx != 1 {
-				t.Errorf("client %d: outage %+v, want connection reset, recovered, one transaction lost", o.Client, o)
-			}
-		}
-		if res.Failed < 2 {
-			t.Errorf("%d failed, want the transactions in flight", res.Failed)
-		}
-		if ivs.committedAfter(time.Unix(0, healed.Load())) == 0 {
-			t.Error("no transaction committed after the network healed")
-		}
-		t.Logf("outages %+v; connect errors %+v", res.Outages, res.ConnectErrors)
-	})
+	for _, perClient := range []bool{false, true} {
+		t.Run(threadsName("reset", perClient), func(t *testing.T) {
+			t.Parallel()
+			testReset(t, perClient)
+		})
+		t.Run(threadsName("black-hole/tx-timeout=500ms", perClient), func(t *testing.T) {
+			t.Parallel()
+			testBlackHole(t, perClient)
+		})
+	}
+}
 
-	t.Run("black-hole/tx-timeout=500ms", func(t *testing.T) {
-		t.Parallel()
-		p, tg, _ := faultProxy(t)
-		var ivs series
-		go func() {
-			time.Sleep(time.Second)
-			// Answers are dropped from now until the run ends: reads wait forever.
-			addToxic(t, p, "hole", "timeout", `{"timeout": 0}`)
-		}()
-		start := time.Now()
-		res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
-			Clients: 2, Duration: 3 * time.Second, MaxBackoff: 100 * time.Millisecond,
-			TxTimeout: 500 * time.Millisecond, ConnectTimeout: 300 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add})
-		if err != nil {
-			t.Fatal(err)
+// threadsName names a subtest run with and without a thread per client.
+func threadsName(name string, perClient bool) string {
+	if perClient {
+		return name + "/thread-per-client"
+	}
+	return name
+}
+
+// testReset resets every connection for half a second: each client loses its
+// transaction in flight, reconnects, and commits again once the network heals.
+func testReset(t *testing.T, perClient bool) {
+	p, tg, _ := faultProxy(t)
+	var ivs series
+	var healed atomic.Int64
+	go func() {
+		time.Sleep(time.Second)
+		addToxic(t, p, "reset", "reset_peer", `{"timeout": 0}`)
+		time.Sleep(500 * time.Millisecond)
+		removeToxic(t, p, "reset")
+		healed.Store(time.Now().UnixNano())
+	}()
+	start := time.Now()
+	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
+		Clients: 2, Duration: 3 * time.Second, MaxBackoff: 100 * time.Millisecond, TxTimeout: 5 * time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
+		ThreadPerClient: perClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("run took %s, want about 3s", elapsed)
+	}
+	if len(res.Outages) < 2 {
+		t.Errorf("outages %+v, want at least one per client", res.Outages)
+	}
+	for _, o := range res.Outages {
+		if o.Cause != "connection reset" && o.Cause != "EOF" || !o.Recovered || o.FailedTx != 1 {
+			t.Errorf("client %d: outage %+v, want connection reset, recovered, one transaction lost", o.Client, o)
 		}
-		if elapsed := time.Since(start); elapsed > 4*time.Second {
-			t.Errorf("run took %s, want 3s: no client may hang", elapsed)
+	}
+	if res.Failed < 2 {
+		t.Errorf("%d failed, want the transactions in flight", res.Failed)
+	}
+	if ivs.committedAfter(time.Unix(0, healed.Load())) == 0 {
+		t.Error("no transaction committed after the network healed")
+	}
+	t.Logf("outages %+v; connect errors %+v", res.Outages, res.ConnectErrors)
+}
+
+// testBlackHole drops every answer from 1 s on: each client abandons its
+// transaction after the transaction timeout and keeps failing to connect, and the
+// run still ends on time.
+func testBlackHole(t *testing.T, perClient bool) {
+	p, tg, _ := faultProxy(t)
+	var ivs series
+	go func() {
+		time.Sleep(time.Second)
+		// Answers are dropped from now until the run ends: reads wait forever.
+		addToxic(t, p, "hole", "timeout", `{"timeout": 0}`)
+	}()
+	start := time.Now()
+	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
+		Clients: 2, Duration: 3 * time.Second, MaxBackoff: 100 * time.Millisecond,
+		TxTimeout: 500 * time.Millisecond, ConnectTimeout: 300 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
+		ThreadPerClient: perClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed > 4*time.Second {
+		t.Errorf("run took %s, want 3s: no client may hang", elapsed)
+	}
+	if len(res.Outages) != 2 {
+		t.Errorf("outages %+v, want one per client", res.Outages)
+	}
+	for _, o := range res.Outages {
+		if o.Cause != "timeout" || o.Recovered || o.FailedTx != 1 {
+			t.Errorf("client %d: outage %+v, want timeout, not recovered, one transaction lost", o.Client, o)
 		}
-		if len(res.Outages) != 2 {
-			t.Errorf("outages %+v, want one per client", res.Outages)
+		// Abandoned 0.5 to 0.75 s after the transaction began: one that began
+		// just before the hole (about 1 s in) and was still waiting for its answer
+		// is abandoned sooner after it than one that began inside it.
+		if at := o.Start.Sub(start); at < time.Second || at > 2200*time.Millisecond {
+			t.Errorf("client %d: outage began %s into the run, want 1-1.75s", o.Client, at)
 		}
-		for _, o := range res.Outages {
-			if o.Cause != "timeout" || o.Recovered || o.FailedTx != 1 {
-				t.Errorf("client %d: outage %+v, want timeout, not recovered, one transaction lost", o.Client, o)
-			}
-			// Abandoned 0.5 to 0.75 s after the transaction began: one that began
-			// just before the hole (about 1 s in) and was still waiting for its answer
-			// is abandoned sooner after it than one that began inside it.
-			if at := o.Start.Sub(start); at < time.Second || at > 2200*time.Millisecond {
-				t.Errorf("client %d: outage began %s into the run, want 1-1.75s", o.Client, at)
-			}
-		}
-		if !slices.ContainsFunc(res.ConnectErrors, func(e driver.ConnectErrorCount) bool { return e.Cause == "timeout" && e.Count > 1 }) {
-			t.Errorf("connect errors %+v, want timeouts", res.ConnectErrors)
-		}
-		if !slices.ContainsFunc(res.Errors, func(e driver.ErrorCount) bool { return e.Cause == "timeout" && e.Count == 2 }) {
-			t.Errorf("errors %+v, want the 2 transactions lost to the timeout", res.Errors)
-		}
-		if !ivs.sawDown() {
-			t.Error("no interval shows clients down")
-		}
-	})
+	}
+	if !slices.ContainsFunc(res.ConnectErrors, func(e driver.ConnectErrorCount) bool { return e.Cause == "timeout" && e.Count > 1 }) {
+		t.Errorf("connect errors %+v, want timeouts", res.ConnectErrors)
+	}
+	if !slices.ContainsFunc(res.Errors, func(e driver.ErrorCount) bool { return e.Cause == "timeout" && e.Count == 2 }) {
+		t.Errorf("errors %+v, want the 2 transactions lost to the timeout", res.Errors)
+	}
+	if !ivs.sawDown() {
+		t.Error("no interval shows clients down")
+	}
 }
 
 // lookups wraps a target's name resolution: it counts the lookups, answers for name

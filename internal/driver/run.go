@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -48,12 +49,24 @@ type Config struct {
 	// as TPC-C's terminals do (exact proportions over every deck), instead of drawing
 	// each transaction at random by weight as pgbench does.
 	Deck bool
+	// ThreadPerClient gives each client an OS thread that sleeps in the kernel until
+	// its server answers, as sysbench's threads do, instead of multiplexing every
+	// client onto Go's network poller on GOMAXPROCS threads, as pgbench -j does. On a
+	// machine the client shares with the server it leaves no CPU idle between an
+	// answer and the next request, at the price of a context switch per statement:
+	// it pays for short statements (point selects), not for long transactions.
+	// Run raises GOMAXPROCS by Clients for the run; at most MaxThreadClients. TLS
+	// connections are multiplexed either way.
+	ThreadPerClient bool
 	// OnInterval receives each interval as it ends, from one goroutine.
 	OnInterval func(Interval)
 	// OnWindow is called as the measurement window opens (true) and closes (false),
 	// from the same goroutine as OnInterval; it should return quickly.
 	OnWindow func(open bool)
 }
+
+// MaxThreadClients is the most clients Config.ThreadPerClient gives a thread each.
+const MaxThreadClients = 1024
 
 // Phase of a transaction, by the time it ended.
 type Phase int
@@ -204,6 +217,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	r.reg = histogram.NewRegistry(names)
+	if cfg.ThreadPerClient {
+		// A client waiting in the kernel holds its P: the runner, the sampler and
+		// reconnections run on the ones there were before.
+		prev := runtime.GOMAXPROCS(0)
+		runtime.GOMAXPROCS(prev + cfg.Clients)
+		defer runtime.GOMAXPROCS(prev)
+	}
 	r.count = make([][phases]counters, len(cfg.Scripts))
 	for si, s := range cfg.Scripts {
 		r.totalWeight += int64(s.Weight)
@@ -418,6 +438,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.Clients < 1 {
 		return fmt.Errorf("--clients must be at least 1, got %d", cfg.Clients)
+	}
+	if cfg.ThreadPerClient && cfg.Clients > MaxThreadClients {
+		return fmt.Errorf("--thread-per-client allows at most %d clients, got %d; add --thread-per-client=false to share --jobs threads among them", MaxThreadClients, cfg.Clients)
 	}
 	if cfg.Transactions < 0 {
 		return fmt.Errorf("--transactions must be positive, got %d", cfg.Transactions)

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,8 +27,8 @@ import (
 // hand-offs cost more client CPU per transaction than pgbench spends, and on a machine
 // the client shares with the server that CPU is taken from the server.
 type wire struct {
-	nc  net.Conn
-	raw syscall.RawConn // nil for TLS: then reads and writes go through nc
+	nc  net.Conn        // closed at once when blocking
+	raw syscall.RawConn // nil for TLS (then reads and writes go through nc) and when blocking
 	// With a raw connection the request is written from inside the read callback:
 	// Go's RawConn.Read forgets any readiness seen before it starts, so a request
 	// written earlier could be answered before the wait begins and the answer would
@@ -49,17 +53,144 @@ type wire struct {
 	// queued counts the exchanges (each ending in Sync or a simple Query) sent ahead
 	// of the last one; await reads their answers first and keeps only their errors.
 	queued int
+	// With blocking set (Config.ThreadPerClient) the connection is fd, a blocking
+	// socket out of Go's poller, and reads sleep in the kernel, holding the
+	// goroutine's thread, until the answer arrives. deadline (unix nanoseconds, 0 for
+	// none) then replaces the net.Conn's deadlines; it is checked each time a read or
+	// write has waited blockingTick.
+	blocking bool
+	fd       int
+	deadline atomic.Int64
 }
 
-func newWire(nc net.Conn) *wire {
-	c := &wire{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I'}
-	if sc, ok := nc.(syscall.Conn); ok {
-		if raw, err := sc.SyscallConn(); err == nil {
-			c.raw = raw
-			c.readFn = c.rawRead
+// blockingTick bounds each wait of a blocking read or write (SO_RCVTIMEO and
+// SO_SNDTIMEO), so that deadlines are noticed within it. With a timeout set, a signal
+// also interrupts the wait (EINTR instead of a restart), which lets the runtime stop
+// the thread for garbage collection while it waits.
+const blockingTick = 20 * time.Millisecond
+
+func newWire(nc net.Conn, blocking bool) *wire {
+	c := &wire{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return c
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	c.raw = raw
+	c.readFn = c.rawRead
+	if blocking {
+		fd := -1
+		raw.Control(func(f uintptr) { fd = blockingDup(int(f)) })
+		if fd >= 0 {
+			// Closing the original takes the socket out of Go's poller, which would
+			// otherwise wake a thread of its own for every answer; the duplicate
+			// keeps the connection open.
+			nc.Close()
+			c.blocking, c.fd, c.raw = true, fd, nil
 		}
 	}
 	return c
+}
+
+// blockingDup duplicates a socket into a blocking descriptor with blockingTick
+// timeouts, or returns -1.
+func blockingDup(fd int) int {
+	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if errno != 0 {
+		return -1
+	}
+	tv := syscall.NsecToTimeval(int64(blockingTick))
+	err := syscall.SetsockoptTimeval(int(nfd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
+	if err == nil {
+		err = syscall.SetsockoptTimeval(int(nfd), syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
+	}
+	if err == nil {
+		err = syscall.SetNonblock(int(nfd), false)
+	}
+	if err != nil {
+		syscall.Close(int(nfd))
+		return -1
+	}
+	return int(nfd)
+}
+
+// close closes the connection.
+func (c *wire) close() {
+	if c.blocking {
+		syscall.Close(c.fd)
+		c.fd = -1
+		return
+	}
+	c.nc.Close()
+}
+
+// setDeadline makes reads and writes fail with os.ErrDeadlineExceeded from t on.
+func (c *wire) setDeadline(t time.Time) {
+	if c.blocking {
+		c.deadline.Store(t.UnixNano())
+		return
+	}
+	c.nc.SetDeadline(t)
+}
+
+// waited is called when a blocking read or write returns EAGAIN (blockingTick
+// passed) or EINTR (a signal): it fails once the deadline has passed. A signal is
+// how the runtime asks a goroutine to stop, for the garbage collector or because it
+// ran 10 ms without a break: rawIO has no point where the goroutine could stop, so
+// it yields here.
+//
+//go:noinline
+func (c *wire) waited(err error) error {
+	if err == syscall.EINTR {
+		runtime.Gosched()
+	}
+	if d := c.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+		return os.ErrDeadlineExceeded
+	}
+	return nil
+}
+
+// readBlocking reads into in[w:], sleeping in the kernel until something arrives.
+func (c *wire) readBlocking() (int, error) {
+	for {
+		n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
+		switch err {
+		case nil:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		case syscall.EAGAIN, syscall.EINTR:
+			if err := c.waited(err); err != nil {
+				return 0, err
+			}
+		default:
+			return 0, err
+		}
+	}
+}
+
+// writeBlocking sends out whole, then empties it.
+func (c *wire) writeBlocking() error {
+	b := c.out
+	c.out = c.out[:0]
+	for len(b) > 0 {
+		n, err := rawIO(syscall.SYS_WRITE, c.fd, b)
+		switch err {
+		case nil:
+			b = b[n:]
+		case syscall.EAGAIN, syscall.EINTR:
+			if err := c.waited(err); err != nil {
+				return err
+			}
+		default:
+			return err
+		}
+	}
+	return nil
 }
 
 // rawRead is the callback for syscall.RawConn.Read: false means "wait until readable".
@@ -190,6 +321,9 @@ func (c *wire) appendQuery(sql []byte) {
 // flush sends the buffered messages in one write; with a raw connection the write
 // happens at the start of the next read (see pending).
 func (c *wire) flush() error {
+	if c.blocking {
+		return c.writeBlocking()
+	}
 	if c.raw != nil {
 		c.pending = true
 		return nil
@@ -200,6 +334,9 @@ func (c *wire) flush() error {
 // writeNow sends the buffered messages at once, for messages with no answer.
 func (c *wire) writeNow() error {
 	c.pending = false
+	if c.blocking {
+		return c.writeBlocking()
+	}
 	_, err := c.nc.Write(c.out)
 	c.out = c.out[:0]
 	return err
@@ -260,7 +397,9 @@ func (c *wire) fill(need int) error {
 	}
 	var n int
 	var err error
-	if c.raw != nil {
+	if c.blocking {
+		n, err = c.readBlocking()
+	} else if c.raw != nil {
 		c.nread, c.rerr = 0, nil
 		if err = c.raw.Read(c.readFn); err == nil {
 			n, err = c.nread, c.rerr

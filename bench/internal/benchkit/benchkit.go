@@ -115,3 +115,14 @@ func CreateDatabases(ctx context.Context, srv *localpg.Server, names ...string) 
 	}
 	return func(db string) string { return strings.Replace(srv.DSN(), "dbname=postgres", "dbname="+db, 1) }, nil
 }
+
+// Checkpoint writes out every dirty buffer on srv, so that a timed load does not pay
+// for the writes of the one before it.
+func Checkpoint(ctx context.Context, srv *localpg.Server) error {
+	conn, err := pgconn.Connect(ctx, srv.DSN())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.Exec(ctx, "checkpoint").Close()
+}

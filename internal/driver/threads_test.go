@@ -1,0 +1,84 @@
+package driver_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+// TestThreadPerClient runs clients that each wait in the kernel on a thread of their
+// own: while all of them wait for a slow statement, the process has a thread per
+// client and GOMAXPROCS raised by the clients, and a garbage collection, which must
+// stop every goroutine, still completes at once instead of waiting for the answers.
+func TestThreadPerClient(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	kvTable(t, dsn)
+	const clients = 12
+	script := &driver.Script{Name: "slow", Weight: 1, Vars: []driver.Var{{Name: "k", Min: 1, Max: 100}},
+		Commands: []driver.Command{{SQL: "SELECT v, pg_sleep(1) FROM kv WHERE k = $1", Params: []int{0}}}}
+	before := runtime.GOMAXPROCS(0)
+	var procs, threads atomic.Int64
+	var gcTook atomic.Int64
+	go func() {
+		time.Sleep(500 * time.Millisecond) // every client is inside its first pg_sleep(1)
+		procs.Store(int64(runtime.GOMAXPROCS(0)))
+		threads.Store(int64(countThreads(t)))
+		start := time.Now()
+		runtime.GC()
+		gcTook.Store(int64(time.Since(start)))
+	}()
+	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+		Clients: clients, Duration: 1500 * time.Millisecond, ThreadPerClient: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Committed < clients || res.Failed != 0 {
+		t.Errorf("committed %d, failed %d; want every client's transactions committed", res.Committed, res.Failed)
+	}
+	if got := procs.Load(); got != int64(before+clients) {
+		t.Errorf("GOMAXPROCS during the run %d, want %d + %d clients", got, before, clients)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS after the run %d, want it back at %d", after, before)
+	}
+	if got := threads.Load(); got < clients {
+		t.Errorf("%d threads while the clients waited, want one per client (%d) at least", got, clients)
+	}
+	if took := time.Duration(gcTook.Load()); took > 300*time.Millisecond {
+		t.Errorf("a garbage collection took %s while the clients waited, want it to interrupt their waits", took)
+	}
+}
+
+// countThreads reads how many threads the process has.
+func countThreads(t *testing.T) int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("Threads:")); ok {
+			n, _ := strconv.Atoi(string(bytes.TrimSpace(v)))
+			return n
+		}
+	}
+	return 0
+}
+
+// TestThreadPerClientLimit refuses more clients than threads are given for.
+func TestThreadPerClientLimit(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	_, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
+		Clients: driver.MaxThreadClients + 1, Duration: time.Second, ThreadPerClient: true})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("--thread-per-client=false")) {
+		t.Errorf("error %v, want the limit and what to do", err)
+	}
+}
