@@ -41,21 +41,24 @@ func newRunCmd(env *Env) *cobra.Command {
 
 // runFlags are the options of `run tpcb`.
 type runFlags struct {
-	dsn          string
-	scripts      []string
-	scale        int
-	clients      int
-	threads      int
-	protocol     string
-	warmup       time.Duration
-	duration     time.Duration
-	transactions int
-	progress     time.Duration
-	maxTries     int
-	seed         uint64
-	json         bool
-	labels       []string
-	dist         string // key distribution (keydist.Parse)
+	dsn     string
+	scripts []string
+	scale   int
+	clients int
+	threads int
+	// threadPerClient: each client waits for its answers on its own thread
+	// (driver.Config.ThreadPerClient) instead of sharing the threads.
+	threadPerClient bool
+	protocol        string
+	warmup          time.Duration
+	duration        time.Duration
+	transactions    int
+	progress        time.Duration
+	maxTries        int
+	seed            uint64
+	json            bool
+	labels          []string
+	dist            string // key distribution (keydist.Parse)
 	// Faults: how long the server may stay away, how long a transaction may take,
 	// how long a connect may take, and whether to resolve the host once.
 	outageTimeout  time.Duration
@@ -84,17 +87,20 @@ var tpcbKind = kind{
 		fl.IntVarP(&f.scale, "scale", "s", 0, "expected scale; checked against the data (default: detected)")
 		fl.StringVarP(&f.protocol, "protocol", "M", "prepared", "query protocol: simple, extended or prepared")
 		fl.StringVar(&f.dist, "dist", "uniform", "distribution of the account: uniform, exponential:p, pgbench-gaussian:p, zipfian[:exp], pareto[:h], special, gaussian")
-		addRunFlags(fl, f, 1)
+		addRunFlags(fl, f, 1, false)
 		return func() workload { return tpcbWorkload(*f) }
 	},
 }
 
 // addRunFlags adds the options every workload's run has: the target, clients, the
-// window, retries, output and labels.
-func addRunFlags(fl *pflag.FlagSet, f *runFlags, maxTries int) {
+// window, retries, output and labels. The defaults of maxTries and perClient follow
+// the tool the workload comes from: sysbench gives each client a thread and retries
+// deadlocks, pgbench shares one thread and does not.
+func addRunFlags(fl *pflag.FlagSet, f *runFlags, maxTries int, perClient bool) {
 	fl.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	fl.IntVarP(&f.clients, "clients", "c", 1, "concurrent clients, one connection each")
-	fl.IntVarP(&f.threads, "jobs", "j", 1, "client threads (GOMAXPROCS); one keeps the client's CPU per transaction lowest")
+	fl.IntVarP(&f.threads, "jobs", "j", 1, "client threads (GOMAXPROCS) the clients share, as pgbench -j; one keeps the client's CPU per transaction lowest")
+	fl.BoolVar(&f.threadPerClient, "thread-per-client", perClient, fmt.Sprintf("give each client its own thread, waiting in the kernel for its answers, as sysbench does: no CPU left idle between answers, more CPU per statement (up to %d clients)", driver.MaxThreadClients))
 	fl.DurationVar(&f.warmup, "warmup", 0, "time to run before measuring (not counted)")
 	fl.DurationVarP(&f.duration, "duration", "T", 60*time.Second, "measurement window")
 	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client, instead of --duration")
@@ -109,11 +115,20 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags, maxTries int) {
 	fl.BoolVar(&f.resolveOnce, "resolve-once", false, "resolve the host once at the start and connect every client to that address")
 }
 
+// fitThreads turns the workload's default of a thread per client off for more
+// clients than that allows; asked for explicitly, checkRunFlags refuses them.
+func (f *runFlags) fitThreads(fl *pflag.FlagSet) {
+	if f.threadPerClient && !fl.Changed("thread-per-client") && f.clients > driver.MaxThreadClients {
+		f.threadPerClient = false
+	}
+}
+
 // runCommand is the body of every `run` subcommand: run the workload, then print the
 // summary (as JSON with --json), also when the run ended early.
 func runCommand(env *Env, f *runFlags, wl func() workload) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		results, _ := cmd.Flags().GetString("results")
+		f.fitThreads(cmd.Flags())
 		ctx, stop := env.Interrupt(cmd.Context())
 		defer stop()
 		sum, err := runWorkload(ctx, env, *f, results, wl())
@@ -218,6 +233,9 @@ type clientCPU struct {
 	Cores          float64 `json:"cores"` // average cores busy
 	Saturated      bool    `json:"saturated"`
 	MachineBusyPct float64 `json:"machine_busy_pct,omitempty"`
+	// How the clients were run: a thread each, or sharing Threads threads.
+	ThreadPerClient bool `json:"thread_per_client"`
+	Threads         int  `json:"threads"`
 }
 
 type scriptSummary struct {
@@ -342,7 +360,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		ServerVersion: info.Version, Settings: info.Settings, Labels: labels, Started: env.Now(),
 		Params: map[string]any{"protocol": proto.String(), "warmup_s": f.warmup.Seconds(),
 			"duration_s": f.duration.Seconds(), "transactions": f.transactions, "max_tries": f.maxTries,
-			"seed": seed, "jobs": f.threads, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
+			"seed": seed, "jobs": f.threads, "thread_per_client": f.threadPerClient, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
 	}
 	for k, v := range setup.params {
 		run.Params[k] = v
@@ -418,7 +436,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	cfg := driver.Config{
 		Target: clientTarget, Scripts: scripts, Clients: f.clients, Protocol: proto,
 		Warmup: f.warmup, Duration: f.duration, Transactions: f.transactions, MaxTries: f.maxTries,
-		Seed: seed, Deck: setup.deck,
+		Seed: seed, Deck: setup.deck, ThreadPerClient: f.threadPerClient,
 		OutageTimeout: f.outageTimeout, TxTimeout: f.txTimeout, ConnectTimeout: f.connectTimeout, ResolveOnce: f.resolveOnce,
 		OnInterval: func(iv driver.Interval) {
 			prog.add(iv)
@@ -545,6 +563,8 @@ func checkRunFlags(f runFlags) error {
 		return fmt.Errorf("--clients %d is more than pgbakeoff supports (100000)", f.clients)
 	case f.threads < 1:
 		return fmt.Errorf("--jobs must be at least 1, got %d", f.threads)
+	case f.threadPerClient && f.clients > driver.MaxThreadClients:
+		return fmt.Errorf("--thread-per-client allows at most %d clients, got %d; add --thread-per-client=false to share --jobs threads among them", driver.MaxThreadClients, f.clients)
 	case f.transactions < 0:
 		return fmt.Errorf("--transactions must be positive, got %d", f.transactions)
 	case f.transactions == 0 && f.duration <= 0:
@@ -653,6 +673,10 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	wall := res.End.Sub(res.Start).Seconds()
 	c := &sum.ClientCPU
 	c.UserS, c.SysS = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
+	c.ThreadPerClient, c.Threads = f.threadPerClient, max(1, f.threads)
+	if f.threadPerClient {
+		c.Threads = f.clients
+	}
 	sum.ClientCPUS = c.UserS + c.SysS
 	if res.CommitsTotal > 0 {
 		c.PerTxUs = 1e6 * sum.ClientCPUS / float64(res.CommitsTotal)
@@ -665,6 +689,9 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	}
 	// The client can use at most GOMAXPROCS cores; near that, it is what is measured.
 	limit := float64(min(max(1, f.threads), runtime.NumCPU()))
+	if f.threadPerClient {
+		limit = float64(min(f.threads+f.clients, runtime.NumCPU()))
+	}
 	if c.Cores >= 0.9*limit {
 		c.Saturated = true
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the client was CPU-bound (%.2f of %.0f cores it may use): it, not the server, limited throughput; add --jobs or client machines", c.Cores, limit))
@@ -790,7 +817,14 @@ func printSummary(w io.Writer, s *Summary) {
 			sb.Queries, sb.QPS, sb.ReadQueries, sb.WriteQueries, sb.OtherQueries, sb.IgnoredErrors, s.Reconnects)
 	}
 	fmt.Fprintf(w, "commits: client %d, server %d (%+.2f%%) from first connect to last disconnect\n", s.CommitsTotal, s.Server.Commits, s.Server.CommitsDiffPct)
-	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores)
+	threads := fmt.Sprintf("%d shared threads", s.ClientCPU.Threads)
+	switch {
+	case s.ClientCPU.ThreadPerClient:
+		threads = "a thread per client"
+	case s.ClientCPU.Threads == 1:
+		threads = "one shared thread"
+	}
+	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores, %s\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores, threads)
 	errs := append([]errorSummary(nil), s.Errors...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Count > errs[j].Count })
 	for _, e := range errs {

@@ -200,6 +200,7 @@ func studyRunFlags(env *Env, s *study.Study, sw *studyWorkload, clients int, err
 	}
 	setOptions(s, errs, fl, "run", sw.w.Run, runReserved)
 	f.clients, f.warmup, f.duration = clients, s.Matrix.Warmup, s.Matrix.Duration
+	f.fitThreads(fl)
 	return f, wl
 }
 

@@ -101,7 +101,7 @@ func sysbenchRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload 
 	fl.Int64Var(&o.Delta, "delta", o.Delta, "select_random_ranges: width of each range of k")
 	// sysbench restarts an event after a deadlock, serialization failure or unique
 	// violation for as long as it takes; so do these runs, up to a bound.
-	addRunFlags(fl, f, 100)
+	addRunFlags(fl, f, 100, true)
 	return func() workload { return sysbenchWorkload(*f, *sf) }
 }
 

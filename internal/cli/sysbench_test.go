@@ -41,6 +41,10 @@ func TestSysbench(t *testing.T) {
 		Server       struct {
 			Commits float64 `json:"commits"`
 		} `json:"server"`
+		ClientCPU struct {
+			ThreadPerClient bool `json:"thread_per_client"`
+			Threads         int  `json:"threads"`
+		} `json:"client_cpu"`
 	}
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
 		t.Fatalf("--json: %v\n%s", err, out)
@@ -58,9 +62,14 @@ func TestSysbench(t *testing.T) {
 	if math.Abs(sum.Server.Commits-sum.CommitsTotal) > 0.01*sum.CommitsTotal+10 {
 		t.Errorf("server commits %.0f, client %.0f", sum.Server.Commits, sum.CommitsTotal)
 	}
-	// The text summary shows the split too.
-	code, out, errOut = run(t, "run", "sysbench", "--script", "oltp_point_select", "--clients", "2", "--duration", "1s", "--results", results, "--dsn", dsn)
-	if code != 0 || !strings.Contains(out, "queries: ") || !strings.Contains(out, "special:12:1:75 keys") {
+	// Like sysbench, the run gave each client a thread.
+	if !sum.ClientCPU.ThreadPerClient || sum.ClientCPU.Threads != 3 {
+		t.Errorf("client threads %+v, want one per client (3)", sum.ClientCPU)
+	}
+	// The text summary shows the split too; the clients share a thread when asked.
+	code, out, errOut = run(t, "run", "sysbench", "--script", "oltp_point_select", "--clients", "2", "--duration", "1s", "--thread-per-client=false",
+		"--results", results, "--dsn", dsn)
+	if code != 0 || !strings.Contains(out, "queries: ") || !strings.Contains(out, "special:12:1:75 keys") || !strings.Contains(out, "one shared thread") {
 		t.Errorf("run oltp_point_select: exit %d\n%s%s", code, out, errOut)
 	}
 }
@@ -84,6 +93,7 @@ func TestSysbenchBadInput(t *testing.T) {
 		{"size mismatch", []string{"run", "sysbench", "--table-size", "5000", "--dsn", loaded, "--results", results}, "--table-size 5000 does not match the data: the tables were loaded with 1000 rows", 1},
 		{"tables mismatch", []string{"run", "sysbench", "--tables", "3", "--dsn", loaded, "--results", results}, "--tables 3 does not match the data: the database has sbtest1..sbtest2", 1},
 		{"range too large", []string{"run", "sysbench", "--range-size", "2000", "--dsn", loaded, "--results", results}, "--range-size must be between 1 and the table size 1000", 2},
+		{"too many threads", []string{"run", "sysbench", "--thread-per-client", "--clients", "1025", "--dsn", loaded, "--results", results}, "--thread-per-client allows at most 1024 clients, got 1025; add --thread-per-client=false", 2},
 		{"tpcb dist", []string{"run", "tpcb", "--dist", "exponential:0", "--dsn", loaded, "--results", results}, "--dist", 2},
 	}
 	checkBadInput(t, cases)
