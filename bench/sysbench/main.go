@@ -102,7 +102,10 @@ func run() error {
 		fmt.Printf("load round %d: sysbench prepare %.2f s, pgbakeoff init sysbench %.2f s\n", i+1, sbLoad[i], ourLoad[i])
 	}
 
-	// Both tools run on the tables sysbench prepared.
+	// Both tools run on the tables sysbench prepared, settled first.
+	if err := benchkit.Settle(ctx, dsn("sb")); err != nil {
+		return err
+	}
 	secs := strconv.Itoa(int(duration.Seconds()))
 	tpsRe := regexp.MustCompile(`transactions:\s+\d+\s+\(([0-9.]+) per sec\.\)`)
 	type result struct{ sb, ours, sbCPU, oursCPU []float64 }
