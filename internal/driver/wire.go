@@ -57,7 +57,8 @@ type wire struct {
 	// socket out of Go's poller, and reads sleep in the kernel, holding the
 	// goroutine's thread, until the answer arrives. deadline (unix nanoseconds, 0 for
 	// none) then replaces the net.Conn's deadlines; it is checked each time a read or
-	// write has waited blockingTick.
+	// write has waited blockingTick, so it cuts off a stalled connection, not one that
+	// is still delivering an answer bytes at a time.
 	blocking bool
 	fd       int
 	deadline atomic.Int64
