@@ -150,8 +150,11 @@ func TestSample(t *testing.T) {
 	}
 
 	// One session inserts in short transactions, another sleeps in a
-	// query; a third, not the benchmark's, asks for a checkpoint.
-	const rowsPerInsert = 1000
+	// query; a third, not the benchmark's, asks for a checkpoint. Each insert
+	// keeps its server busy for milliseconds: with inserts of a thousand rows the
+	// writer's session sat idle, waiting on this process, whenever the other
+	// tests of the suite kept it from the CPU, and no poll saw it active.
+	const rowsPerInsert = 10000
 	var inserts, sleeps int
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(2500 * time.Millisecond)
