@@ -556,6 +556,9 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 }
 
 func checkRunFlags(f runFlags) error {
+	if err := driver.CheckThreads(f.threadPerClient, f.clients); err != nil {
+		return err
+	}
 	switch {
 	case f.clients < 1:
 		return fmt.Errorf("--clients must be at least 1, got %d", f.clients)
@@ -563,8 +566,6 @@ func checkRunFlags(f runFlags) error {
 		return fmt.Errorf("--clients %d is more than pgbakeoff supports (100000)", f.clients)
 	case f.threads < 1:
 		return fmt.Errorf("--jobs must be at least 1, got %d", f.threads)
-	case f.threadPerClient && f.clients > driver.MaxThreadClients:
-		return fmt.Errorf("--thread-per-client allows at most %d clients, got %d; add --thread-per-client=false to share --jobs threads among them", driver.MaxThreadClients, f.clients)
 	case f.transactions < 0:
 		return fmt.Errorf("--transactions must be positive, got %d", f.transactions)
 	case f.transactions == 0 && f.duration <= 0:
@@ -688,13 +689,13 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 		c.MachineBusyPct = 100 * float64(cpu1.machineBusy-cpu0.machineBusy) / float64(cpu1.machineTotal-cpu0.machineTotal)
 	}
 	// The client can use at most GOMAXPROCS cores; near that, it is what is measured.
-	limit := float64(min(max(1, f.threads), runtime.NumCPU()))
+	limit, more := float64(min(max(1, f.threads), runtime.NumCPU())), "add --jobs or client machines"
 	if f.threadPerClient {
-		limit = float64(min(f.threads+f.clients, runtime.NumCPU()))
+		limit, more = float64(min(f.threads+f.clients, runtime.NumCPU())), "add client machines"
 	}
 	if c.Cores >= 0.9*limit {
 		c.Saturated = true
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the client was CPU-bound (%.2f of %.0f cores it may use): it, not the server, limited throughput; add --jobs or client machines", c.Cores, limit))
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the client was CPU-bound (%.2f of %.0f cores it may use): it, not the server, limited throughput; %s", c.Cores, limit, more))
 	} else if c.MachineBusyPct > 95 {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("this machine's CPUs were %.0f%% busy and the client used %.2f cores of them: client and server compete for CPU", c.MachineBusyPct, c.Cores))
 	}

@@ -68,6 +68,14 @@ type Config struct {
 // MaxThreadClients is the most clients Config.ThreadPerClient gives a thread each.
 const MaxThreadClients = 1024
 
+// CheckThreads refuses a thread per client for more than MaxThreadClients clients.
+func CheckThreads(perClient bool, clients int) error {
+	if perClient && clients > MaxThreadClients {
+		return fmt.Errorf("--thread-per-client allows at most %d clients, got %d; add --thread-per-client=false to share --jobs threads among them", MaxThreadClients, clients)
+	}
+	return nil
+}
+
 // Phase of a transaction, by the time it ended.
 type Phase int
 
@@ -439,8 +447,8 @@ func (cfg *Config) validate() error {
 	if cfg.Clients < 1 {
 		return fmt.Errorf("--clients must be at least 1, got %d", cfg.Clients)
 	}
-	if cfg.ThreadPerClient && cfg.Clients > MaxThreadClients {
-		return fmt.Errorf("--thread-per-client allows at most %d clients, got %d; add --thread-per-client=false to share --jobs threads among them", MaxThreadClients, cfg.Clients)
+	if err := CheckThreads(cfg.ThreadPerClient, cfg.Clients); err != nil {
+		return err
 	}
 	if cfg.Transactions < 0 {
 		return fmt.Errorf("--transactions must be positive, got %d", cfg.Transactions)
