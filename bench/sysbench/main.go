@@ -89,14 +89,7 @@ func run() error {
 	for i := range *rounds {
 		// Taking turns, each load starts from a checkpoint: neither writes out the
 		// other's dirty pages.
-		first, second := loadSysbench, loadOurs
-		if i%2 == 1 {
-			first, second = loadOurs, loadSysbench
-		}
-		if err := first(); err != nil {
-			return err
-		}
-		if err := second(); err != nil {
+		if err := benchkit.InTurn(i, loadSysbench, loadOurs); err != nil {
 			return err
 		}
 		fmt.Printf("load round %d: sysbench prepare %.2f s, pgbakeoff init sysbench %.2f s\n", i+1, sbLoad[i], ourLoad[i])
@@ -147,14 +140,7 @@ func run() error {
 		for i := range *rounds {
 			// The tools take turns going first: writes age the tables (dead rows,
 			// page splits), and the tool that always ran second would pay for it.
-			first, second := runSysbench, runOurs
-			if i%2 == 1 {
-				first, second = runOurs, runSysbench
-			}
-			if err := first(); err != nil {
-				return err
-			}
-			if err := second(); err != nil {
+			if err := benchkit.InTurn(i, runSysbench, runOurs); err != nil {
 				return err
 			}
 			fmt.Printf("%s round %d: sysbench %.0f tps, pgbakeoff %.0f tps\n", script, i+1, r.sb[i], r.ours[i])

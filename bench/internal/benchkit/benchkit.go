@@ -140,3 +140,16 @@ func execSQL(ctx context.Context, dsn, sql string) error {
 	defer conn.Close(ctx)
 	return conn.Exec(ctx, sql).Close()
 }
+
+// InTurn runs a, then b, in even rounds and b, then a, in odd ones: whatever changes
+// from the first run of a round to the second (tables aging under writes, a
+// checkpoint still under way) does not always fall on the same tool.
+func InTurn(round int, a, b func() error) error {
+	if round%2 == 1 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
+}
