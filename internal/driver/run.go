@@ -76,6 +76,32 @@ func CheckThreads(perClient bool, clients int) error {
 	return nil
 }
 
+// procs counts the Ps that runs with a thread per client have added to GOMAXPROCS,
+// so that runs overlapping in one process (tests do) restore it correctly.
+var procs struct {
+	sync.Mutex
+	base, added int
+}
+
+// addProcs raises GOMAXPROCS by n until the returned function is called. A client
+// waiting in the kernel holds its P: the runner, the sampler and reconnections run
+// on the ones there were before.
+func addProcs(n int) (release func()) {
+	procs.Lock()
+	if procs.added == 0 {
+		procs.base = runtime.GOMAXPROCS(0)
+	}
+	procs.added += n
+	runtime.GOMAXPROCS(procs.base + procs.added)
+	procs.Unlock()
+	return func() {
+		procs.Lock()
+		procs.added -= n
+		runtime.GOMAXPROCS(procs.base + procs.added)
+		procs.Unlock()
+	}
+}
+
 // Phase of a transaction, by the time it ended.
 type Phase int
 
@@ -226,11 +252,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r.reg = histogram.NewRegistry(names)
 	if cfg.ThreadPerClient {
-		// A client waiting in the kernel holds its P: the runner, the sampler and
-		// reconnections run on the ones there were before.
-		prev := runtime.GOMAXPROCS(0)
-		runtime.GOMAXPROCS(prev + cfg.Clients)
-		defer runtime.GOMAXPROCS(prev)
+		defer addProcs(cfg.Clients)()
 	}
 	r.count = make([][phases]counters, len(cfg.Scripts))
 	for si, s := range cfg.Scripts {

@@ -82,3 +82,34 @@ func TestThreadPerClientLimit(t *testing.T) {
 		t.Errorf("error %v, want the limit and what to do", err)
 	}
 }
+
+// TestThreadPerClientOverlap overlaps two runs with a thread per client, the first
+// ending first, as parallel tests or a program running targets side by side would:
+// GOMAXPROCS follows the clients still running and ends where it began.
+func TestThreadPerClientOverlap(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	kvTable(t, dsn)
+	before := runtime.GOMAXPROCS(0)
+	run := func(clients int, d time.Duration) error {
+		_, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
+			Clients: clients, Duration: d, ThreadPerClient: true})
+		return err
+	}
+	first := make(chan error, 1)
+	go func() { first <- run(2, time.Second) }()
+	time.Sleep(300 * time.Millisecond)
+	second := make(chan error, 1)
+	go func() { second <- run(3, 2*time.Second) }()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.GOMAXPROCS(0); got != before+3 {
+		t.Errorf("GOMAXPROCS %d with the second run's 3 clients left, want %d", got, before+3)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Errorf("GOMAXPROCS %d after both runs, want it back at %d", got, before)
+	}
+}
