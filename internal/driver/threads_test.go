@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -111,5 +112,37 @@ func TestThreadPerClientOverlap(t *testing.T) {
 	}
 	if got := runtime.GOMAXPROCS(0); got != before {
 		t.Errorf("GOMAXPROCS %d after both runs, want it back at %d", got, before)
+	}
+}
+
+// TestThreadPerClientTimeout cuts off transactions that outlast the transaction
+// timeout while their clients wait in the kernel, over a Unix-domain socket (where
+// the wait is in poll) and over TCP (where it is in read).
+func TestThreadPerClientTimeout(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	srv := pgtest.Server(t)
+	for _, tr := range []struct{ name, dsn string }{
+		{"unix", dsn},
+		{"tcp", dsn + " host=127.0.0.1 port=" + strconv.Itoa(srv.Port)},
+	} {
+		t.Run(tr.name, func(t *testing.T) {
+			script := &driver.Script{Name: "slow", Weight: 1, Commands: []driver.Command{{SQL: "SELECT pg_sleep(3)"}}}
+			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, tr.dsn), Scripts: []*driver.Script{script},
+				Clients: 2, Duration: time.Second, TxTimeout: 300 * time.Millisecond, ThreadPerClient: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Committed != 0 {
+				t.Errorf("committed %d, want none: every statement outlasts the timeout", res.Committed)
+			}
+			if !slices.ContainsFunc(res.Errors, func(e driver.ErrorCount) bool { return e.Cause == "timeout" && e.Count >= 4 }) {
+				t.Errorf("errors %+v, want at least 2 timeouts per client in the second", res.Errors)
+			}
+			for _, o := range res.Outages {
+				if took := o.Start.Sub(res.Start); o.Cause != "timeout" || took > 1500*time.Millisecond {
+					t.Errorf("client %d: outage %s after the start for %q, want timeouts, the first at about 300 ms", o.Client, took, o.Cause)
+				}
+			}
+		})
 	}
 }
