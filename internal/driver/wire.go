@@ -166,18 +166,14 @@ func (c *wire) waited(err error) error {
 // readBlocking reads into in[w:], sleeping in the kernel until something arrives.
 func (c *wire) readBlocking() (int, error) {
 	for {
+		var n int
+		var err error
 		if c.pollFirst {
-			if err := pollIn(c.fd); err != nil {
-				if err == syscall.EAGAIN || err == syscall.EINTR {
-					if err := c.waited(err); err != nil {
-						return 0, err
-					}
-					continue
-				}
-				return 0, err
-			}
+			err = pollIn(c.fd)
 		}
-		n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
+		if err == nil {
+			n, err = rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
+		}
 		switch err {
 		case nil:
 			if n == 0 {
