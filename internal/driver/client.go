@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -38,30 +37,6 @@ type client struct {
 	// rearm is when the connection's deadline must next be moved for
 	// Config.TxTimeout; never without one.
 	rearm time.Time
-	// yieldAt is when a client with a thread of its own next gives up its P.
-	yieldAt time.Time
-}
-
-// yieldEvery is how often a client with a thread of its own (Config.ThreadPerClient)
-// gives up its P between transactions. Otherwise the runtime's monitor preempts each
-// client once it has run 10 ms without a break, by a signal, and preempts them all in
-// one pass: they queue up together and resume on each other's threads. A client
-// served by a different thread after each such shuffle breaks the kernel's pairing
-// of each client thread with its server process on one CPU, and their wake-ups
-// cross CPUs, an interrupt each: measured at 5,000-8,000 a second at 8 clients, 50
-// times sysbench's, on a 2-core virtual machine where each costs a trap to the host.
-// Yielding alone, at a phase of its own, a client mostly resumes on its own thread,
-// and no signal is sent.
-const yieldEvery = 3 * time.Millisecond
-
-// yield gives up the client's P if yieldEvery has passed since it last did.
-func (c *client) yield() {
-	now := time.Now()
-	if now.Before(c.yieldAt) {
-		return
-	}
-	c.yieldAt = now.Add(yieldEvery)
-	runtime.Gosched()
 }
 
 // never is later than any transaction starts.
@@ -217,10 +192,6 @@ func (c *client) pick() int {
 // counted, and a lost connection is re-established until the run ends.
 func (c *client) loop(ctx context.Context) {
 	cfg := &c.r.cfg
-	if cfg.ThreadPerClient {
-		// Phases spread over yieldEvery, so that clients yield one at a time.
-		c.yieldAt = time.Now().Add(yieldEvery * time.Duration(c.id%cfg.Clients) / time.Duration(cfg.Clients))
-	}
 	for !c.r.stopping.Load() {
 		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
 			return
@@ -276,9 +247,6 @@ func (c *client) loop(ctx context.Context) {
 			break
 		}
 		c.done++
-		if cfg.ThreadPerClient {
-			c.yield()
-		}
 		if s.ThinkMean > 0 {
 			// Exponential with the given mean, cut at ten times it (TPC-C 5.2.5.4).
 			u := float64(c.rng.Uint64()>>11) * 0x1p-53 // [0, 1)

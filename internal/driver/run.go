@@ -55,8 +55,8 @@ type Config struct {
 	// machine the client shares with the server it leaves no CPU idle between an
 	// answer and the next request, at the price of a context switch per statement:
 	// it pays for short statements (point selects), not for long transactions.
-	// Run sets GOMAXPROCS to Clients for the run (see addProcs); at most
-	// MaxThreadClients. TLS connections are multiplexed either way.
+	// Run raises GOMAXPROCS by Clients for the run; at most MaxThreadClients. TLS
+	// connections are multiplexed either way.
 	ThreadPerClient bool
 	// OnInterval receives each interval as it ends, from one goroutine.
 	OnInterval func(Interval)
@@ -76,35 +76,28 @@ func CheckThreads(perClient bool, clients int) error {
 	return nil
 }
 
-// procs counts the clients of the runs with a thread per client under way, so that
-// runs overlapping in one process (tests do) share GOMAXPROCS and restore it.
+// procs counts the Ps that runs with a thread per client have added to GOMAXPROCS,
+// so that runs overlapping in one process (tests do) restore it correctly.
 var procs struct {
 	sync.Mutex
 	base, added int
 }
 
-// addProcs sets GOMAXPROCS to the clients of every run with a thread per client,
-// n more than before, until the returned function is called. Each client holds a P
-// while it waits in the kernel and gives it up between transactions every
-// yieldEvery: the runner, the sampler and reconnections run then. No P is kept
-// spare: the runtime answers a yield with an idle P by waking a thread to look for
-// work, a futex wake-up per yield.
+// addProcs raises GOMAXPROCS by n until the returned function is called. A client
+// waiting in the kernel holds its P: the runner, the sampler and reconnections run
+// on the ones there were before.
 func addProcs(n int) (release func()) {
 	procs.Lock()
 	if procs.added == 0 {
 		procs.base = runtime.GOMAXPROCS(0)
 	}
 	procs.added += n
-	runtime.GOMAXPROCS(procs.added)
+	runtime.GOMAXPROCS(procs.base + procs.added)
 	procs.Unlock()
 	return func() {
 		procs.Lock()
 		procs.added -= n
-		if procs.added == 0 {
-			runtime.GOMAXPROCS(procs.base)
-		} else {
-			runtime.GOMAXPROCS(procs.added)
-		}
+		runtime.GOMAXPROCS(procs.base + procs.added)
 		procs.Unlock()
 	}
 }

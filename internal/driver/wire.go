@@ -149,9 +149,8 @@ func (c *wire) setDeadline(t time.Time) {
 // waited is called when a blocking read or write returns EAGAIN (blockingTick
 // passed) or EINTR (a signal): it fails once the deadline has passed. A signal is
 // how the runtime asks a goroutine to stop, for the garbage collector or because it
-// ran 10 ms without a break (a slow answer: between transactions a client yields on
-// its own, see yieldEvery): rawIO has no point where the goroutine could stop, so it
-// yields here.
+// ran 10 ms without a break: rawIO has no point where the goroutine could stop, so
+// it yields here.
 //
 //go:noinline
 func (c *wire) waited(err error) error {
@@ -260,7 +259,7 @@ func pollIn(fd int) error {
 // futexes: measured at 1.7 extra context switches per TPC-B transaction. A read or
 // write on a non-blocking socket never blocks, so the mark buys nothing here. The
 // blocking sockets of a thread per client (and pollIn) skip it too: each client then
-// keeps its P while it waits, as Run gives it one (addProcs); marked, oltp_point_select
+// keeps its P while it waits, which Run's extra Ps allow for; marked, oltp_point_select
 // at 8 clients fell from 53,000-58,000 tps to 42,000-48,000.
 func rawIO(trap uintptr, fd int, b []byte) (int, error) {
 	if len(b) == 0 {
