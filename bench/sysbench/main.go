@@ -101,13 +101,14 @@ func run() error {
 	}
 	secs := strconv.Itoa(int(duration.Seconds()))
 	tpsRe := regexp.MustCompile(`transactions:\s+\d+\s+\(([0-9.]+) per sec\.\)`)
-	type result struct{ sb, ours, sbCPU, oursCPU []float64 }
+	type result struct{ sb, ours, sbCPU, oursCPU, sbRes, oursRes []float64 }
 	scripts := []string{"oltp_point_select", "oltp_read_write"}
 	results := map[string]*result{}
 	for _, script := range scripts {
 		r := &result{}
 		results[script] = r
 		runSysbench := func() error {
+			res := benchkit.Reschedules()
 			out, ru, err := benchkit.Capture(sysbench, sbArgs("sb", script, "--threads="+strconv.Itoa(*clients), "--time="+secs, "run")...)
 			if err != nil {
 				return err
@@ -119,9 +120,11 @@ func run() error {
 			tps, _ := strconv.ParseFloat(string(m[1]), 64)
 			r.sb = append(r.sb, tps)
 			r.sbCPU = append(r.sbCPU, benchkit.CPUPerTx(ru, tps*duration.Seconds()))
+			r.sbRes = append(r.sbRes, (benchkit.Reschedules()-res)/(tps*duration.Seconds()))
 			return nil
 		}
 		runOurs := func() error {
+			res := benchkit.Reschedules()
 			out, ru, err := benchkit.Capture(bin, "run", "sysbench", "--script", script, "--clients", strconv.Itoa(*clients),
 				"--duration", duration.String(), "--json", "--results", filepath.Join(dir, "results.db"), "--dsn", dsn("sb"))
 			if err != nil {
@@ -135,6 +138,7 @@ func run() error {
 			}
 			r.ours = append(r.ours, sum.TPS)
 			r.oursCPU = append(r.oursCPU, benchkit.CPUPerTx(ru, sum.TPS*duration.Seconds()))
+			r.oursRes = append(r.oursRes, (benchkit.Reschedules()-res)/(sum.TPS*duration.Seconds()))
 			return nil
 		}
 		for i := range *rounds {
@@ -155,8 +159,12 @@ func run() error {
 		s, o := benchkit.Median(r.sb), benchkit.Median(r.ours)
 		fmt.Printf("%-34s %12.0f %12.0f %7.2fx %s\n", fmt.Sprintf("%s tps, %d clients", script, *clients), s, o, o/s, ">= 1.0x")
 		fmt.Printf("%-34s %11.1fus %11.1fus\n", "  client CPU per transaction", benchkit.Median(r.sbCPU), benchkit.Median(r.oursCPU))
+		if benchkit.Reschedules() >= 0 {
+			fmt.Printf("%-34s %12.3f %12.3f\n", "  cross-core wake-ups per tx", benchkit.Median(r.sbRes), benchkit.Median(r.oursRes))
+		}
 	}
 	fmt.Println("\nThe load ratio is sysbench's time over pgbakeoff's; both runs use sysbench's default key distribution (special).")
+	fmt.Println("Cross-core wake-ups are the machine's rescheduling interrupts during a run (/proc/interrupts RES); on a virtual machine each traps to the host.")
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -85,6 +86,34 @@ func CPUPerTx(ru *syscall.Rusage, tx float64) float64 {
 	}
 	s := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 	return 1e6 * s / tx
+}
+
+// Reschedules is the machine's count of rescheduling interrupts so far (the RES row
+// of /proc/interrupts, all CPUs), or -1 where there is none. One is sent for each
+// wake-up of a task onto another core that must preempt what runs there; on a
+// virtual machine each is a trap to the host, so a client whose wake-ups cross cores
+// pays for it where one whose processes share a core with their backends does not.
+func Reschedules() float64 {
+	b, err := os.ReadFile("/proc/interrupts")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "RES:" {
+			continue
+		}
+		var n float64
+		for _, v := range f[1:] {
+			c, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				break // the description after the counts
+			}
+			n += c
+		}
+		return n
+	}
+	return -1
 }
 
 // Median of v; 0 for none.
