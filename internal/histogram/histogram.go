@@ -60,7 +60,8 @@ func (r *Registry) Worker() *Worker {
 
 // Tick takes every worker's latencies since the last tick and returns them as one
 // histogram per series. They are valid until the next Tick, which empties and refills
-// them: merge them elsewhere to keep them.
+// them: merge them elsewhere to keep them. One goroutine ticks (Run's), Workers record
+// from any.
 func (r *Registry) Tick() []*hdrhistogram.Histogram {
 	if r.merged == nil {
 		r.merged = make([]*hdrhistogram.Histogram, len(r.names))
