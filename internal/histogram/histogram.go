@@ -38,8 +38,8 @@ type Registry struct {
 	mu      sync.Mutex
 	workers []*Worker
 	// merged are Tick's histograms, emptied and reused by each Tick: new ones, at
-	// about 190 KB each, were most of what a run allocated, and each garbage
-	// collection stops every client.
+	// about 190 KB each, were a large share of what a run allocated, and each
+	// garbage collection stops every client.
 	merged []*hdrhistogram.Histogram
 }
 
