@@ -236,6 +236,9 @@ type clientCPU struct {
 	// How the clients were run: a thread each, or sharing Threads threads.
 	ThreadPerClient bool `json:"thread_per_client"`
 	Threads         int  `json:"threads"`
+	// ReadAtOnce is, for a thread per client on a Unix-domain socket, the share of
+	// answers read without polling first (driver.Result.ReadAtOnce).
+	ReadAtOnce *float64 `json:"read_at_once,omitempty"`
 }
 
 type scriptSummary struct {
@@ -677,6 +680,9 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	c.ThreadPerClient, c.Threads = f.threadPerClient, max(1, f.threads)
 	if f.threadPerClient {
 		c.Threads = f.clients
+		if strings.HasPrefix(res.Address, "/") {
+			c.ReadAtOnce = &res.ReadAtOnce
+		}
 	}
 	sum.ClientCPUS = c.UserS + c.SysS
 	if res.CommitsTotal > 0 {
@@ -822,6 +828,9 @@ func printSummary(w io.Writer, s *Summary) {
 	switch {
 	case s.ClientCPU.ThreadPerClient:
 		threads = "a thread per client"
+		if r := s.ClientCPU.ReadAtOnce; r != nil {
+			threads += fmt.Sprintf(", %.0f%% of answers read without polling first", 100**r)
+		}
 	case s.ClientCPU.Threads == 1:
 		threads = "one shared thread"
 	}

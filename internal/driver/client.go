@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -37,6 +38,7 @@ type client struct {
 	// rearm is when the connection's deadline must next be moved for
 	// Config.TxTimeout; never without one.
 	rearm time.Time
+	waits atomic.Int64 // answers waited for on a Unix-domain socket, for runner.waits
 }
 
 // never is later than any transaction starts.
@@ -91,6 +93,7 @@ func (c *client) connect(ctx context.Context) error {
 	}
 	c.r.mu.Unlock()
 	w := newWire(hc.Conn, c.r.cfg.ThreadPerClient)
+	w.waits, w.waitCount = c.r.waits, &c.waits
 	c.mu.Lock()
 	c.w = w
 	stopping := c.r.stopping.Load()

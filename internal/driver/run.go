@@ -177,6 +177,9 @@ type Result struct {
 	// Address is where the first connection went: IP address and port, or the
 	// Unix socket's path.
 	Address string
+	// ReadAtOnce is, with Config.ThreadPerClient on a Unix-domain socket, the share
+	// of answers read without polling first (see waitChooser).
+	ReadAtOnce float64
 }
 
 type counters struct{ failed, retried, retries, rolledBack atomic.Int64 }
@@ -203,6 +206,7 @@ type runner struct {
 	serverTx []int64 // server transactions per script execution
 
 	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
+	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
 
 	mu       sync.Mutex
 	errs     map[errKey]*ErrorCount
@@ -253,6 +257,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.reg = histogram.NewRegistry(names)
 	if cfg.ThreadPerClient {
 		defer addProcs(cfg.Clients)()
+		r.waits = &waitChooser{}
 	}
 	r.count = make([][phases]counters, len(cfg.Scripts))
 	for si, s := range cfg.Scripts {
@@ -296,6 +301,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
+	var stopChooser chan struct{}
+	chosen := make(chan float64, 1)
+	if r.waits != nil {
+		stopChooser = make(chan struct{})
+		defer func() {
+			if stopChooser != nil {
+				close(stopChooser)
+			}
+		}()
+		go r.waits.choose(stopChooser, chosen)
+	}
 
 	cumulative := make([]*hdrhistogram.Histogram, len(names))
 	for i := range cumulative {
@@ -441,6 +457,11 @@ loop:
 		res.ConnectErrors = append(res.ConnectErrors, *e)
 	}
 	res.Address = r.address
+	if stopChooser != nil {
+		close(stopChooser)
+		stopChooser = nil
+		res.ReadAtOnce = <-chosen
+	}
 	r.mu.Unlock()
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Count > res.Errors[j].Count })
 	sort.Slice(res.Outages, func(i, j int) bool { return res.Outages[i].Start.Before(res.Outages[j].Start) })
@@ -552,6 +573,9 @@ func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
 			}
 		}
 		clients[i] = c
+		if r.waits != nil {
+			r.waits.waits = append(r.waits.waits, &c.waits)
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

@@ -155,3 +155,36 @@ func TestThreadPerClientTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestThreadPerClientReadsAtOnce: over a Unix-domain socket the clients poll first,
+// then try reading their answers at once, so a run does some of each; over TCP
+// there is nothing to choose, as reads are only woken by data there.
+func TestThreadPerClientReadsAtOnce(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	kvTable(t, dsn)
+	srv := pgtest.Server(t)
+	for _, tr := range []struct {
+		name, dsn string
+		some      bool
+	}{
+		{"unix", dsn, true},
+		{"tcp", dsn + " host=127.0.0.1 port=" + strconv.Itoa(srv.Port), false},
+	} {
+		t.Run(tr.name, func(t *testing.T) {
+			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, tr.dsn), Scripts: []*driver.Script{readScript()},
+				Clients: 2, Duration: 1200 * time.Millisecond, ThreadPerClient: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Committed == 0 || res.Failed != 0 {
+				t.Fatalf("committed %d, failed %d", res.Committed, res.Failed)
+			}
+			if tr.some && (res.ReadAtOnce <= 0 || res.ReadAtOnce >= 1) {
+				t.Errorf("%.3f of the answers read at once, want some but not all: both ways measured", res.ReadAtOnce)
+			}
+			if !tr.some && res.ReadAtOnce != 0 {
+				t.Errorf("%.3f of the answers read at once over TCP, want 0", res.ReadAtOnce)
+			}
+		})
+	}
+}
