@@ -305,11 +305,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	chosen := make(chan float64, 1)
 	if r.waits != nil {
 		stopChooser = make(chan struct{})
-		defer func() {
-			if stopChooser != nil {
-				close(stopChooser)
-			}
-		}()
 		go r.waits.choose(stopChooser, chosen)
 	}
 
@@ -457,12 +452,11 @@ loop:
 		res.ConnectErrors = append(res.ConnectErrors, *e)
 	}
 	res.Address = r.address
+	r.mu.Unlock()
 	if stopChooser != nil {
 		close(stopChooser)
-		stopChooser = nil
 		res.ReadAtOnce = <-chosen
 	}
-	r.mu.Unlock()
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Count > res.Errors[j].Count })
 	sort.Slice(res.Outages, func(i, j int) bool { return res.Outages[i].Start.Before(res.Outages[j].Start) })
 	sort.Slice(res.ConnectErrors, func(i, j int) bool { return res.ConnectErrors[i].Count > res.ConnectErrors[j].Count })

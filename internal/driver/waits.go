@@ -27,8 +27,8 @@ import (
 // probeEvery epochs. A workload too slow to measure (fewer than minEpochWaits waits
 // an epoch) keeps polling.
 //
-// Measured on 2 cores with 8 clients and PostgreSQL 18 on the same machine, each
-// way for a whole run: sysbench's oltp_point_select cost 0.09 more voluntary
+// Measured on 2 cores with 8 clients and PostgreSQL 18 on the same machine, with a
+// throwaway build forced to one way for a whole 6 s run: sysbench's oltp_point_select cost 0.09 more voluntary
 // switches per query reading at once, and ran 9% faster (73,300 against 67,300
 // tps); oltp_read_write cost 0.85 more, and ran 15% slower (1,060 against 1,240).
 type waitChooser struct {

@@ -2,8 +2,8 @@ package driver
 
 import "testing"
 
-// epochs ends n epochs of 1000 waits each, at perWait voluntary switches per wait
-// in whichever way is in use, and returns the ways chosen after each.
+// epochs ends n epochs of 1000 waits each, at poll or direct voluntary switches per
+// wait by the way in use, and returns whether each epoch chose to read at once.
 func epochs(w *waitChooser, n int, poll, direct float64) []bool {
 	var ways []bool
 	for range n {

@@ -171,7 +171,7 @@ func (c *wire) readBlocking() (int, error) {
 	for {
 		var n int
 		var err error
-		if c.unixSock && c.waits != nil {
+		if c.unixSock {
 			c.waitCount.Add(1)
 			if !c.waits.direct.Load() {
 				err = pollIn(c.fd)
