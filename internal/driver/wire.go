@@ -38,9 +38,12 @@ type wire struct {
 	readFn  func(fd uintptr) bool
 	nread   int
 	rerr    error
-	out     []byte
-	in      []byte // read buffer
-	r, w    int    // unread bytes are in[r:w]
+	// werr is a write's broken pipe or reset, kept by sendFailed until the
+	// server's last words have been read.
+	werr error
+	out  []byte
+	in   []byte // read buffer
+	r, w int    // unread bytes are in[r:w]
 	// Results of the last exchange.
 	rows int
 	// With keep set, await copies each DataRow's body into kept, starting at
@@ -210,10 +213,26 @@ func (c *wire) writeBlocking() error {
 				return err
 			}
 		default:
+			if c.sendFailed(err) {
+				return nil
+			}
 			return err
 		}
 	}
 	return nil
+}
+
+// sendFailed keeps a write's broken pipe or connection reset for the read that
+// follows. A server that ends the session (terminated: 57P01) sends a FATAL error
+// before closing; a request written after that fails, and the error that says why
+// is still in the socket. The read returns it, or this error once the socket is
+// drained without one.
+func (c *wire) sendFailed(err error) bool {
+	if err == syscall.EPIPE || err == syscall.ECONNRESET {
+		c.werr = err
+		return true
+	}
+	return false
 }
 
 // rawRead is the callback for syscall.RawConn.Read: false means "wait until readable".
@@ -224,7 +243,11 @@ func (c *wire) rawRead(fd uintptr) bool {
 			c.rerr = err
 			return true
 		}
-		return false // the answer cannot be there yet
+		if c.werr == nil {
+			return false // the answer cannot be there yet
+		}
+		// The server is gone: what it left is there already, and no new readiness
+		// will come to wake a wait for it.
 	}
 	n, err := rawIO(syscall.SYS_READ, int(fd), c.in[c.w:])
 	for err == syscall.EINTR {
@@ -395,6 +418,9 @@ func (c *wire) writeRaw(fd int) error {
 	}
 	if err != nil {
 		c.out = c.out[:0]
+		if c.sendFailed(err) {
+			return nil
+		}
 		return err
 	}
 	if n < len(c.out) {
@@ -457,6 +483,9 @@ func (c *wire) fill(need int) error {
 	c.w += n
 	if n > 0 {
 		return nil
+	}
+	if c.werr != nil {
+		return c.werr // the server left without a word after all
 	}
 	if err == nil {
 		err = io.ErrNoProgress
