@@ -129,6 +129,19 @@ func Median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// MedianRatio is the median over rounds of ours[i]/ref[i]. Each round's two runs
+// are close in time, so the ratio of a pair is spared the drift between rounds that
+// a ratio of medians is not.
+func MedianRatio(ours, ref []float64) float64 {
+	r := make([]float64, 0, len(ours))
+	for i := range min(len(ours), len(ref)) {
+		if ref[i] > 0 {
+			r = append(r, ours[i]/ref[i])
+		}
+	}
+	return Median(r)
+}
+
 // CreateDatabases creates databases on srv and returns a function giving each one's
 // DSN.
 func CreateDatabases(ctx context.Context, srv *localpg.Server, names ...string) (func(db string) string, error) {
@@ -143,6 +156,26 @@ func CreateDatabases(ctx context.Context, srv *localpg.Server, names ...string) 
 		}
 	}
 	return func(db string) string { return strings.Replace(srv.DSN(), "dbname=postgres", "dbname="+db, 1) }, nil
+}
+
+// Clone replaces database to with a file copy of database from, which nobody may be
+// connected to. A run that writes starts on a clone, so every such run, whichever
+// tool makes it, starts on the same tables: rows deleted and inserted again land
+// elsewhere in the heap, which vacuum does not undo, and range scans slow down run
+// after run.
+func Clone(ctx context.Context, srv *localpg.Server, from, to string) error {
+	create := "create database " + to + " template " + from
+	if srv.Major >= 15 {
+		// The default since 15 writes the whole copy to WAL; a file copy takes a
+		// second for a gigabyte here.
+		create += " strategy file_copy"
+	}
+	for _, sql := range []string{"drop database if exists " + to, create} {
+		if err := execSQL(ctx, srv.DSN(), sql); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Checkpoint writes out every dirty buffer on srv, so that a timed load does not pay
