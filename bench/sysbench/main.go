@@ -97,9 +97,10 @@ func run() error {
 
 	// Both tools run on the tables sysbench prepared, settled once, and each run on
 	// a fresh copy of them (see benchkit.Clone): read-write changes the tables for
-	// whatever runs next. Over 12 runs of 10 s one after another on the same tables,
-	// sysbench's read-write fell from 1,434 to 966 tps, and the tool that ran later
-	// in a round paid for it.
+	// whatever runs next. Four 10 s runs of sysbench's read-write in a row on the
+	// same tables, vacuumed between runs, gave 1,134, 1,095, 977 and 951 tps; four
+	// on fresh copies gave 974 to 1,244 with no trend. On shared tables the tool
+	// that ran later in a round paid for it.
 	if err := benchkit.Settle(ctx, dsn("sb")); err != nil {
 		return err
 	}

@@ -159,10 +159,9 @@ func CreateDatabases(ctx context.Context, srv *localpg.Server, names ...string) 
 }
 
 // Clone replaces database to with a file copy of database from, which nobody may be
-// connected to. A run that writes starts on a clone, so every such run, whichever
-// tool makes it, starts on the same tables: rows deleted and inserted again land
-// elsewhere in the heap, which vacuum does not undo, and range scans slow down run
-// after run.
+// connected to. A run that starts on a clone starts on the same tables as every
+// other, whichever tool makes it and whatever ran before: sysbench's read-write
+// slowed run after run on the same tables, even vacuumed between runs.
 func Clone(ctx context.Context, srv *localpg.Server, from, to string) error {
 	create := "create database " + to + " template " + from
 	if srv.Major >= 15 {
