@@ -3,12 +3,15 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
@@ -38,18 +41,27 @@ func TestInterruptedLoad(t *testing.T) {
 		t.Run(tc.kind, func(t *testing.T) {
 			dsn := pgtest.NewDatabase(t)
 			args := append([]string{"init", tc.kind, "--dsn", dsn}, tc.init...)
-			interrupt := func(after time.Duration) {
+			// interrupt runs init and stops it as Ctrl-C would, once the load has
+			// marked its tables and count over its journal gives at least n: a stop
+			// at a fixed time could land before the load began on a slow machine, or
+			// after it finished on a fast one.
+			interrupt := func(count string, n int) {
 				t.Helper()
 				var stdout, stderr bytes.Buffer
 				env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv, Now: time.Now, Args: args,
 					Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
-						return context.WithTimeout(ctx, after) // Ctrl-C during the load
+						ctx, cancel := context.WithCancel(ctx)
+						go func() {
+							waitLoading(ctx, dsn, count, n)
+							cancel()
+						}()
+						return ctx, cancel
 					}}
 				if code := cli.Main(env); code != cli.ExitInterrupted {
 					t.Fatalf("interrupted init: exit %d, want %d\n%s%s", code, cli.ExitInterrupted, stdout.String(), stderr.String())
 				}
 			}
-			interrupt(600 * time.Millisecond)
+			interrupt(copiedSQL, 1)
 			code, out, errOut := run(t, "run", tc.kind, "--duration", "1s", "--results", t.TempDir()+"/r.db", "--dsn", dsn)
 			if code == 0 || !strings.Contains(errOut, "did not finish") {
 				t.Errorf("run on an interrupted load: exit %d, want an error saying the load did not finish\n%s%s", code, out, errOut)
@@ -62,10 +74,10 @@ func TestInterruptedLoad(t *testing.T) {
 			if code, out, errOut := run(t, other...); code != 0 || !strings.Contains(errOut, "had other options") {
 				t.Fatalf("init with other options: exit %d, want a note that the unfinished load had other options\n%s%s", code, out, errOut)
 			}
-			// Interrupted twice, later the second time: init resumes, keeping what
-			// both attempts finished.
-			interrupt(600 * time.Millisecond)
-			interrupt(1500 * time.Millisecond)
+			// Interrupted twice, the second time after one more step: init resumes,
+			// keeping what both attempts finished.
+			interrupt(copiedSQL, 1)
+			interrupt(stepsSQL, journalled(t, dsn)+1)
 			code, out, errOut = run(t, args...)
 			if code != 0 || !strings.Contains(errOut, "did not finish (done: ") || !strings.Contains(errOut, "resuming it") {
 				t.Fatalf("init again: exit %d, want a note that the unfinished load resumes\n%s%s", code, out, errOut)
@@ -94,10 +106,66 @@ func TestInterruptedLoad(t *testing.T) {
 				t.Errorf("run after resuming: exit %d\n%s%s", code, out, errOut)
 			}
 			// --reload starts over even where the load could resume.
-			interrupt(600 * time.Millisecond)
+			interrupt(stepsSQL, 0)
 			if code, out, errOut := run(t, append(slices.Clone(args), "--reload")...); code != 0 || !strings.Contains(errOut, "as --reload asks") {
 				t.Errorf("init --reload: exit %d, want a note that it loads from the start\n%s%s", code, out, errOut)
 			}
 		})
+	}
+}
+
+// journalled is how many finished steps the load journal in the database at dsn
+// holds.
+func journalled(t *testing.T, dsn string) int {
+	t.Helper()
+	n, err := strconv.Atoi(pgtest.Query(t, dsn, stepsSQL))
+	if err != nil {
+		t.Fatalf("count the journalled steps: %v", err)
+	}
+	return n
+}
+
+// Counts over a load in progress; the journal's queries fail until it exists.
+const (
+	markedSQL = "select count(*) from pg_class where relkind = 'r' and obj_description(oid, 'pg_class') like 'pgbakeoff: loading%'"
+	copiedSQL = "select count(*) from pgbakeoff_load_journal where step like 'copy %'"
+	stepsSQL  = "select count(*) from pgbakeoff_load_journal where step like 'copy %' or step like 'sql %'"
+)
+
+// waitLoading returns once some table in the database at dsn carries a load's mark
+// of unfinished data and the query count gives at least n, or when ctx ends (or
+// after a minute, so that a load that never gets there is still stopped and fails
+// the test's checks).
+func waitLoading(ctx context.Context, dsn, count string, n int) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	value := func(conn *pgconn.PgConn, sql string) (int, error) {
+		res, err := conn.Exec(ctx, sql).ReadAll()
+		if err != nil {
+			return 0, err
+		}
+		if len(res) != 1 || len(res[0].Rows) != 1 {
+			return 0, fmt.Errorf("%s: no row", sql)
+		}
+		return strconv.Atoi(string(res[0].Rows[0][0]))
+	}
+	reached := func() bool {
+		conn, err := pgconn.Connect(ctx, dsn)
+		if err != nil {
+			return false
+		}
+		defer conn.Close(context.Background())
+		if marked, err := value(conn, markedSQL); err != nil || marked == 0 {
+			return false
+		}
+		got, err := value(conn, count)
+		return err == nil && got >= n
+	}
+	for !reached() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
