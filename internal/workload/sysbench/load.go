@@ -145,7 +145,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	}
 	keyConnect := connect
 	if opt.Tables >= opt.Workers {
-		keyConnect = serialBuilds(connect)
+		keyConnect = load.SerialBuilds(connect) // each job builds one table's keys at a time
 	}
 	if err := load.Exec(ctx, keyConnect, index, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("keys: %w", err)
@@ -160,30 +160,6 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	}
 	phases.End()
 	return phases, nil
-}
-
-// serialBuilds connects as connect does, with the server's parallel index builds
-// (max_parallel_maintenance_workers, PostgreSQL 11 and later) off for the session.
-// With a table for every job, each job builds one table's keys at a time and the jobs
-// already use as much of the server as the load was given; the server's own workers
-// would only crowd the same cores. Measured on 2 cores, PostgreSQL 18, the keys of 4
-// tables of 1,000,000 rows on 2 connections: 2.00-2.28 s without them, 2.17-2.67 s
-// with the default 2, in 5 alternating rounds each. With fewer tables than jobs the
-// server's workers use what the idle jobs leave, so they stay on.
-func serialBuilds(connect load.Connector) load.Connector {
-	return func(ctx context.Context) (*pgconn.PgConn, error) {
-		conn, err := connect(ctx)
-		if err != nil {
-			return nil, err
-		}
-		err = load.ExecSQL(ctx, conn, `select set_config('max_parallel_maintenance_workers', '0', false)
-			where current_setting('max_parallel_maintenance_workers', true) is not null`)
-		if err != nil {
-			conn.Close(context.Background())
-			return nil, fmt.Errorf("turn off parallel index builds: %w", err)
-		}
-		return conn, nil
-	}
 }
 
 // copyTasks gives each table one frozen task, or, with fewer tables than workers,

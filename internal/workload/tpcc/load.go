@@ -124,7 +124,12 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	for _, t := range tasks {
 		rows[t.Table] = t.Source.Rows
 	}
-	if err := load.Exec(ctx, connect, keySQL(rows, partitions), opt.Workers, j); err != nil {
+	builds := keySQL(rows, partitions)
+	keyConnect := connect
+	if len(builds) >= opt.Workers {
+		keyConnect = load.SerialBuilds(connect) // every job has an index to build
+	}
+	if err := load.Exec(ctx, keyConnect, builds, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("keys: %w", err)
 	}
 	if partitions > 0 {

@@ -1,14 +1,15 @@
-package sysbench
+package load_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
-// TestSerialBuilds checks that the sessions serialBuilds opens build indexes without
+// TestSerialBuilds checks that the sessions SerialBuilds opens build indexes without
 // the server's parallel workers, which a plain session of the same server has.
 func TestSerialBuilds(t *testing.T) {
 	t.Parallel()
@@ -18,7 +19,7 @@ func TestSerialBuilds(t *testing.T) {
 		t.Fatalf("a plain session already has %s = 0; the check would prove nothing", show)
 	}
 	ctx := context.Background()
-	conn, err := serialBuilds(func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) })(ctx)
+	conn, err := load.SerialBuilds(func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) })(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,6 +29,6 @@ func TestSerialBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := string(res[0].Rows[0][0]); got != "0" {
-		t.Errorf("%s = %s in a serialBuilds session, want 0", show, got)
+		t.Errorf("%s = %s in a SerialBuilds session, want 0", show, got)
 	}
 }
