@@ -144,7 +144,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		analyze = append(analyze, "analyze "+tableName(n))
 	}
 	keyConnect := connect
-	if opt.Tables >= opt.Workers {
+	if opt.Workers > 1 && opt.Tables >= opt.Workers {
 		keyConnect = load.SerialBuilds(connect) // each job builds one table's keys at a time
 	}
 	if err := load.Exec(ctx, keyConnect, index, opt.Workers, j); err != nil {

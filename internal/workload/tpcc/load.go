@@ -124,10 +124,10 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	for _, t := range tasks {
 		rows[t.Table] = t.Source.Rows
 	}
-	builds := keySQL(rows, partitions)
+	builds, serial := keySQL(rows, partitions, opt.Workers)
 	keyConnect := connect
-	if len(builds) >= opt.Workers {
-		keyConnect = load.SerialBuilds(connect) // every job has an index to build
+	if serial {
+		keyConnect = load.SerialBuilds(connect)
 	}
 	if err := load.Exec(ctx, keyConnect, builds, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("keys: %w", err)
@@ -218,7 +218,15 @@ func partitionWarehouses(ctx context.Context, conn *pgconn.PgConn, warehouses, p
 // each table's (or partition's) rows. With partitions, order_line's primary key is
 // built on each partition by its own statement, so that they build in parallel;
 // attachSQL then joins them under the partitioned table's key.
-func keySQL(rows map[string]int64, partitions int) []string {
+//
+// serial tells whether workers jobs building them keep the server busy enough that
+// its parallel index builds would only crowd them (load.SerialBuilds): there are two
+// jobs or more, each has an index to build, and the largest, order_line's key, is at
+// most twice a job's share of the rows. With more jobs (4 or more for 10 warehouses
+// without partitions) the others run out of work long before it ends, and the
+// server's workers can use the cores they leave, as they can those a single job
+// leaves.
+func keySQL(rows map[string]int64, partitions, workers int) (sql []string, serial bool) {
 	type stmt struct {
 		sql  string
 		rows int64
@@ -235,11 +243,13 @@ func keySQL(rows map[string]int64, partitions int) []string {
 		stmts = append(stmts, stmt{ix.sql(ix.table, ix.name), rows[ix.table]})
 	}
 	slices.SortStableFunc(stmts, func(a, b stmt) int { return cmp.Compare(b.rows, a.rows) })
-	sql := make([]string, len(stmts))
-	for i, s := range stmts {
-		sql[i] = s.sql
+	var total int64
+	for _, s := range stmts {
+		sql = append(sql, s.sql)
+		total += s.rows
 	}
-	return sql
+	serial = workers > 1 && len(stmts) >= workers && stmts[0].rows*int64(workers) <= 2*total
+	return sql, serial
 }
 
 // attachSQL adds order_line's primary key to the partitioned table itself, where it

@@ -414,3 +414,25 @@ func TestNumeric(t *testing.T) {
 		})
 	}
 }
+
+// TestSerialKeys: the server's parallel index builds are turned off for the keys
+// only while every job has an index to build and order_line's key is not so large
+// that the other jobs would idle through most of it.
+func TestSerialKeys(t *testing.T) {
+	rows := map[string]int64{}
+	for _, task := range copyTasks(newPopulation(1, loadTime).sources(10)) {
+		rows[task.Table] = task.Source.Rows
+	}
+	for _, tc := range []struct {
+		workers int
+		want    bool
+	}{{1, false}, {2, true}, {3, true}, {4, false}, {11, false}} {
+		sql, serial := keySQL(rows, 0, tc.workers)
+		if serial != tc.want {
+			t.Errorf("%d jobs: serial builds %v, want %v", tc.workers, serial, tc.want)
+		}
+		if len(sql) != len(keys) || !strings.Contains(sql[0], "order_line") {
+			t.Errorf("%d jobs: %d statements, order_line's first: want %d, order_line's key first\n%s", tc.workers, len(sql), len(keys), strings.Join(sql, "\n"))
+		}
+	}
+}
