@@ -149,16 +149,31 @@ func waitLoading(ctx context.Context, dsn, count string, n int) {
 		}
 		return strconv.Atoi(string(res[0].Rows[0][0]))
 	}
+	// One connection for all the polls, so that they cost the server little.
+	var conn *pgconn.PgConn
+	defer func() {
+		if conn != nil {
+			conn.Close(context.Background())
+		}
+	}()
 	reached := func() bool {
-		conn, err := pgconn.Connect(ctx, dsn)
+		if conn == nil {
+			var err error
+			if conn, err = pgconn.Connect(ctx, dsn); err != nil {
+				conn = nil
+				return false
+			}
+		}
+		marked, err := value(conn, markedSQL)
 		if err != nil {
+			conn.Close(context.Background())
+			conn = nil
 			return false
 		}
-		defer conn.Close(context.Background())
-		if marked, err := value(conn, markedSQL); err != nil || marked == 0 {
+		if marked == 0 {
 			return false
 		}
-		got, err := value(conn, count)
+		got, err := value(conn, count) // fails while there is no journal yet
 		return err == nil && got >= n
 	}
 	for !reached() {
