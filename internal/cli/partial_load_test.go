@@ -3,16 +3,15 @@ package cli_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -23,17 +22,19 @@ func TestInterruptedLoad(t *testing.T) {
 	tests := []struct {
 		kind string
 		init []string
+		// marked is the table that carries the mark of an unfinished load.
+		marked string
 		// whole is a query over the loaded data and what it must give.
 		whole, want string
 	}{
-		{"tpcb", []string{"--scale", "40"},
+		{"tpcb", []string{"--scale", "40"}, "pgbench_branches",
 			"select (select count(*) from pgbench_accounts) || ' ' || (select count(distinct aid) from pgbench_accounts) || ' ' || (select count(*) from pgbench_tellers) || ' ' || (select count(*) from pgbench_branches) || ' ' || (select count(*) from pg_indexes where tablename like 'pgbench%')",
 			"4000000 4000000 400 40 3"},
-		{"tpcc", []string{"--warehouses", "5"},
+		{"tpcc", []string{"--warehouses", "5"}, "warehouse",
 			// Order lines are random in number: compared with a load never stopped.
 			"select (select count(*) from stock) || ' ' || (select count(*) from customer) || ' ' || (select count(*) || ' ' || sum(ol_amount) || ' ' || sum(ol_i_id) from order_line) || ' ' || (select count(*) from item)",
 			""},
-		{"sysbench", []string{"--tables", "2", "--table-size", "1000000"},
+		{"sysbench", []string{"--tables", "2", "--table-size", "1000000"}, "sbtest1",
 			"select (select count(*) || ' ' || count(distinct id) from sbtest1) || ' ' || (select count(*) || ' ' || count(distinct id) from sbtest2) || ' ' || (select count(*) from pg_indexes where tablename like 'sbtest%')",
 			"1000000 1000000 1000000 1000000 4"},
 	}
@@ -42,17 +43,17 @@ func TestInterruptedLoad(t *testing.T) {
 			dsn := pgtest.NewDatabase(t)
 			args := append([]string{"init", tc.kind, "--dsn", dsn}, tc.init...)
 			// interrupt runs init and stops it as Ctrl-C would, once the load has
-			// marked its tables and count over its journal gives at least n: a stop
-			// at a fixed time could land before the load began on a slow machine, or
-			// after it finished on a fast one.
-			interrupt := func(count string, n int) {
+			// marked its table and its journal satisfies far: a stop at a fixed time
+			// could land before the load began on a slow machine, or after it
+			// finished on a fast one.
+			interrupt := func(far func(load.JournalState) bool) {
 				t.Helper()
 				var stdout, stderr bytes.Buffer
 				env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv, Now: time.Now, Args: args,
 					Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
 						ctx, cancel := context.WithCancel(ctx)
 						go func() {
-							waitLoading(ctx, dsn, count, n)
+							waitLoading(ctx, dsn, tc.marked, tc.kind, far)
 							cancel()
 						}()
 						return ctx, cancel
@@ -61,7 +62,8 @@ func TestInterruptedLoad(t *testing.T) {
 					t.Fatalf("interrupted init: exit %d, want %d\n%s%s", code, cli.ExitInterrupted, stdout.String(), stderr.String())
 				}
 			}
-			interrupt(copiedSQL, 1)
+			copied := func(st load.JournalState) bool { return st.Copied >= 1 }
+			interrupt(copied)
 			code, out, errOut := run(t, "run", tc.kind, "--duration", "1s", "--results", t.TempDir()+"/r.db", "--dsn", dsn)
 			if code == 0 || !strings.Contains(errOut, "did not finish") {
 				t.Errorf("run on an interrupted load: exit %d, want an error saying the load did not finish\n%s%s", code, out, errOut)
@@ -76,8 +78,9 @@ func TestInterruptedLoad(t *testing.T) {
 			}
 			// Interrupted twice, the second time after one more step: init resumes,
 			// keeping what both attempts finished.
-			interrupt(copiedSQL, 1)
-			interrupt(stepsSQL, journalled(t, dsn)+1)
+			interrupt(copied)
+			before := journalled(t, dsn, tc.kind)
+			interrupt(func(st load.JournalState) bool { return st.Copied+st.Steps > before })
 			code, out, errOut = run(t, args...)
 			if code != 0 || !strings.Contains(errOut, "did not finish (done: ") || !strings.Contains(errOut, "resuming it") {
 				t.Fatalf("init again: exit %d, want a note that the unfinished load resumes\n%s%s", code, out, errOut)
@@ -106,7 +109,7 @@ func TestInterruptedLoad(t *testing.T) {
 				t.Errorf("run after resuming: exit %d\n%s%s", code, out, errOut)
 			}
 			// --reload starts over even where the load could resume.
-			interrupt(stepsSQL, 0)
+			interrupt(func(load.JournalState) bool { return true })
 			if code, out, errOut := run(t, append(slices.Clone(args), "--reload")...); code != 0 || !strings.Contains(errOut, "as --reload asks") {
 				t.Errorf("init --reload: exit %d, want a note that it loads from the start\n%s%s", code, out, errOut)
 			}
@@ -114,41 +117,30 @@ func TestInterruptedLoad(t *testing.T) {
 	}
 }
 
-// journalled is how many finished steps the load journal in the database at dsn
-// holds.
-func journalled(t *testing.T, dsn string) int {
+// journalled is how many finished steps the journal of workload's load in the
+// database at dsn holds.
+func journalled(t *testing.T, dsn, workload string) int {
 	t.Helper()
-	n, err := strconv.Atoi(pgtest.Query(t, dsn, stepsSQL))
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, dsn)
 	if err != nil {
-		t.Fatalf("count the journalled steps: %v", err)
+		t.Fatal(err)
 	}
-	return n
+	defer conn.Close(ctx)
+	st, err := load.ReadJournal(ctx, conn, workload)
+	if err != nil || st == nil {
+		t.Fatalf("read the load journal: %v (none: %v)", err, st == nil)
+	}
+	return st.Copied + st.Steps
 }
 
-// Counts over a load in progress; the journal's queries fail until it exists.
-const (
-	markedSQL = "select count(*) from pg_class where relkind = 'r' and obj_description(oid, 'pg_class') like 'pgbakeoff: loading%'"
-	copiedSQL = "select count(*) from pgbakeoff_load_journal where step like 'copy %'"
-	stepsSQL  = "select count(*) from pgbakeoff_load_journal where step like 'copy %' or step like 'sql %'"
-)
-
-// waitLoading returns once some table in the database at dsn carries a load's mark
-// of unfinished data and the query count gives at least n, or when ctx ends (or
+// waitLoading returns once the database at dsn holds an unfinished load whose mark
+// is on table and whose journal (of workload) satisfies far, or when ctx ends (or
 // after a minute, so that a load that never gets there is still stopped and fails
 // the test's checks).
-func waitLoading(ctx context.Context, dsn, count string, n int) {
+func waitLoading(ctx context.Context, dsn, table, workload string, far func(load.JournalState) bool) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	value := func(conn *pgconn.PgConn, sql string) (int, error) {
-		res, err := conn.Exec(ctx, sql).ReadAll()
-		if err != nil {
-			return 0, err
-		}
-		if len(res) != 1 || len(res[0].Rows) != 1 {
-			return 0, fmt.Errorf("%s: no row", sql)
-		}
-		return strconv.Atoi(string(res[0].Rows[0][0]))
-	}
 	// One connection for all the polls, so that they cost the server little.
 	var conn *pgconn.PgConn
 	defer func() {
@@ -164,17 +156,17 @@ func waitLoading(ctx context.Context, dsn, count string, n int) {
 				return false
 			}
 		}
-		marked, err := value(conn, markedSQL)
+		unfinished, err := load.Unfinished(ctx, conn, table)
 		if err != nil {
 			conn.Close(context.Background())
 			conn = nil
 			return false
 		}
-		if marked == 0 {
+		if !unfinished {
 			return false
 		}
-		got, err := value(conn, count) // fails while there is no journal yet
-		return err == nil && got >= n
+		st, err := load.ReadJournal(ctx, conn, workload)
+		return err == nil && st != nil && far(*st)
 	}
 	for !reached() {
 		select {
