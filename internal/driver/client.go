@@ -39,6 +39,10 @@ type client struct {
 	// Config.TxTimeout; never without one.
 	rearm time.Time
 	waits atomic.Int64 // answers waited for on a Unix-domain socket, for runner.waits
+	// stmts counts the statements of the transaction under way (the wire adds to
+	// it); queries, per script and phase, those of the transactions that ended.
+	stmts   Queries
+	queries [][phases]Queries
 }
 
 // never is later than any transaction starts.
@@ -94,6 +98,7 @@ func (c *client) connect(ctx context.Context) error {
 	c.r.mu.Unlock()
 	w := newWire(hc.Conn, c.r.cfg.ThreadPerClient)
 	w.waits, w.waitCount = c.r.waits, &c.waits
+	w.stmts = &c.stmts
 	c.mu.Lock()
 	c.w = w
 	stopping := c.r.stopping.Load()
@@ -218,6 +223,7 @@ func (c *client) loop(ctx context.Context) {
 		if start.After(c.rearm) {
 			c.armTimeout(start)
 		}
+		var phase Phase
 		for try := 1; ; try++ {
 			var err error
 			if s.Program != nil {
@@ -226,7 +232,7 @@ func (c *client) loop(ctx context.Context) {
 				err = c.exec(si, s)
 			}
 			if err == nil || errors.Is(err, ErrRollback) {
-				c.r.record(c.hist, si, start, time.Now(), try > 1, err != nil)
+				phase = c.r.record(c.hist, si, start, time.Now(), try > 1, err != nil)
 				break
 			}
 			var pe *pgconn.PgError
@@ -235,7 +241,7 @@ func (c *client) loop(ctx context.Context) {
 					c.r.retry(si, pe)
 					continue
 				}
-				c.r.fail(si, time.Now(), pe.Code, "", pe.Message, try > 1)
+				phase = c.r.fail(si, time.Now(), pe.Code, "", pe.Message, try > 1)
 				break
 			}
 			// The connection is gone; the transaction is lost with it.
@@ -249,6 +255,9 @@ func (c *client) loop(ctx context.Context) {
 			}
 			break
 		}
+		// The statements of every try count, in the phase the transaction ended in.
+		c.queries[si][phase].add(c.stmts)
+		c.stmts = Queries{}
 		c.done++
 		if s.ThinkMean > 0 {
 			// Exponential with the given mean, cut at ten times it (TPC-C 5.2.5.4).

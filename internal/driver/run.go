@@ -139,6 +139,9 @@ type ScriptResult struct {
 	Retried    int64 // transactions that succeeded or failed after more than one try
 	Retries    int64 // extra tries in all
 	Latency    *hdrhistogram.Histogram
+	// Queries are the statements of the transactions that ended in the window,
+	// retried tries and rollbacks included, counted as sysbench counts them.
+	Queries Queries
 }
 
 // ErrorCount is how often one SQLSTATE was seen for one script.
@@ -434,6 +437,9 @@ loop:
 		sr := ScriptResult{Name: s.Name, Latency: cumulative[int(Measure)*len(cfg.Scripts)+si],
 			Failed: m.failed.Load(), Retried: m.retried.Load(), Retries: m.retries.Load(), RolledBack: m.rolledBack.Load()}
 		sr.Committed = sr.Latency.TotalCount() - sr.RolledBack
+		for _, c := range clients {
+			sr.Queries.add(c.queries[si][Measure])
+		}
 		res.Scripts = append(res.Scripts, sr)
 		res.Committed += sr.Committed
 		res.Failed += sr.Failed
@@ -551,7 +557,8 @@ func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	for i := range clients {
-		c := &client{id: i, r: r, rng: rand.NewPCG(r.cfg.Seed, uint64(i)+1), hist: r.reg.Worker(), vals: make([]int64, maxVars)}
+		c := &client{id: i, r: r, rng: rand.NewPCG(r.cfg.Seed, uint64(i)+1), hist: r.reg.Worker(), vals: make([]int64, maxVars),
+			queries: make([][phases]Queries, len(r.cfg.Scripts))}
 		if r.cfg.Protocol == Simple {
 			for _, s := range r.cfg.Scripts {
 				var ps [][]string
@@ -602,7 +609,8 @@ func (r *runner) phaseOf(t time.Time) Phase {
 	return After
 }
 
-func (r *runner) record(w *histogram.Worker, si int, start, end time.Time, retried, rolledBack bool) {
+// record records a transaction that ended at end, and returns the phase it counts in.
+func (r *runner) record(w *histogram.Worker, si int, start, end time.Time, retried, rolledBack bool) Phase {
 	p := r.phaseOf(end)
 	w.Record(int(p)*len(r.cfg.Scripts)+si, end.Sub(start))
 	if rolledBack {
@@ -613,6 +621,7 @@ func (r *runner) record(w *histogram.Worker, si int, start, end time.Time, retri
 		r.count[si][p].retried.Add(1)
 		r.tickRetried.Add(1)
 	}
+	return p
 }
 
 func (r *runner) retry(si int, pe interface{ SQLState() string }) {
@@ -621,7 +630,8 @@ func (r *runner) retry(si int, pe interface{ SQLState() string }) {
 	r.addError(si, pe.SQLState(), "", "", true)
 }
 
-func (r *runner) fail(si int, at time.Time, state, cause, msg string, retried bool) {
+// fail counts a transaction that failed at at, and returns the phase it counts in.
+func (r *runner) fail(si int, at time.Time, state, cause, msg string, retried bool) Phase {
 	p := r.phaseOf(at)
 	r.count[si][p].failed.Add(1)
 	if retried {
@@ -629,6 +639,7 @@ func (r *runner) fail(si int, at time.Time, state, cause, msg string, retried bo
 	}
 	r.tickFailed.Add(1)
 	r.addError(si, state, cause, msg, false)
+	return p
 }
 
 func (r *runner) addError(si int, state, cause, msg string, retried bool) {

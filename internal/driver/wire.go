@@ -52,7 +52,9 @@ type wire struct {
 	kept   []byte
 	rowAt  []int
 	status byte // transaction status from ReadyForQuery: 'I', 'T' or 'E'
-	err    *pgconn.PgError
+	// stmts, when set, counts the statements completed, as Queries describes.
+	stmts *Queries
+	err   *pgconn.PgError
 	// queued counts the exchanges (each ending in Sync or a simple Query) sent ahead
 	// of the last one; await reads their answers first and keeps only their errors.
 	queued int
@@ -503,12 +505,18 @@ func (c *wire) await() error {
 	c.rows = 0
 	c.err = nil
 	c.kept, c.rowAt = c.kept[:0], c.rowAt[:0]
+	rowsAt := 0 // c.rows when the statement now answering began
 	for {
 		t, body, err := c.next()
 		if err != nil {
 			return err
 		}
 		switch t {
+		case 'C':
+			if c.stmts != nil {
+				c.stmts.count(body, c.rows > rowsAt)
+			}
+			rowsAt = c.rows
 		case 'D':
 			c.rows++
 			if c.keep {
@@ -521,7 +529,7 @@ func (c *wire) await() error {
 			}
 			if c.queued > 0 {
 				c.queued--
-				c.rows = 0
+				c.rows, rowsAt = 0, 0
 				c.kept, c.rowAt = c.kept[:0], c.rowAt[:0]
 				continue
 			}
@@ -535,10 +543,53 @@ func (c *wire) await() error {
 				return fmt.Errorf("%w: %w", errClosed, pe)
 			}
 		}
-		// '1' ParseComplete, '2' BindComplete, 'C' CommandComplete, 'T' RowDescription,
+		// '1' ParseComplete, '2' BindComplete, 'T' RowDescription,
 		// 'n' NoData, 'I' EmptyQueryResponse, 'N' notices, 'S' parameter status and
 		// 'A' notifications need no action.
 	}
+}
+
+// Queries counts statements as sysbench's PostgreSQL driver does (pgsql_check_status
+// in drv_pgsql.c): one that returned a result set, even an empty one, is a read; one
+// that reports changed rows is a write; anything else is other: BEGIN, COMMIT,
+// ROLLBACK, and an UPDATE or DELETE that matched no row. Statements that failed are
+// not counted.
+type Queries struct{ Read, Write, Other int64 }
+
+// Total is every statement counted.
+func (q Queries) Total() int64 { return q.Read + q.Write + q.Other }
+
+func (q *Queries) add(o Queries) {
+	q.Read += o.Read
+	q.Write += o.Write
+	q.Other += o.Other
+}
+
+// count counts the statement whose CommandComplete tag is tag ("SELECT 5",
+// "UPDATE 0", "INSERT 0 1", "COMMIT", NUL-terminated). Without Describe the
+// extended protocol sends no RowDescription, so a result set is told by its rows or
+// by the SELECT tag.
+func (q *Queries) count(tag []byte, rows bool) {
+	if rows || (len(tag) >= 6 && string(tag[:6]) == "SELECT") {
+		q.Read++
+		return
+	}
+	end := len(tag)
+	if end > 0 && tag[end-1] == 0 {
+		end--
+	}
+	// The tag's last word is the row count, for the commands that have one.
+	i := end
+	changed := false
+	for i > 0 && tag[i-1] >= '0' && tag[i-1] <= '9' {
+		changed = changed || tag[i-1] != '0'
+		i--
+	}
+	if changed && i < end && i > 0 && tag[i-1] == ' ' {
+		q.Write++
+		return
+	}
+	q.Other++
 }
 
 // parseError decodes an ErrorResponse body into the driver's error type, so errors

@@ -50,3 +50,33 @@ func TestWriteAfterTerminate(t *testing.T) {
 		})
 	}
 }
+
+// TestQueriesCount: the server's own command tags are counted as sysbench counts
+// results: a result set, even empty, is a read (and so is INSERT ... RETURNING);
+// changed rows make a write; BEGIN, DDL and a write that changed nothing are other.
+func TestQueriesCount(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	conn, err := pgconn.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc, err := conn.Hijack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWire(hc.Conn, false)
+	defer w.close()
+	var q Queries
+	w.stmts = &q
+	w.appendQuery([]byte(`BEGIN; SELECT 1 WHERE false; CREATE TEMP TABLE x (a int); INSERT INTO x VALUES (1), (2);
+		UPDATE x SET a = 3 WHERE a = 9; DELETE FROM x; INSERT INTO x SELECT 1 RETURNING a; COMMIT`))
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.await(); err != nil || w.err != nil {
+		t.Fatal(err, w.err)
+	}
+	if want := (Queries{Read: 2, Write: 2, Other: 4}); q != want {
+		t.Errorf("counted %+v, want %+v", q, want)
+	}
+}
