@@ -796,7 +796,7 @@ func printSummary(w io.Writer, s *Summary) {
 	if t := s.TPCCFigures; t != nil {
 		fmt.Fprintf(w, "mix: %s, %d warehouses, %s mode, %d clients\n", s.Script, t.Warehouses, t.Mode, s.Clients)
 	} else if sb := s.SysbenchFigures; sb != nil {
-		fmt.Fprintf(w, "script: %s, %d tables of %d rows, %s keys, %d clients\n", s.Script, sb.Tables, sb.TableSize, sb.Dist, s.Clients)
+		fmt.Fprintf(w, "script: %s, %s of %d rows, %s keys, %d clients\n", s.Script, plural(sb.Tables, "table"), sb.TableSize, sb.Dist, s.Clients)
 	} else {
 		fmt.Fprintf(w, "script: %s, scale %d, %s protocol, %d clients\n", s.Script, s.Scale, s.Protocol, s.Clients)
 	}

@@ -56,42 +56,52 @@ const sizeComment = "pgbakeoff sysbench table-size "
 
 var sizeRe = regexp.MustCompile(`^` + sizeComment + `(\d+)$`)
 
+// Layout is what Detect finds.
+type Layout struct {
+	Tables int   // sbtest1..Tables
+	Size   int64 // rows per table, as loaded
+	// SizeFromIDs is set for tables pgbakeoff did not load. Size is then sbtest1's
+	// largest id, which is the size sysbench prepared only until its oltp_insert
+	// adds rows past it.
+	SizeFromIDs bool
+}
+
 // Detect finds the sbtest tables in the connection's search path: how many there are
 // (sbtest1..N without gaps) and the table size, from the comment the load leaves on
 // sbtest1 or, for tables sysbench prepared, from sbtest1's largest id.
-func Detect(ctx context.Context, conn *pgconn.PgConn) (tables int, size int64, err error) {
+func Detect(ctx context.Context, conn *pgconn.PgConn) (Layout, error) {
 	res, err := conn.Exec(ctx, `select coalesce(max(n), 0), count(*), coalesce(obj_description(to_regclass('sbtest1'), 'pg_class'), '')
 		from (select substr(c.relname, 7)::int as n from pg_class c join pg_namespace s on s.oid = c.relnamespace
 			where c.relname ~ '^sbtest[1-9][0-9]{0,5}$' and c.relkind in ('r', 'p')
 			and s.nspname = any (current_schemas(false))) t`).ReadAll()
 	if err != nil {
-		return 0, 0, fmt.Errorf("look for the sysbench tables: %w", err)
+		return Layout{}, fmt.Errorf("look for the sysbench tables: %w", err)
 	}
 	row := res[0].Rows[0]
 	hi, _ := strconv.Atoi(string(row[0]))
 	count, _ := strconv.Atoi(string(row[1]))
 	if count == 0 {
-		return 0, 0, ErrNotLoaded
+		return Layout{}, ErrNotLoaded
 	}
 	if unfinished, err := load.Unfinished(ctx, conn, "sbtest1"); err != nil {
-		return 0, 0, err
+		return Layout{}, err
 	} else if unfinished {
-		return 0, 0, fmt.Errorf("%w: the sbtest tables were being loaded when the load stopped; load them again with `pgbakeoff init sysbench`", load.ErrUnfinished)
+		return Layout{}, fmt.Errorf("%w: the sbtest tables were being loaded when the load stopped; load them again with `pgbakeoff init sysbench`", load.ErrUnfinished)
 	}
 	if hi != count {
-		return 0, 0, fmt.Errorf("the sysbench tables are not sbtest1..sbtest%d: %d of them are missing; load them again with `pgbakeoff init sysbench`", hi, hi-count)
+		return Layout{}, fmt.Errorf("the sysbench tables are not sbtest1..sbtest%d: %d of them are missing; load them again with `pgbakeoff init sysbench`", hi, hi-count)
 	}
 	if m := sizeRe.FindSubmatch(row[2]); m != nil {
-		size, _ = strconv.ParseInt(string(m[1]), 10, 64)
-		return count, size, nil
+		size, _ := strconv.ParseInt(string(m[1]), 10, 64)
+		return Layout{Tables: count, Size: size}, nil
 	}
 	res, err = conn.Exec(ctx, "select coalesce(max(id), 0) from sbtest1").ReadAll()
 	if err != nil {
-		return 0, 0, fmt.Errorf("read the size of sbtest1: %w", err)
+		return Layout{}, fmt.Errorf("read the size of sbtest1: %w", err)
 	}
-	size, _ = strconv.ParseInt(string(res[0].Rows[0][0]), 10, 64)
+	size, _ := strconv.ParseInt(string(res[0].Rows[0][0]), 10, 64)
 	if size == 0 {
-		return 0, 0, fmt.Errorf("sbtest1 is empty: load the tables with `pgbakeoff init sysbench` or `sysbench ... prepare`")
+		return Layout{}, fmt.Errorf("sbtest1 is empty: load the tables with `pgbakeoff init sysbench` or `sysbench ... prepare`")
 	}
-	return count, size, nil
+	return Layout{Tables: count, Size: size, SizeFromIDs: true}, nil
 }

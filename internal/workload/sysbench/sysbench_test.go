@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,11 +41,11 @@ func detect(t *testing.T, dsn string) (int, int64) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	n, size, err := sysbench.Detect(context.Background(), conn)
+	found, err := sysbench.Detect(context.Background(), conn)
 	if err != nil {
 		t.Fatalf("detect: %v", err)
 	}
-	return n, size
+	return found.Tables, found.Size
 }
 
 // TestLoad checks the tables against what sysbench's prepare makes: the columns,
@@ -150,7 +151,7 @@ func TestScripts(t *testing.T) {
 			if strings.HasPrefix(name, "select_random") {
 				o.Tables = 1
 			}
-			s, queries, err := sysbench.Script(name, o)
+			s, err := sysbench.Script(name, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,9 +160,6 @@ func TestScripts(t *testing.T) {
 			events := r.Committed
 			switch name {
 			case "oltp_read_write":
-				if queries != (sysbench.Queries{Read: 14, Write: 4, Other: 2}) {
-					t.Errorf("queries per event %+v, want sysbench's 14 read, 4 write, 2 other", queries)
-				}
 				if got := rows(); got != rows0 {
 					t.Errorf("rows %d -> %d: a delete-insert pair keeps the count", rows0, got)
 				}
@@ -185,8 +183,8 @@ func TestScripts(t *testing.T) {
 					t.Errorf("%d rows of sbtest1 have a c of another shape", got)
 				}
 			case "oltp_point_select", "select_random_points", "select_random_ranges":
-				if queries != (sysbench.Queries{Read: 1}) || s.ServerTx != 1 {
-					t.Errorf("queries per event %+v, server transactions %d; want 1 read in 1", queries, s.ServerTx)
+				if r.Queries != (driver.Queries{Read: events}) || s.ServerTx != 1 {
+					t.Errorf("%d events counted %+v in %d server transactions each; want a read each in 1", events, r.Queries, s.ServerTx)
 				}
 			}
 		})
@@ -202,15 +200,34 @@ func TestScriptErrors(t *testing.T) {
 		want string
 	}{
 		{"oltp_nonsense", func(*sysbench.Options) {}, `unknown sysbench script "oltp_nonsense": use oltp_read_write,`},
-		{"oltp_read_write", func(o *sysbench.Options) { o.RangeSize = 5000 }, "--range-size must be between 1 and the table size 1000, got 5000"},
+		{"oltp_read_write", func(o *sysbench.Options) { o.RangeSize = 0 }, "--range-size must be between 1 and 2147482648 (a range's last id must fit the integer id column), got 0"},
+		{"oltp_read_only", func(o *sysbench.Options) { o.RangeSize = 1 << 31 }, "--range-size must be between 1 and 2147482648"},
 		{"oltp_read_write", func(o *sysbench.Options) { o.PointSelects = -1 }, "--point-selects must be between 0 and 1000, got -1"},
-		{"select_random_points", func(*sysbench.Options) {}, "select_random_points works on sbtest1 only, as in sysbench: use --tables 1"},
+		{"select_random_points", func(o *sysbench.Options) { o.RandomPoints = 0 }, "--random-points must be between 1 and 1000, got 0"},
 	} {
 		o := opt
 		tt.set(&o)
-		_, _, err := sysbench.Script(tt.name, o)
+		_, err := sysbench.Script(tt.name, o)
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: err = %v, want one line starting %q", tt.name, err, tt.want)
+		}
+	}
+	// As in sysbench, a range may run past the last row, and a script without
+	// ranges ignores the range size; select_random_* take sbtest1 whatever the
+	// number of tables.
+	for _, tt := range []struct {
+		name string
+		set  func(*sysbench.Options)
+	}{
+		{"oltp_read_write", func(o *sysbench.Options) { o.RangeSize = 5000 }},
+		{"oltp_point_select", func(o *sysbench.Options) { o.RangeSize = 0 }},
+		{"oltp_read_only", func(o *sysbench.Options) { o.RangeSize, o.RangeSelects = 0, false }},
+		{"select_random_ranges", func(*sysbench.Options) {}},
+	} {
+		o := opt
+		tt.set(&o)
+		if _, err := sysbench.Script(tt.name, o); err != nil {
+			t.Errorf("%s with %+v: %v", tt.name, o, err)
 		}
 	}
 }
@@ -246,7 +263,7 @@ func TestSysbenchCompatible(t *testing.T) {
 	if n, size := detect(t, dsn); n != 2 || size != 2000 {
 		t.Fatalf("Detect on sysbench's tables = %d of %d, want 2 of 2000", n, size)
 	}
-	s, _, err := sysbench.Script("oltp_read_write", sysbench.DefaultOptions(2, 2000))
+	s, err := sysbench.Script("oltp_read_write", sysbench.DefaultOptions(2, 2000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,5 +281,146 @@ func TestSysbenchCompatible(t *testing.T) {
 	out = sb("oltp_insert", "--threads=2", "--events=100", "--time=0", "run")
 	if !strings.Contains(out, "total number of events:              100") {
 		t.Errorf("sysbench oltp_insert did not complete 100 events:\n%s", out)
+	}
+
+	// The same options give the same statements: sysbench's counts and ours agree,
+	// with one client so that no event is retried.
+	for _, args := range [][]string{
+		{"oltp_read_write"},
+		{"oltp_read_write", "--point_selects=3", "--simple_ranges=0", "--sum_ranges=2", "--distinct_ranges=0",
+			"--index_updates=2", "--non_index_updates=0", "--delete_inserts=2", "--skip_trx=on"},
+		{"oltp_read_only", "--range_selects=off", "--point_selects=4"},
+		{"oltp_write_only", "--index_updates=0", "--non_index_updates=3"},
+	} {
+		out := sb(append(args[1:], "--threads=1", "--events=40", "--time=0", args[0], "run")...)
+		var theirs driver.Queries
+		for _, f := range []struct {
+			name string
+			n    *int64
+		}{{"read", &theirs.Read}, {"write", &theirs.Write}, {"other", &theirs.Other}} {
+			m := regexp.MustCompile(`(?m)^\s+` + f.name + `:\s+(\d+)$`).FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("no %s count in sysbench's output:\n%s", f.name, out)
+			}
+			*f.n, _ = strconv.ParseInt(m[1], 10, 64)
+		}
+		o := sysbench.DefaultOptions(2, 2000)
+		for _, a := range args[1:] {
+			name, v, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+			n, _ := strconv.Atoi(v)
+			switch name {
+			case "point_selects":
+				o.PointSelects = n
+			case "simple_ranges":
+				o.SimpleRanges = n
+			case "sum_ranges":
+				o.SumRanges = n
+			case "distinct_ranges":
+				o.DistinctRanges = n
+			case "index_updates":
+				o.IndexUpdates = n
+			case "non_index_updates":
+				o.NonIndexUpdates = n
+			case "delete_inserts":
+				o.DeleteInserts = n
+			case "skip_trx":
+				o.SkipTrx = v == "on"
+			case "range_selects":
+				o.RangeSelects = v == "on"
+			default:
+				t.Fatalf("option %s", a)
+			}
+		}
+		s, err := sysbench.Script(args[0], o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ours := run(t, dsn, s, 1, 40).Queries; ours != theirs || theirs.Total() == 0 {
+			t.Errorf("%v: 40 events counted %+v; sysbench counted %+v", args, ours, theirs)
+		}
+	}
+}
+
+// TestQueryCounts checks what one client's events send, with sysbench's defaults and
+// with other options, through the driver's counts of what the server answered: a
+// statement that changed no row counts as other, as in sysbench. The writing
+// scripts' effect on the tables says which tables each event used.
+func TestQueryCounts(t *testing.T) {
+	t.Parallel()
+	const tables, size, events = 2, 2000, 60
+	dsn := loaded(t, sysbench.LoadOptions{Tables: tables, TableSize: size})
+	sumK := func(table string) int64 {
+		v, err := strconv.ParseInt(pgtest.Query(t, dsn, "select sum(k) from "+table), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	custom := func(o *sysbench.Options) {
+		o.PointSelects, o.SimpleRanges, o.SumRanges, o.OrderRanges, o.DistinctRanges = 3, 0, 2, 1, 0
+		o.IndexUpdates, o.NonIndexUpdates, o.DeleteInserts = 2, 0, 2
+	}
+	for _, tt := range []struct {
+		name     string
+		set      func(*sysbench.Options)
+		perEvent driver.Queries
+		serverTx int64
+	}{
+		{"oltp_read_write", func(*sysbench.Options) {}, driver.Queries{Read: 14, Write: 4, Other: 2}, 1},
+		{"oltp_read_write", custom, driver.Queries{Read: 6, Write: 6, Other: 2}, 1},
+		{"oltp_read_write", func(o *sysbench.Options) { custom(o); o.SkipTrx = true }, driver.Queries{Read: 6, Write: 6}, 12},
+		{"oltp_read_only", func(*sysbench.Options) {}, driver.Queries{Read: 14, Other: 2}, 1},
+		{"oltp_read_only", func(o *sysbench.Options) { o.RangeSelects = false }, driver.Queries{Read: 10, Other: 2}, 1},
+		{"oltp_write_only", func(*sysbench.Options) {}, driver.Queries{Write: 4, Other: 2}, 1},
+		{"oltp_update_non_index", func(o *sysbench.Options) { o.NonIndexUpdates = 2 }, driver.Queries{Write: 2}, 2},
+		{"oltp_point_select", func(o *sysbench.Options) { o.PointSelects = 7 }, driver.Queries{Read: 1}, 1},
+		{"oltp_insert", func(*sysbench.Options) {}, driver.Queries{Write: 1}, 1},
+		{"select_random_points", func(*sysbench.Options) {}, driver.Queries{Read: 1}, 1},
+	} {
+		o := sysbench.DefaultOptions(tables, size)
+		tt.set(&o)
+		s, err := sysbench.Script(tt.name, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := run(t, dsn, s, 1, events)
+		want := driver.Queries{Read: events * tt.perEvent.Read, Write: events * tt.perEvent.Write, Other: events * tt.perEvent.Other}
+		if r.Queries != want || s.ServerTx != tt.serverTx {
+			t.Errorf("%s with %+v: %d events counted %+v in %d server transactions each, want %+v in %d",
+				tt.name, o, events, r.Queries, s.ServerTx, want, tt.serverTx)
+		}
+	}
+
+	// Each event updates k on one table, drawn per event: both tables gain, each
+	// by a multiple of the updates per event.
+	o := sysbench.DefaultOptions(tables, size)
+	o.IndexUpdates = 5
+	s, err := sysbench.Script("oltp_update_index", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := sumK("sbtest1"), sumK("sbtest2")
+	r := run(t, dsn, s, 1, events)
+	d1, d2 := sumK("sbtest1")-k1, sumK("sbtest2")-k2
+	if d1+d2 != 5*events || d1 == 0 || d2 == 0 || d1%5 != 0 || r.Queries != (driver.Queries{Write: 5 * events}) {
+		t.Errorf("%d events of 5 index updates raised k by %d on sbtest1 and %d on sbtest2, counted %+v; want %d in all, on both, by fives",
+			events, d1, d2, r.Queries, 5*events)
+	}
+
+	// Deletes of rows already gone change nothing: sysbench counts them as other.
+	// The special distribution draws the middle 1% of ids three times in four, so
+	// ids come up again.
+	rows := func() int64 {
+		v, _ := strconv.ParseInt(pgtest.Query(t, dsn, "select (select count(*) from sbtest1) + (select count(*) from sbtest2)"), 10, 64)
+		return v
+	}
+	s, err = sysbench.Script("oltp_delete", sysbench.DefaultOptions(tables, size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := rows()
+	r = run(t, dsn, s, 1, events)
+	if deleted := before - rows(); r.Queries.Write != deleted || r.Queries.Other == 0 || r.Queries.Total() != events {
+		t.Errorf("%d deletes removed %d rows, counted %+v; want the rows removed as writes and the rest, some, as other", events, deleted, r.Queries)
 	}
 }
