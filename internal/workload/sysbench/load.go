@@ -162,18 +162,21 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	return phases, nil
 }
 
-// copyTasks gives each table one frozen task, or, with fewer tables than workers,
-// splits each table so that all workers copy at once. Frozen rows need no later
-// VACUUM to set their hint bits, but only one stream may fill a table frozen.
+// copyTasks gives each table one frozen task while every worker has a whole table of
+// its own; the tables left for the last round, fewer than the workers, are split so
+// that all the workers copy to the end. Frozen rows need no later VACUUM to set
+// their hint bits, but only one stream may fill a table frozen.
 func copyTasks(opt LoadOptions, keys *keydist.Dist) []load.Task {
+	whole := opt.Tables - opt.Tables%opt.Workers
 	var tasks []load.Task
 	for n := 1; n <= opt.Tables; n++ {
 		src := rowSource(opt.Seed, n, opt.TableSize, keys)
-		if opt.Tables >= opt.Workers {
+		if n <= whole {
 			tasks = append(tasks, load.Task{Source: src, Table: src.Table, Last: src.Batches(), Freeze: true})
 			continue
 		}
-		tasks = append(tasks, load.Split(src, (opt.Workers+opt.Tables-1)/opt.Tables)...)
+		rest := opt.Tables - whole
+		tasks = append(tasks, load.Split(src, (opt.Workers+rest-1)/rest)...)
 	}
 	return tasks
 }
