@@ -424,3 +424,28 @@ func TestQueryCounts(t *testing.T) {
 		t.Errorf("%d deletes removed %d rows, counted %+v; want the rows removed as writes and the rest, some, as other", events, deleted, r.Queries)
 	}
 }
+
+// TestIgnoredErrors: clients that delete and insert the same ids collide on the
+// primary key, as in sysbench's delete-inserts; the event is rolled back and run
+// again, every event completes, and the tries' statements are counted.
+func TestIgnoredErrors(t *testing.T) {
+	t.Parallel()
+	uniform, _ := keydist.Parse("uniform")
+	dsn := loaded(t, sysbench.LoadOptions{Tables: 1, TableSize: 10, Dist: uniform})
+	o := sysbench.DefaultOptions(1, 10)
+	o.Dist, o.IndexUpdates, o.NonIndexUpdates = uniform, 0, 0 // one row per event: no deadlocks
+	s, err := sysbench.Script("oltp_write_only", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const clients, events = 4, 200
+	r := run(t, dsn, s, clients, events) // fails on any failed event
+	t.Logf("%d events, %d retries, counted %+v", clients*events, r.Retries, r.Queries)
+	// Each try sends BEGIN and ends in COMMIT or ROLLBACK, both other.
+	if r.Retries == 0 || r.Queries.Other < 2*(clients*events+r.Retries) {
+		t.Errorf("%d events on 10 rows: %d retries, counted %+v; want some retries, each with BEGIN and ROLLBACK counted", clients*events, r.Retries, r.Queries)
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) from sbtest1"); got != "10" {
+		t.Errorf("%s rows after the delete-inserts, want 10", got)
+	}
+}
