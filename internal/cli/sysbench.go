@@ -167,7 +167,7 @@ func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
 		finish := func(sum *Summary, res *driver.Result) {
 			var n driver.Queries
 			for _, s := range res.Scripts {
-				n.Read, n.Write, n.Other = n.Read+s.Queries.Read, n.Write+s.Queries.Write, n.Other+s.Queries.Other
+				n.Add(s.Queries)
 			}
 			fig.ReadQueries, fig.WriteQueries, fig.OtherQueries, fig.Queries = n.Read, n.Write, n.Other, n.Total()
 			if secs := res.WindowEnd.Sub(res.WindowStart).Seconds(); secs > 0 {

@@ -245,7 +245,7 @@ func (c *client) loop(ctx context.Context) {
 				break
 			}
 			// The connection is gone; the transaction is lost with it.
-			c.r.fail(si, time.Now(), connectionState(err), Cause(err), err.Error(), try > 1)
+			phase = c.r.fail(si, time.Now(), connectionState(err), Cause(err), err.Error(), try > 1)
 			c.dropConn()
 			if c.r.stopping.Load() {
 				return // cut off by the hard stop, or lost as the run ends: no outage
@@ -256,7 +256,7 @@ func (c *client) loop(ctx context.Context) {
 			break
 		}
 		// The statements of every try count, in the phase the transaction ended in.
-		c.queries[si][phase].add(c.stmts)
+		c.queries[si][phase].Add(c.stmts)
 		c.stmts = Queries{}
 		c.done++
 		if s.ThinkMean > 0 {

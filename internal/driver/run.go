@@ -140,7 +140,9 @@ type ScriptResult struct {
 	Retries    int64 // extra tries in all
 	Latency    *hdrhistogram.Histogram
 	// Queries are the statements of the transactions that ended in the window,
-	// retried tries and rollbacks included, counted as sysbench counts them.
+	// retried tries and rollbacks included, counted as sysbench counts them. Retries
+	// count in the phase they happened in, so a transaction retried just before the
+	// window opens adds statements here but no retry.
 	Queries Queries
 }
 
@@ -438,7 +440,7 @@ loop:
 			Failed: m.failed.Load(), Retried: m.retried.Load(), Retries: m.retries.Load(), RolledBack: m.rolledBack.Load()}
 		sr.Committed = sr.Latency.TotalCount() - sr.RolledBack
 		for _, c := range clients {
-			sr.Queries.add(c.queries[si][Measure])
+			sr.Queries.Add(c.queries[si][Measure])
 		}
 		res.Scripts = append(res.Scripts, sr)
 		res.Committed += sr.Committed

@@ -553,13 +553,16 @@ func (c *wire) await() error {
 // in drv_pgsql.c): one that returned a result set, even an empty one, is a read; one
 // that reports changed rows is a write; anything else is other: BEGIN, COMMIT,
 // ROLLBACK, and an UPDATE or DELETE that matched no row. Statements that failed are
-// not counted.
+// not counted. Without a RowDescription (see count) two kinds of statement, in no
+// sysbench script, count otherwise: CREATE TABLE AS and SELECT INTO as reads (sysbench:
+// writes), and an INSERT ... RETURNING that returned no row as other (sysbench: a read).
 type Queries struct{ Read, Write, Other int64 }
 
 // Total is every statement counted.
 func (q Queries) Total() int64 { return q.Read + q.Write + q.Other }
 
-func (q *Queries) add(o Queries) {
+// Add adds o's counts to q's.
+func (q *Queries) Add(o Queries) {
 	q.Read += o.Read
 	q.Write += o.Write
 	q.Other += o.Other
