@@ -305,31 +305,21 @@ func TestSysbenchCompatible(t *testing.T) {
 			*f.n, _ = strconv.ParseInt(m[1], 10, 64)
 		}
 		o := sysbench.DefaultOptions(2, 2000)
+		counts := map[string]*int{"point_selects": &o.PointSelects, "simple_ranges": &o.SimpleRanges, "sum_ranges": &o.SumRanges,
+			"distinct_ranges": &o.DistinctRanges, "index_updates": &o.IndexUpdates, "non_index_updates": &o.NonIndexUpdates,
+			"delete_inserts": &o.DeleteInserts}
+		switches := map[string]*bool{"skip_trx": &o.SkipTrx, "range_selects": &o.RangeSelects}
 		for _, a := range args[1:] {
 			name, v, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-			n, _ := strconv.Atoi(v)
-			switch name {
-			case "point_selects":
-				o.PointSelects = n
-			case "simple_ranges":
-				o.SimpleRanges = n
-			case "sum_ranges":
-				o.SumRanges = n
-			case "distinct_ranges":
-				o.DistinctRanges = n
-			case "index_updates":
-				o.IndexUpdates = n
-			case "non_index_updates":
-				o.NonIndexUpdates = n
-			case "delete_inserts":
-				o.DeleteInserts = n
-			case "skip_trx":
-				o.SkipTrx = v == "on"
-			case "range_selects":
-				o.RangeSelects = v == "on"
-			default:
+			if b := switches[name]; b != nil {
+				*b = v == "on"
+				continue
+			}
+			n, err := strconv.Atoi(v)
+			if counts[name] == nil || err != nil {
 				t.Fatalf("option %s", a)
 			}
+			*counts[name] = n
 		}
 		s, err := sysbench.Script(args[0], o)
 		if err != nil {
