@@ -55,7 +55,8 @@ func (m *runMonitor) err() error {
 }
 
 // evidence picks what lies inside the measured window: the throughput of each
-// interval wholly inside it, and the checkpoints of the samples that overlap it.
+// interval wholly inside it, and the checkpoints and autovacuum's work of the samples
+// whose middle lies in it.
 func (m *runMonitor) evidence(res *driver.Result) evidence {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -72,10 +73,15 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 	// while the clients disconnect.
 	for _, sm := range m.samples {
 		mid := sm.Start.Add(sm.End.Sub(sm.Start) / 2)
-		if n := int(sm.Values["checkpoints"]); n > 0 && !mid.Before(res.WindowStart) && mid.Before(res.WindowEnd) {
+		if mid.Before(res.WindowStart) || !mid.Before(res.WindowEnd) {
+			continue
+		}
+		if n := int(sm.Values["checkpoints"]); n > 0 {
 			e.checkpoints += n
 			e.checkpointsAt = append(e.checkpointsAt, sm.End.Sub(res.WindowStart))
 		}
+		e.autovacuums += int(sm.Values["autovacuums"])
+		e.autoanalyzes += int(sm.Values["autoanalyzes"])
 	}
 	return e
 }

@@ -18,6 +18,7 @@ const (
 	flagErrors     = "errors"     // more than maxErrorRate of transactions failed
 	flagDip        = "dip"        // some interval fell below half the median
 	flagCheckpoint = "checkpoint" // a checkpoint fell inside the window: a note
+	flagAutovacuum = "autovacuum" // autovacuum finished work inside the window: a note
 	flagIncomplete = "incomplete" // the run ended early: the server stayed away
 )
 
@@ -42,6 +43,8 @@ type evidence struct {
 	addressChanged    string          // "" when the address stayed the same
 	checkpoints       int             // completed inside the measured window
 	checkpointsAt     []time.Duration // when the samples that saw them ended, from the window's start
+	autovacuums       int             // vacuums by autovacuum of the database's tables ended inside the window
+	autoanalyzes      int             // analyzes by autovacuum ended inside the window
 	// rates are the measured window's whole intervals: transactions per second and
 	// when each ended, relative to the window's start.
 	rates []rate
@@ -98,6 +101,12 @@ func judge(e evidence) []runFlag {
 	}
 	if e.checkpoints > 0 {
 		flags = append(flags, runFlag{flagCheckpoint, false, fmt.Sprintf("%d checkpoint(s) during the measured window", e.checkpoints)})
+	}
+	// Autovacuum's timing is the server's, not the workload's: two runs of the
+	// same workload differ by whether it struck inside their windows.
+	if e.autovacuums > 0 || e.autoanalyzes > 0 {
+		flags = append(flags, runFlag{flagAutovacuum, false, fmt.Sprintf("autovacuum finished %d vacuum(s) and %d analyze(s) of the database's tables during the measured window",
+			e.autovacuums, e.autoanalyzes)})
 	}
 	return flags
 }

@@ -4,6 +4,9 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 )
 
 func steady(n int, tps float64) []rate {
@@ -48,6 +51,11 @@ func TestJudge(t *testing.T) {
 		{"a stall of most of the window", evidence{committed: 1, rates: append(steady(25, 1000), steady(35, 0)...)}, []runFlag{
 			{flagDip, true, "no transaction completed for more than half of the measured window"}}},
 		{"a slow workload's seconds are judged in groups", evidence{committed: 1, rates: slowDip()}, nil},
+		{"autovacuum is a note", evidence{committed: 1, rates: steady(10, 1000), checkpoints: 1, autovacuums: 3, autoanalyzes: 1}, []runFlag{
+			{flagCheckpoint, false, "1 checkpoint(s) during the measured window"},
+			{flagAutovacuum, false, "autovacuum finished 3 vacuum(s) and 1 analyze(s) of the database's tables during the measured window"}}},
+		{"an analyze alone", evidence{committed: 1, autoanalyzes: 2}, []runFlag{
+			{flagAutovacuum, false, "autovacuum finished 0 vacuum(s) and 2 analyze(s) of the database's tables during the measured window"}}},
 		{"statistics reset", evidence{committed: 1, statsReset: true}, []runFlag{
 			{flagRestarted, true, "the server's statistics went backwards during the run: it crashed and recovered, or someone called pg_stat_reset()"}}},
 	}
@@ -76,5 +84,34 @@ func TestBuckets(t *testing.T) {
 	got := buckets(steady(24, 2))
 	if len(got) != 2 || got[0].tps != 2 || got[1].at != 20*time.Second {
 		t.Errorf("2 tps over 24 s: %+v, want 2 buckets of 10 s at 2 tps", got)
+	}
+}
+
+// TestEvidenceFromSamples checks that checkpoints and autovacuum's work count
+// only from the samples whose middle lies inside the measured window.
+func TestEvidenceFromSamples(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := &driver.Result{WindowStart: start, WindowEnd: start.Add(10 * time.Second)}
+	s := time.Second
+	var m runMonitor
+	for i, sm := range []struct {
+		from, to time.Duration
+		values   map[string]float64
+	}{
+		{-2 * s, -s, map[string]float64{"autovacuums": 5, "checkpoints": 1}},                     // before the window
+		{-1200 * time.Millisecond, 800 * time.Millisecond, map[string]float64{"autovacuums": 1}}, // middle at -0.2 s: before
+		{4 * s, 5 * s, map[string]float64{"autovacuums": 2, "checkpoints": 1}},
+		{9200 * time.Millisecond, 10400 * time.Millisecond, map[string]float64{"autoanalyzes": 1}},  // middle at 9.8 s: inside
+		{10 * s, 11 * s, map[string]float64{"autovacuums": 7, "autoanalyzes": 7, "checkpoints": 2}}, // after
+	} {
+		m.sample(sampler.Sample{Seq: i, Start: start.Add(sm.from), End: start.Add(sm.to), Values: sm.values})
+	}
+	e := m.evidence(res)
+	if e.autovacuums != 2 || e.autoanalyzes != 1 || e.checkpoints != 1 {
+		t.Errorf("evidence: %d autovacuums, %d autoanalyzes, %d checkpoints; want 2, 1 and 1 (the samples inside the window)",
+			e.autovacuums, e.autoanalyzes, e.checkpoints)
+	}
+	if want := []time.Duration{5 * time.Second}; !reflect.DeepEqual(e.checkpointsAt, want) {
+		t.Errorf("checkpointsAt = %v, want %v", e.checkpointsAt, want)
 	}
 }

@@ -30,6 +30,9 @@ import (
 //	                       num_done (18+), num_timed + num_requested (17), pg_stat_bgwriter
 //	                       checkpoints_timed + checkpoints_req (before 17); before 18 skipped
 //	                       timed checkpoints count too
+//	autovacuums,           vacuums and analyzes by autovacuum of the current database's tables
+//	autoanalyzes           (catalogs and TOAST included) that ended in the interval, counts:
+//	                       pg_stat_all_tables autovacuum_count, autoanalyze_count
 //	active_sessions        the benchmark's sessions seen active, averaged over the wait-event
 //	                       polls (with an AppName only)
 //	server_cpu             cores busy running the postmaster and its descendants (Local only)
@@ -51,7 +54,7 @@ import (
 // exact.
 var ValueNames = []string{
 	"commits", "rollbacks", "blks_read", "blks_hit", "read_iops", "write_iops", "wal_bytes",
-	"checkpoints", "active_sessions", "server_cpu",
+	"checkpoints", "autovacuums", "autoanalyzes", "active_sessions", "server_cpu",
 	"disk_read_iops", "disk_write_iops", "disk_read_bytes", "disk_write_bytes",
 	"node_cpu", "node_disk_read_iops", "node_disk_write_iops", "node_disk_read_bytes", "node_disk_write_bytes",
 }

@@ -87,7 +87,7 @@ func total(samples []sampler.Sample, name string) float64 {
 	var sum float64
 	for _, s := range samples {
 		v := s.Values[name]
-		if name != "checkpoints" {
+		if name != "checkpoints" && name != "autovacuums" && name != "autoanalyzes" {
 			v *= s.End.Sub(s.Start).Seconds()
 		}
 		sum += v
@@ -320,6 +320,87 @@ func TestSample(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestAutovacuum checks that autovacuums and autoanalyzes count what autovacuum
+// finished on the sampled database. Autovacuum is woken every second for the test:
+// table v is vacuumed twice (two rounds of deletes) and never analyzed, table a
+// analyzed once and never vacuumed, so that counts swapped between the two values
+// would show. It runs alone: other tests' databases would be vacuumed too.
+func TestAutovacuum(t *testing.T) {
+	pgtest.Server(t) // sets the server's autovacuum_naptime: not on a server elsewhere
+	dsn := pgtest.NewDatabase(t)
+	ctl := connect(t, dsn, "sampler-test-ctl")
+	if got := pgtest.Query(t, dsn, "show autovacuum"); got != "on" {
+		t.Skipf("autovacuum is %s on the test server", got)
+	}
+	never := "autovacuum_%s_threshold = 2000000000, autovacuum_%s_scale_factor = 0"
+	execSQL(t, ctl, "create table v (i int) with (autovacuum_vacuum_threshold = 0, autovacuum_vacuum_scale_factor = 0, "+
+		fmt.Sprintf(never, "analyze", "analyze")+")")
+	execSQL(t, ctl, "create table a (i int) with (autovacuum_analyze_threshold = 0, autovacuum_analyze_scale_factor = 0, "+
+		fmt.Sprintf(never, "vacuum", "vacuum")+")")
+	if pgtest.Query(t, dsn, "select current_setting('server_version_num')::int >= 130000") == "t" {
+		execSQL(t, ctl, "alter table v set (autovacuum_vacuum_insert_threshold = 2000000000)")
+		execSQL(t, ctl, "alter table a set (autovacuum_vacuum_insert_threshold = 2000000000)")
+	}
+	sums := func() (vacuums, analyzes float64) {
+		row := pgtest.Query(t, dsn, "select sum(autovacuum_count) || ' ' || sum(autoanalyze_count) from pg_stat_all_tables")
+		if _, err := fmt.Sscan(row, &vacuums, &analyzes); err != nil {
+			t.Fatalf("autovacuum counts %q: %v", row, err)
+		}
+		return vacuums, analyzes
+	}
+	count := func(table, column string) int {
+		n, _ := strconv.Atoi(pgtest.Query(t, dsn, fmt.Sprintf("select %s from pg_stat_all_tables where relid = '%s'::regclass", column, table)))
+		return n
+	}
+	vacuums0, analyzes0 := sums()
+
+	var rec recorder
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := sampler.Start(ctx, sampler.Config{Connect: connector(t, dsn, "sampler-test-monitor"), Interval: 200 * time.Millisecond, OnSample: rec.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := pgtest.DSN(t)
+	setNaptime := func(sql string) {
+		pgtest.Query(t, admin, sql)
+		pgtest.Query(t, admin, "select pg_reload_conf()")
+	}
+	setNaptime("alter system set autovacuum_naptime = '1s'")
+	reset := func() { setNaptime("alter system reset autovacuum_naptime") }
+	t.Cleanup(reset)
+	waitFor := func(table, column string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(40 * time.Second); count(table, column) < n; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				s.Stop()
+				t.Fatalf("autovacuum did not reach %s %d of %s in 40 s", column, n, table)
+			}
+		}
+	}
+	execSQL(t, ctl, "insert into v select generate_series(1, 1000); insert into a select generate_series(1, 1000); delete from v where i <= 500")
+	waitFor("v", "autovacuum_count", 1)
+	execSQL(t, ctl, "delete from v")
+	waitFor("v", "autovacuum_count", 2)
+	waitFor("a", "autoanalyze_count", 1)
+	reset()
+	// A worker already started finishes; the next sample sees what it did.
+	time.Sleep(time.Second)
+	s.Stop()
+	vacuums1, analyzes1 := sums()
+	samples := rec.all()
+
+	vacuums, analyzes := total(samples, "autovacuums"), total(samples, "autoanalyzes")
+	t.Logf("%d samples: %v autovacuums, %v autoanalyzes; the database's counts grew by %v and %v",
+		len(samples), vacuums, analyzes, vacuums1-vacuums0, analyzes1-analyzes0)
+	if vacuums < 2 || vacuums > vacuums1-vacuums0 {
+		t.Errorf("autovacuums add up to %v, want from 2 (table v's) to %v (the database's)", vacuums, vacuums1-vacuums0)
+	}
+	if analyzes < 1 || analyzes > analyzes1-analyzes0 {
+		t.Errorf("autoanalyzes add up to %v, want from 1 (table a's) to %v (the database's)", analyzes, analyzes1-analyzes0)
+	}
 }
 
 // TestOwnCommits checks that Commits accounts for every transaction the

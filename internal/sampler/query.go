@@ -14,7 +14,7 @@ import (
 // The counters the statistics query returns, in its column order, followed by
 // the server's identity (postmaster start, address, port, recovery).
 var counters = []string{"xact_commit", "xact_rollback", "blks_read", "blks_hit",
-	"io_reads", "io_writes", "wal", "checkpoints"}
+	"io_reads", "io_writes", "wal", "checkpoints", "autovacuums", "autoanalyzes"}
 
 // statsQuery is the one round trip of each sample, written for the server's
 // major version (server_version_num). The views joined to the current
@@ -60,8 +60,12 @@ func statsQuery(version int) string {
 	} else {
 		wal = "(case when pg_is_in_recovery() then pg_last_wal_replay_lsn() else pg_current_wal_lsn() end)::text"
 	}
+	// Autovacuum's work on the current database's tables (catalogs and TOAST
+	// included), counted when each vacuum or analyze ends.
+	from = append(from, `(select coalesce(sum(autovacuum_count), 0) as vacuums,
+		coalesce(sum(autoanalyze_count), 0) as analyzes from pg_stat_all_tables) av`)
 	return fmt.Sprintf(`select pg_stat_clear_snapshot();
-select d.xact_commit, d.xact_rollback, d.blks_read, d.blks_hit, %s, %s, %s, %s,
+select d.xact_commit, d.xact_rollback, d.blks_read, d.blks_hit, %s, %s, %s, %s, av.vacuums, av.analyzes,
 	(extract(epoch from pg_postmaster_start_time()) * 1000000)::bigint,
 	host(inet_server_addr()), inet_server_port(), pg_is_in_recovery()
 from %s
@@ -180,8 +184,10 @@ func dbValues(prev, cur *dbReading, own float64, values map[string]float64) (owe
 			values[v.name] = d / secs
 		}
 	}
-	if d, ok := delta(prev.counters, cur.counters, "checkpoints"); ok {
-		values["checkpoints"] = d
+	for _, name := range []string{"checkpoints", "autovacuums", "autoanalyzes"} {
+		if d, ok := delta(prev.counters, cur.counters, name); ok {
+			values[name] = d
+		}
 	}
 	return owed
 }
