@@ -236,7 +236,7 @@ func TestSample(t *testing.T) {
 
 	t.Run("statistics", func(t *testing.T) {
 		for _, sm := range samples {
-			for _, name := range []string{"commits", "rollbacks", "blks_read", "blks_hit", "read_iops", "write_iops", "wal_bytes", "checkpoints"} {
+			for _, name := range []string{"commits", "rollbacks", "blks_read", "blks_hit", "read_iops", "write_iops", "wal_bytes", "checkpoints", "autovacuums", "autoanalyzes"} {
 				if v, ok := sm.Values[name]; !ok || v < 0 {
 					t.Errorf("sample %d: %s = %v (present %v), want a value ≥ 0", sm.Seq, name, v, ok)
 				}
@@ -326,7 +326,7 @@ func TestSample(t *testing.T) {
 // finished on the sampled database. Autovacuum is woken every second for the test:
 // table v is vacuumed twice (two rounds of deletes) and never analyzed, table a
 // analyzed once and never vacuumed, so that counts swapped between the two values
-// would show. It runs alone: other tests' databases would be vacuumed too.
+// would show. It runs alone: autovacuum's naptime is the whole server's.
 func TestAutovacuum(t *testing.T) {
 	pgtest.Server(t) // sets the server's autovacuum_naptime: not on a server elsewhere
 	dsn := pgtest.NewDatabase(t)
@@ -351,7 +351,11 @@ func TestAutovacuum(t *testing.T) {
 		return vacuums, analyzes
 	}
 	count := func(table, column string) int {
-		n, _ := strconv.Atoi(pgtest.Query(t, dsn, fmt.Sprintf("select %s from pg_stat_all_tables where relid = '%s'::regclass", column, table)))
+		got := pgtest.Query(t, dsn, fmt.Sprintf("select %s from pg_stat_all_tables where relid = '%s'::regclass", column, table))
+		n, err := strconv.Atoi(got)
+		if err != nil {
+			t.Fatalf("%s of %s: %q", column, table, got)
+		}
 		return n
 	}
 	vacuums0, analyzes0 := sums()
@@ -363,6 +367,14 @@ func TestAutovacuum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			s.Stop()
+		}
+	}
+	t.Cleanup(stop)
 	admin := pgtest.DSN(t)
 	setNaptime := func(sql string) {
 		pgtest.Query(t, admin, sql)
@@ -375,7 +387,6 @@ func TestAutovacuum(t *testing.T) {
 		t.Helper()
 		for deadline := time.Now().Add(40 * time.Second); count(table, column) < n; time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
-				s.Stop()
 				t.Fatalf("autovacuum did not reach %s %d of %s in 40 s", column, n, table)
 			}
 		}
@@ -388,7 +399,7 @@ func TestAutovacuum(t *testing.T) {
 	reset()
 	// A worker already started finishes; the next sample sees what it did.
 	time.Sleep(time.Second)
-	s.Stop()
+	stop()
 	vacuums1, analyzes1 := sums()
 	samples := rec.all()
 
