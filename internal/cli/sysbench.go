@@ -102,8 +102,9 @@ func sysbenchRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload 
 	fl.IntVar(&o.NumberOfRanges, "number-of-ranges", o.NumberOfRanges, "select_random_ranges: ranges per SELECT")
 	fl.Int64Var(&o.Delta, "delta", o.Delta, "select_random_ranges: width of each range of k")
 	// sysbench restarts an event after a deadlock, serialization failure or unique
-	// violation for as long as it takes; so do these runs, up to a bound.
-	addRunFlags(fl, f, 100, true)
+	// violation for as long as it takes; so do these runs, up to a bound. Each client
+	// has a thread, as in sysbench, unless the script writes.
+	addRunFlags(fl, f, 100, func() bool { return !sysbench.Writes(sf.script, sf.opt) })
 	return func() workload { return sysbenchWorkload(*f, *sf) }
 }
 

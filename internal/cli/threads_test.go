@@ -1,36 +1,57 @@
 package cli
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/spf13/pflag"
 )
 
-// TestFitThreads: a workload's default of a thread per client gives way beyond the
-// clients it allows, but an explicit --thread-per-client stays, for checkRunFlags to
-// refuse.
+// TestFitThreads: run sysbench gives each client a thread by default for scripts
+// that only read and shares the threads for scripts that write, judged by the
+// options as given; the default gives way beyond the clients a thread each allows,
+// but an explicit --thread-per-client stays, for checkRunFlags to refuse. run tpcb
+// shares them unless asked.
 func TestFitThreads(t *testing.T) {
+	many := fmt.Sprint(driver.MaxThreadClients + 1)
+	noWrites := []string{"--index-updates", "0", "--non-index-updates", "0", "--delete-inserts", "0"}
 	for _, tc := range []struct {
-		args    []string
-		clients int
-		want    bool
+		workload string
+		args     []string
+		want     bool
 	}{
-		{nil, 8, true},
-		{nil, driver.MaxThreadClients + 1, false},
-		{[]string{"--thread-per-client"}, driver.MaxThreadClients + 1, true},
-		{[]string{"--thread-per-client=false"}, 8, false},
+		{"sysbench", nil, false}, // oltp_read_write
+		{"sysbench", []string{"--script", "oltp_read_only"}, true},
+		{"sysbench", []string{"--script", "oltp_point_select"}, true},
+		{"sysbench", []string{"--script", "select_random_ranges"}, true},
+		{"sysbench", []string{"--script", "oltp_write_only"}, false},
+		{"sysbench", []string{"--script", "oltp_insert"}, false},
+		{"sysbench", []string{"--script", "oltp_update_index"}, false},
+		{"sysbench", []string{"--script", "oltp_update_index", "--index-updates", "0"}, true},
+		{"sysbench", append([]string{"--script", "oltp_read_write"}, noWrites...), true},
+		{"sysbench", append([]string{"--script", "oltp_read_write", "--index-updates", "1"}, noWrites[2:]...), false},
+		{"sysbench", []string{"--script", "oltp_read_only", "--clients", many}, false},
+		{"sysbench", []string{"--script", "oltp_read_only", "--thread-per-client", "--clients", many}, true},
+		{"sysbench", []string{"--script", "oltp_read_only", "--thread-per-client=false"}, false},
+		{"sysbench", []string{"--thread-per-client"}, true},
+		{"tpcb", []string{"--script", "select-only"}, false},
+		{"tpcb", []string{"--thread-per-client"}, true},
 	} {
 		fl := pflag.NewFlagSet("run", pflag.ContinueOnError)
 		var f runFlags
-		addRunFlags(fl, &f, 1, true)
-		if err := fl.Parse(tc.args); err != nil {
+		if tc.workload == "sysbench" {
+			sysbenchKind.runFlags(nil, fl, &f)
+		} else {
+			tpcbKind.runFlags(nil, fl, &f)
+		}
+		args := append([]string{"--clients", "8"}, tc.args...)
+		if err := fl.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		f.clients = tc.clients
 		f.fitThreads(fl)
 		if f.threadPerClient != tc.want {
-			t.Errorf("%v with %d clients: thread per client %v, want %v", tc.args, tc.clients, f.threadPerClient, tc.want)
+			t.Errorf("run %s %v: thread per client %v, want %v", tc.workload, args, f.threadPerClient, tc.want)
 		}
 	}
 }

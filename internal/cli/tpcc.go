@@ -98,7 +98,7 @@ func tpccRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload {
 	fl.StringVar(&tf.opt.Isolation, "isolation", "", "client-sql isolation level: read-committed, repeatable-read or serializable")
 	fl.StringVar(&f.dist, "dist", "nurand", "distribution of customers and items: nurand (the specification's), or uniform, pareto[:h], zipfian[:exp], special, ...")
 	// TPC-C's New-Orders and Deliveries deadlock now and then; they are retried.
-	addRunFlags(fl, f, 10, false)
+	addRunFlags(fl, f, 10, nil)
 	f.protocol = "prepared"
 	return func() workload { return tpccWorkload(env, *f, tf) }
 }

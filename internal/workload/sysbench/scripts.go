@@ -159,6 +159,23 @@ func Script(name string, o Options) (*driver.Script, error) {
 	return s, nil
 }
 
+// Writes says whether the named script's events change the tables with the given
+// options: a transaction that writes waits for its commit's WAL flush, which sets
+// how its clients are best served (see the run's --thread-per-client).
+func Writes(name string, o Options) bool {
+	switch name {
+	case "oltp_read_write", "oltp_write_only":
+		return o.IndexUpdates+o.NonIndexUpdates+o.DeleteInserts > 0
+	case "oltp_update_index":
+		return o.IndexUpdates > 0
+	case "oltp_update_non_index":
+		return o.NonIndexUpdates > 0
+	case "oltp_insert", "oltp_delete":
+		return true
+	}
+	return false
+}
+
 // check refuses options sysbench would not run with.
 func (o Options) check(name string) error {
 	if o.Tables < 1 || o.Tables > maxTables {

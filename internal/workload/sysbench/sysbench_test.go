@@ -360,6 +360,8 @@ func TestQueryCounts(t *testing.T) {
 		{"read_write", "oltp_read_write", func(*sysbench.Options) {}, driver.Queries{Read: 14, Write: 4, Other: 2}, 1},
 		{"read_write/options", "oltp_read_write", custom, driver.Queries{Read: 6, Write: 6, Other: 2}, 1},
 		{"read_write/skip_trx", "oltp_read_write", func(o *sysbench.Options) { custom(o); o.SkipTrx = true }, driver.Queries{Read: 6, Write: 6}, 12},
+		{"read_write/no_writes", "oltp_read_write", func(o *sysbench.Options) { o.IndexUpdates, o.NonIndexUpdates, o.DeleteInserts = 0, 0, 0 },
+			driver.Queries{Read: 14, Other: 2}, 1},
 		{"read_only", "oltp_read_only", func(*sysbench.Options) {}, driver.Queries{Read: 14, Other: 2}, 1},
 		{"read_only/no_ranges", "oltp_read_only", func(o *sysbench.Options) { o.RangeSelects = false }, driver.Queries{Read: 10, Other: 2}, 1},
 		{"write_only", "oltp_write_only", func(*sysbench.Options) {}, driver.Queries{Write: 4, Other: 2}, 1},
@@ -380,6 +382,9 @@ func TestQueryCounts(t *testing.T) {
 			if r.Queries != want || s.ServerTx != tt.serverTx {
 				t.Errorf("%d events counted %+v in %d server transactions each, want %+v in %d", events, r.Queries, s.ServerTx, want, tt.serverTx)
 			}
+			if w := sysbench.Writes(tt.script, o); w != (r.Queries.Write > 0) {
+				t.Errorf("Writes says %v, but %d events counted %d writes", w, events, r.Queries.Write)
+			}
 		})
 	}
 
@@ -397,6 +402,10 @@ func TestQueryCounts(t *testing.T) {
 	if d1+d2 != 5*events || d1 == 0 || d2 == 0 || d1%5 != 0 || r.Queries != (driver.Queries{Write: 5 * events}) {
 		t.Errorf("%d events of 5 index updates raised k by %d on sbtest1 and %d on sbtest2, counted %+v; want %d in all, on both, by fives",
 			events, d1, d2, r.Queries, 5*events)
+	}
+
+	if !sysbench.Writes("oltp_update_index", o) {
+		t.Error("Writes says oltp_update_index does not write")
 	}
 
 	// Deletes of rows already gone change nothing: sysbench counts them as other.
@@ -417,6 +426,9 @@ func TestQueryCounts(t *testing.T) {
 	r = run(t, dsn, s, 1, events)
 	if deleted := before - rows(); r.Queries.Write != deleted || r.Queries.Other == 0 || r.Queries.Total() != events {
 		t.Errorf("%d deletes removed %d rows, counted %+v; want the rows removed as writes and the rest, some, as other", events, deleted, r.Queries)
+	}
+	if !sysbench.Writes("oltp_delete", sysbench.DefaultOptions(tables, size)) {
+		t.Error("Writes says oltp_delete does not write")
 	}
 }
 
