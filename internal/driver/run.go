@@ -54,7 +54,8 @@ type Config struct {
 	// client onto Go's network poller on GOMAXPROCS threads, as pgbench -j does. On a
 	// machine the client shares with the server it leaves no CPU idle between an
 	// answer and the next request, at the price of a context switch per statement:
-	// it pays for short statements (point selects), not for long transactions.
+	// it pays for transactions that only read, not for those that write and so wait
+	// for their commits' WAL flushes.
 	// Run raises GOMAXPROCS by Clients for the run; at most MaxThreadClients. TLS
 	// connections are multiplexed either way.
 	ThreadPerClient bool
