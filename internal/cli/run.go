@@ -104,10 +104,11 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags, maxTries int, perClient func() 
 	fl.IntVarP(&f.clients, "clients", "c", 1, "concurrent clients, one connection each")
 	fl.IntVarP(&f.threads, "jobs", "j", 1, "client threads (GOMAXPROCS) the clients share, as pgbench -j; one keeps the client's CPU per transaction lowest")
 	f.perClient = perClient
-	usage := fmt.Sprintf("give each client its own thread, waiting in the kernel for its answers, as sysbench does: no CPU left idle between answers, more CPU per statement (up to %d clients)", driver.MaxThreadClients)
+	def := ""
 	if perClient != nil {
-		usage += " (default: on when the transactions only read, off when they write)"
+		def = "; default: on for scripts that only read, off for scripts that write"
 	}
+	usage := fmt.Sprintf("give each client its own thread, waiting in the kernel for its answers, as sysbench does: no CPU left idle between answers, more CPU per statement (up to %d clients%s)", driver.MaxThreadClients, def)
 	fl.BoolVar(&f.threadPerClient, "thread-per-client", false, usage)
 	fl.DurationVar(&f.warmup, "warmup", 0, "time to run before measuring (not counted)")
 	fl.DurationVarP(&f.duration, "duration", "T", 60*time.Second, "measurement window")
