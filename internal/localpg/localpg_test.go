@@ -376,6 +376,16 @@ func TestStopOnInterrupt(t *testing.T) {
 	if s.Running() {
 		t.Fatal("server still running 30s after SIGINT")
 	}
+	// The watcher sends the signal again once the server is down. Until both have
+	// arrived here, own must stay registered: a SIGINT nobody is notified of ends the
+	// test binary.
+	for i := range 2 {
+		select {
+		case <-own:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("SIGINT seen %d times by the process's own handler, want 2 (the original and the one re-sent after the stop)", i)
+		}
+	}
 }
 
 func TestFindBinariesErrors(t *testing.T) {
