@@ -97,7 +97,7 @@ const blockingTick = 20 * time.Millisecond
 // on its own processor's queue, where the same thread runs it again at once, and it
 // counts as rescheduled, so the monitor leaves the client alone: with a yield every
 // 2 ms the crossings fell to sysbench's share.
-const yieldEvery = 2 * time.Millisecond
+var yieldEvery = 2 * time.Millisecond // a variable only for a test to compare without
 
 // goyield is the runtime's yield to the current processor's own run queue; unlike
 // runtime.Gosched it neither moves the goroutine to the global queue nor wakes
