@@ -306,6 +306,32 @@ func TestServerGone(t *testing.T) {
 			t.Errorf("connect errors %+v, want connection refused", res.ConnectErrors)
 		}
 	})
+
+	// Stopped for good with an outage timeout longer than what is left of the window,
+	// the run still ends on time, but incomplete: its server did not come back.
+	t.Run("stopped/outage-timeout=2m", func(t *testing.T) {
+		_ = s.current().Stop(context.Background()) // running when the subtests before were skipped
+		if err := s.restart(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(time.Second)
+			if err := s.current().Stop(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
+			Clients: 2, Duration: 3 * time.Second, MaxBackoff: 200 * time.Millisecond, OutageTimeout: 2 * time.Minute, Interval: 250 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Incomplete || !strings.Contains(res.IncompleteReason, "had not come back") {
+			t.Errorf("incomplete %v (%q), want an incomplete run: the server did not come back", res.Incomplete, res.IncompleteReason)
+		}
+		if res.Committed == 0 {
+			t.Error("nothing committed before the server stopped")
+		}
+	})
 }
 
 // faultProxy runs a toxiproxy TCP proxy in the test process in front of the shared

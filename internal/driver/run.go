@@ -388,6 +388,16 @@ loop:
 		case <-openTimer.C:
 			window(true)
 		case <-endTimer.C:
+			// A server that went away and has not come back by the window's end
+			// left part of the window unmeasured, however long the outage timeout.
+			if since, last := allDownSince(); !since.IsZero() {
+				res.Incomplete = true
+				res.IncompleteReason = fmt.Sprintf("the server had not come back when the window ended: no client had a connection for its last %s",
+					time.Since(since).Round(100*time.Millisecond))
+				if last != "" {
+					res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
+				}
+			}
 			stopAll()
 			window(false)
 		case <-ctxDone:
