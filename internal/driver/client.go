@@ -62,6 +62,7 @@ func (c *client) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.r.prepares.Add(1) // the session's start reads the catalogs in a transaction
 	for si, s := range c.r.cfg.Scripts {
 		for i, sql := range s.Statements {
 			if _, err := conn.Prepare(ctx, stmtName(si, i), sql, nil); err != nil {

@@ -172,7 +172,7 @@ type Result struct {
 	ConnectErrors []ConnectErrorCount
 	Committed     int64 // measured window, all scripts
 	Failed        int64
-	CommitsTotal  int64 // server transactions committed by the clients, warm-up, tail and statement preparation included
+	CommitsTotal  int64 // server transactions committed by the clients, warm-up, tail, session starts and statement preparation included
 	ConnectTime   time.Duration
 	Interrupted   bool
 	// Incomplete is set when the run ended early because no client had a
@@ -206,8 +206,8 @@ type runner struct {
 	tickFailed     atomic.Int64
 	tickRetried    atomic.Int64
 	tickRolledBack atomic.Int64
-	// Each statement prepared outside a transaction block is a transaction the
-	// server counts as committed.
+	// Each session's start and each statement prepared outside a transaction
+	// block is a transaction the server counts as committed.
 	prepares atomic.Int64
 	serverTx []int64 // server transactions per script execution
 

@@ -218,8 +218,95 @@ func setup() {
 	}
 }
 
-// stop stops and removes the server started by setup.
+// versions are the servers of other majors started by OfVersion, by major.
+var versions struct {
+	mu      sync.Mutex
+	servers map[string]*versionServer
+}
+
+type versionServer struct {
+	once   sync.Once
+	server *localpg.Server
+	dir    string
+	err    error
+}
+
+// OfVersion returns the DSN of a server of the given PostgreSQL major version
+// ("11" to "18"), started on first use from the installed binaries or a
+// download into the version cache, with the settings of the shared server, and
+// stopped by Run. For tests that must hold on every supported version.
+func OfVersion(t testing.TB, major string) string {
+	t.Helper()
+	versions.mu.Lock()
+	if versions.servers == nil {
+		versions.servers = map[string]*versionServer{}
+	}
+	vs := versions.servers[major]
+	if vs == nil {
+		vs = &versionServer{}
+		versions.servers[major] = vs
+	}
+	versions.mu.Unlock()
+	vs.once.Do(func() { vs.server, vs.dir, vs.err = startVersion(major) })
+	if vs.err != nil {
+		t.Fatalf("pgtest: PostgreSQL %s: %v", major, vs.err)
+	}
+	return vs.server.DSN()
+}
+
+func startVersion(major string) (*localpg.Server, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "pgtest-")
+	if err != nil {
+		return nil, "", err
+	}
+	fail := func(err error) (*localpg.Server, string, error) {
+		os.RemoveAll(dir)
+		return nil, "", err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return fail(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "owner.pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		return fail(err)
+	}
+	s, err := localpg.Start(ctx, localpg.Options{Name: serverName, Version: major, Settings: settings(), BaseDir: dir, Log: prefixWriter{}})
+	if err != nil {
+		return fail(err)
+	}
+	if err := (localpg.Registry{Dir: dir}).Save(s); err != nil {
+		return s, dir, err
+	}
+	return s, dir, nil
+}
+
+// stop stops and removes the servers started by setup and OfVersion.
 func stop() error {
+	versions.mu.Lock()
+	defer versions.mu.Unlock()
+	for _, vs := range versions.servers {
+		if vs.server == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := vs.server.Stop(ctx)
+		cancel()
+		if err == nil {
+			err = vs.server.Remove()
+		}
+		if err == nil {
+			err = os.RemoveAll(vs.dir)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return stopShared()
+}
+
+// stopShared stops and removes the server started by setup.
+func stopShared() error {
 	if shared.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

@@ -1,11 +1,15 @@
 // Package sampler reads PostgreSQL's own statistics around and during a run.
 //
-// Around a run, Database reads the counters of pg_stat_database, and WaitGone
-// waits until the benchmark's sessions have gone and their counters are in:
+// Around a run, a Control session reads the counters of pg_stat_database,
+// counting its own transactions so that they can be left out, and waits until
+// the benchmark's sessions have gone and every count they made is in:
 //
-//	before, err := sampler.Database(ctx, conn)  // pg_stat_database of the current database
+//	ctl, err := sampler.NewControl(ctx, t.Connect)
+//	before, err := ctl.Settled(ctx, 3*time.Second)  // pg_stat_database of the current database
 //	...
-//	err = sampler.WaitGone(ctx, conn, appName)  // until the benchmark's backends have exited
+//	err = ctl.WaitGone(ctx, appName, res.PIDs, 30*time.Second)  // the benchmark's and the sampler's sessions
+//	after, err := ctl.Settled(ctx, 3*time.Second)
+//	commits := after.Commits(s.Commits()) - before.Commits(0)
 //
 // During a run, a Sampler reads the server's cumulative statistics once a
 // second, with the views and columns of its major version, and turns them into

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,6 +118,9 @@ type Result struct {
 	// pg_stat_reset().
 	Reset          bool
 	AddressChanged bool // the server's address changed (a failover) or it entered or left recovery
+	// PIDs are the backends of every session the sampler opened: they report
+	// their last counts as they exit, after Stop closed them.
+	PIDs []uint32
 	// Errors are the sampling problems, each once, with a count when it
 	// happened more than once: a query that failed, a connection lost, a
 	// source that cannot be read. They never stop sampling.
@@ -137,6 +141,8 @@ type Sampler struct {
 
 	errs     errorLog
 	waits    waitCounts
+	pidsMu   sync.Mutex
+	pids     []uint32      // of every session opened
 	own      atomic.Int64  // transactions the sampler has run in the database
 	statsPID atomic.Uint32 // backend of the statistics connection, left out of the wait-event polls
 
@@ -234,6 +240,9 @@ func (s *Sampler) Stop() Result {
 	s.wg.Wait()
 	r := s.result
 	r.Errors = s.errs.list()
+	s.pidsMu.Lock()
+	r.PIDs = slices.Clone(s.pids)
+	s.pidsMu.Unlock()
 	return r
 }
 
@@ -398,6 +407,9 @@ func (s *Sampler) connect(ctx context.Context) (*pgconn.PgConn, error) {
 		return nil, err
 	}
 	s.own.Add(connectCommits)
+	s.pidsMu.Lock()
+	s.pids = append(s.pids, conn.PID())
+	s.pidsMu.Unlock()
 	return conn, nil
 }
 

@@ -415,30 +415,21 @@ func TestAutovacuum(t *testing.T) {
 }
 
 // TestOwnCommits checks that Commits accounts for every transaction the
-// sampler adds to pg_stat_database, and that commits leaves them out.
+// sampler adds to pg_stat_database, that commits leaves them out, and that
+// Control's settled readings leave out its own.
 func TestOwnCommits(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	// A session's statistics reach the views when it is idle and has not
-	// reported for a second, or when it ends; before 15 they go through the
-	// statistics collector, whose readings may be half a second old. So
-	// each reading is taken on a session that has settled, and the first
-	// one's session ends to report the reading's own transaction.
-	read := func() int64 {
-		conn, err := connector(t, dsn, "sampler-test-ctl")(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close(ctx)
-		time.Sleep(1100 * time.Millisecond)
-		v, err := sampler.Database(ctx, conn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v["xact_commit"]
+	ctl, err := sampler.NewControl(ctx, connector(t, dsn, "sampler-test-ctl"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	before := read()
+	defer ctl.Close()
+	before, err := ctl.Settled(ctx, 5*time.Second)
+	if err != nil || !before.Settled {
+		t.Fatalf("settled reading %+v: %v", before, err)
+	}
 	var rec recorder
 	s, err := sampler.Start(ctx, sampler.Config{
 		Connect:  connector(t, dsn, "sampler-test-monitor"),
@@ -454,9 +445,18 @@ func TestOwnCommits(t *testing.T) {
 	if len(res.Errors) > 0 {
 		t.Errorf("sampling errors: %q", res.Errors)
 	}
-	// The readings' sessions started once and read once.
-	if got, want := read()-before-2, s.Commits(); got != want {
-		t.Errorf("xact_commit grew by %d besides the test's own, Commits = %d", got, want)
+	if len(res.PIDs) != 2 {
+		t.Errorf("sampler sessions %v, want its two", res.PIDs)
+	}
+	if err := ctl.WaitGone(ctx, "sampler-test-nobody", res.PIDs, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	after, err := ctl.Settled(ctx, 5*time.Second)
+	if err != nil || !after.Settled {
+		t.Fatalf("settled reading %+v: %v", after, err)
+	}
+	if got, want := after.Commits(0)-before.Commits(0), s.Commits(); got != want {
+		t.Errorf("xact_commit grew by %d besides the control's own, Commits = %d", got, want)
 	}
 	// Without the sampler's own, about 13 a second, they would add up to
 	// about 26. The server may not yet have counted the few the sampler ran
