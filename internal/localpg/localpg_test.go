@@ -208,7 +208,37 @@ func TestStartErrors(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
 			}
+			if left, _ := filepath.Glob(filepath.Join(tt.opts.BaseDir, "*")); len(left) != 0 {
+				t.Errorf("the failed start left %q behind", left)
+			}
 		})
+	}
+}
+
+// TestFailedRestartKeepsData: a start that fails on an existing data
+// directory leaves it alone, and a later start with good settings finds the
+// data.
+func TestFailedRestartKeepsData(t *testing.T) {
+	t.Parallel()
+	base := baseDir(t)
+	s := start(t, localpg.Options{Name: "again", BaseDir: base})
+	if got := queryString(t, s.DSN(), "CREATE TABLE kept AS SELECT 'yes'::text AS v"); got != "SELECT 1" {
+		t.Fatalf("CREATE TABLE AS = %q, want SELECT 1", got)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := localpg.Start(context.Background(), localpg.Options{Name: "again", BaseDir: base, Install: &localpg.Install{BinDir: s.BinDir, Version: s.Version, Major: s.Major},
+		Settings: []localpg.Setting{{Name: "shared_buffers", Value: "lots"}}})
+	if err == nil {
+		t.Fatal("Start with shared_buffers=lots succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(s.DataDir, "PG_VERSION")); err != nil {
+		t.Fatalf("after the failed restart: %v, want the data directory kept", err)
+	}
+	again := start(t, localpg.Options{Name: "again", BaseDir: base})
+	if got := queryString(t, again.DSN(), "SELECT v FROM kept"); got != "yes" {
+		t.Errorf("after the failed restart SELECT v = %q, want yes", got)
 	}
 }
 
