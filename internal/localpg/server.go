@@ -152,7 +152,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	}
 	defer unlock()
 	var s *Server
-	if data, derr := os.ReadDir(filepath.Join(dir, "data")); len(data) == 0 || errors.Is(derr, os.ErrNotExist) {
+	if data, derr := os.ReadDir(filepath.Join(dir, "data")); errors.Is(derr, os.ErrNotExist) || derr == nil && len(data) == 0 {
 		defer func() {
 			if err != nil {
 				removeFailedStart(dir, s)
