@@ -271,7 +271,7 @@ func isServerDir(dir string) bool {
 		}
 	}
 	data, err := os.ReadDir(filepath.Join(dir, "data"))
-	if err != nil || len(data) == 0 {
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(data) == 0 {
 		return true
 	}
 	_, err = os.Stat(filepath.Join(dir, "data", "PG_VERSION"))
