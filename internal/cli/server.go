@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"path/filepath"
+	"strconv"
 	"text/tabwriter"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
@@ -12,12 +15,23 @@ import (
 func newServerCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server",
-		Short: "Start, stop, list and read the logs of local PostgreSQL servers that pgbakeoff runs",
+		Short: "Start, stop, list, prune and read the logs of local PostgreSQL servers that pgbakeoff runs",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  unknownSub("start, stop, list, logs"),
+		RunE:  unknownSub("start, stop, list, prune, logs"),
 	}
-	cmd.AddCommand(newServerStartCmd(env), newServerStopCmd(env), newServerListCmd(env), newServerLogsCmd(env))
+	cmd.PersistentFlags().String("servers-dir", "", "directory of the servers' data and registry (default: pgbakeoff's servers directory)")
+	cmd.AddCommand(newServerStartCmd(env), newServerStopCmd(env), newServerListCmd(env), newServerPruneCmd(env), newServerLogsCmd(env))
 	return cmd
+}
+
+// serverRegistry is the registry in --servers-dir, by default
+// localpg.DefaultRegistry; servers are started there too.
+func serverRegistry(cmd *cobra.Command) (localpg.Registry, error) {
+	if dir, _ := cmd.Flags().GetString("servers-dir"); dir != "" {
+		abs, err := filepath.Abs(dir)
+		return localpg.Registry{Dir: abs}, err
+	}
+	return localpg.DefaultRegistry()
 }
 
 func newServerStartCmd(env *Env) *cobra.Command {
@@ -39,10 +53,11 @@ func newServerStartCmd(env *Env) *cobra.Command {
 				}
 				opts.Settings = append(opts.Settings, st)
 			}
-			reg, err := localpg.DefaultRegistry()
+			reg, err := serverRegistry(cmd)
 			if err != nil {
 				return err
 			}
+			opts.BaseDir = reg.Dir
 			srv, err := localpg.Start(cmd.Context(), opts)
 			if err != nil {
 				return err
@@ -69,25 +84,24 @@ func newServerStopCmd(env *Env) *cobra.Command {
 	var remove bool
 	cmd := &cobra.Command{
 		Use:   "stop NAME",
-		Short: "Stop a named local server (and with --remove delete its data)",
+		Short: "Stop a local server by name, leftovers too (with --remove also delete its data)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, srv, err := registered(args[0])
+			reg, srv, err := registered(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			if err := srv.Stop(cmd.Context()); err != nil {
 				return err
 			}
-			if remove {
-				if err := srv.Remove(); err != nil {
-					return err
-				}
-				if err := reg.Delete(srv.Name); err != nil {
-					return err
-				}
+			if !remove {
+				fmt.Fprintf(env.Stdout, "server %s stopped\n", srv.Name)
+				return nil
 			}
-			fmt.Fprintf(env.Stdout, "server %s stopped\n", srv.Name)
+			if err := reg.Remove(srv.Name); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "server %s stopped and removed\n", srv.Name)
 			return nil
 		},
 	}
@@ -98,10 +112,10 @@ func newServerStopCmd(env *Env) *cobra.Command {
 func newServerListCmd(env *Env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List the named local servers",
+		Short: "List the local servers, and the data directories left by studies and failed starts",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			reg, err := localpg.DefaultRegistry()
+			reg, err := serverRegistry(cmd)
 			if err != nil {
 				return err
 			}
@@ -110,15 +124,74 @@ func newServerListCmd(env *Env) *cobra.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tVERSION\tSTATE\tPORT\tDSN")
+			fmt.Fprintln(tw, "NAME\tVERSION\tSTATE\tPORT\tSIZE\tDSN")
 			for _, s := range list {
-				state := "stopped"
-				if s.Running {
-					state = fmt.Sprintf("running (pid %d)", s.PID)
+				port, dsn := "-", "-"
+				if s.Port != 0 {
+					port, dsn = strconv.Itoa(s.Port), s.DSN
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Version, state, s.Port, s.DSN)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, cmp.Or(s.Version, "-"), serverState(s), port, humanBytes(s.Bytes), dsn)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			for _, s := range list {
+				if s.Leftover && !s.Running {
+					fmt.Fprintf(env.Stderr, "leftover servers are not registered; `pgbakeoff server prune` removes those not running\n")
+					break
+				}
+			}
+			return nil
+		},
+	}
+}
+
+// serverState is a server's STATE in server list and prune.
+func serverState(s localpg.Status) string {
+	switch {
+	case s.Running && s.Leftover:
+		return fmt.Sprintf("running, leftover (pid %d)", s.PID)
+	case s.Running:
+		return fmt.Sprintf("running (pid %d)", s.PID)
+	case s.Leftover && s.Version == "":
+		return "leftover, failed start"
+	case s.Leftover:
+		return "leftover, stopped"
+	}
+	return "stopped"
+}
+
+func newServerPruneCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "prune",
+		Short: "Remove the data directories that studies and failed starts left, unless a server runs on them",
+		Long: `Remove every leftover server directory: one that no registry entry names, such as
+the data of a study's local servers or of a start that failed, and that no running
+server uses. Servers started with 'server start' stay until 'server stop NAME --remove'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			reg, err := serverRegistry(cmd)
+			if err != nil {
+				return err
+			}
+			p, err := reg.Prune()
+			var freed int64
+			for _, s := range p.Removed {
+				fmt.Fprintf(env.Stdout, "removed %s (%s, %s): %s\n", s.Name, serverState(s), humanBytes(s.Bytes), filepath.Dir(s.DataDir))
+				freed += s.Bytes
+			}
+			for _, s := range p.Running {
+				fmt.Fprintf(env.Stdout, "kept %s: a server runs on it (pid %d); `pgbakeoff server stop %s --remove` stops and removes it\n", s.Name, s.PID, s.Name)
+			}
+			if err != nil {
+				return err
+			}
+			dirs := "directories"
+			if len(p.Removed) == 1 {
+				dirs = "directory"
+			}
+			fmt.Fprintf(env.Stdout, "freed %s: removed %d server %s from %s\n", humanBytes(freed), len(p.Removed), dirs, reg.Dir)
+			return nil
 		},
 	}
 }
@@ -130,7 +203,7 @@ func newServerLogsCmd(env *Env) *cobra.Command {
 		Short: "Print the end of a named local server's log",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, srv, err := registered(args[0])
+			_, srv, err := registered(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -147,9 +220,10 @@ func newServerLogsCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-// registered loads a named server from the default registry.
-func registered(name string) (localpg.Registry, *localpg.Server, error) {
-	reg, err := localpg.DefaultRegistry()
+// registered loads a named server, or a leftover, from the registry in
+// --servers-dir.
+func registered(cmd *cobra.Command, name string) (localpg.Registry, *localpg.Server, error) {
+	reg, err := serverRegistry(cmd)
 	if err != nil {
 		return reg, nil, err
 	}

@@ -48,7 +48,7 @@ func newStudyCmd(env *Env) *cobra.Command {
 	fl := run.Flags()
 	fl.BoolVar(&opts.restart, "restart", false, "forget the runs this study made before (they stay in the results store) and start again")
 	fl.StringVar(&opts.serversDir, "servers-dir", "", "directory for the study's local servers (default: pgbakeoff's servers directory)")
-	fl.BoolVar(&opts.keepServers, "keep-servers", false, "leave the local servers running at the end")
+	fl.BoolVar(&opts.keepServers, "keep-servers", false, "leave the local servers running at the end (by default they stop, and once every run is made their data is removed)")
 	fl.DurationVar(&opts.progress, "progress", 10*time.Second, "print a progress line this often during each run; 0 for none")
 
 	status := &cobra.Command{
@@ -257,7 +257,7 @@ func (st *studyTarget) local() *sampler.Local {
 }
 
 // runStudy carries the study out: preflight, loads, then every run not yet made.
-func runStudy(ctx context.Context, env *Env, file, results string, opts studyOptions) error {
+func runStudy(ctx context.Context, env *Env, file, results string, opts studyOptions) (err error) {
 	s, wls, optErrs, err := loadStudy(env, file)
 	if err != nil {
 		return err
@@ -297,13 +297,8 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 		s.Name, len(s.Targets), len(s.Workloads), len(plan), s.Estimate().Round(time.Second))
 	targets, err := preflight(ctx, env, s, wls, opts, optErrs)
 	defer func() {
-		if opts.keepServers {
-			return
-		}
-		for _, t := range targets {
-			if t.srv != nil {
-				_ = t.srv.Stop(context.Background())
-			}
+		if !opts.keepServers {
+			stopStudyServers(env, targets, opts.serversDir, err == nil)
 		}
 	}()
 	if err != nil {

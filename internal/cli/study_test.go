@@ -129,6 +129,15 @@ func TestStudy(t *testing.T) {
 	if n := strings.Count(out, "loading TPC-B"); n != 2 {
 		t.Errorf("loaded %d times, want once per target: rw and ro share their data\n%s", n, out)
 	}
+	// The interrupted study keeps its servers' data for the next `study run`.
+	if !strings.Contains(errOut, "stays for `study run` to continue; `pgbakeoff server prune --servers-dir "+servers+"` removes it") {
+		t.Errorf("the interrupted study does not say where its servers' data stays:\n%s", errOut)
+	}
+	for _, name := range []string{"study-mini-small", "study-mini-big"} {
+		if _, err := os.Stat(filepath.Join(servers, name, "data", "PG_VERSION")); err != nil {
+			t.Errorf("after the interruption: %v, want the data kept", err)
+		}
+	}
 	first := studyRuns(t, results)
 	if first["small/rw/c2/r1"].Status != store.StatusCompleted || first["big/rw/c2/r1"].Status != store.StatusCompleted ||
 		first["big/rw/c2/r2"].Status == store.StatusCompleted || len(first) > 3 {
@@ -156,6 +165,9 @@ func TestStudy(t *testing.T) {
 	}
 	if len(again) != 8 {
 		t.Errorf("the study has %d runs, want 8", len(again))
+	}
+	if left, _ := filepath.Glob(filepath.Join(servers, "*")); len(left) != 0 {
+		t.Errorf("the finished study left %q", left)
 	}
 	for key, r := range again {
 		if r.Status != store.StatusCompleted {

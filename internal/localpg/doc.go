@@ -30,6 +30,11 @@
 //	s, err := reg.Get("bench")
 //	err = s.Stop(ctx)
 //
+// Server directories in the registry's directory that it has no entry for,
+// such as those of servers started without Save, are leftovers: List shows
+// them, Get and Remove take them by name, and Prune removes those no server
+// runs on. A failed Start removes what it created.
+//
 // PostgreSQL refuses to run as root. When the caller is root, initdb and
 // postgres run as the postgres system user, or a pgbakeoff system user
 // created for the purpose, or nobody; binaries and data then live under

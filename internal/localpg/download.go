@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ulikunitz/xz"
@@ -147,12 +149,19 @@ func (f Finder) fetch(ctx context.Context, artifact string, rel release, dest st
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return fmt.Errorf("extract PostgreSQL %s: %w", rel.version.text, err)
 	}
+	if err := syncTree(tmp); err != nil {
+		return fmt.Errorf("extract PostgreSQL %s: %w", rel.version.text, err)
+	}
 	if err := os.Rename(tmp, dest); err != nil {
 		// Another process may have finished the same download first.
 		if _, serr := os.Stat(filepath.Join(dest, "bin", "postgres")); serr == nil {
 			return nil
 		}
 		return fmt.Errorf("install PostgreSQL %s into %s: %w", rel.version.text, dest, err)
+	}
+	if d, err := os.Open(root); err == nil {
+		_ = d.Sync() // makes the rename durable; the tree is usable either way
+		_ = d.Close()
 	}
 	fmt.Fprintf(f.log(), "PostgreSQL %s (%.1f MB) ready in %s after %s\n", rel.version.text, float64(n)/1e6, dest, time.Since(start).Round(100*time.Millisecond))
 	return nil
@@ -243,7 +252,7 @@ func extractTarXZ(r io.Reader, dir string) error {
 				return err
 			}
 		case tar.TypeReg:
-			if err := writeFile(target, tr, os.FileMode(hdr.Mode)&0o755|0o600); err != nil {
+			if err := writeFile(target, tr, hdr.Size, os.FileMode(hdr.Mode)&0o755|0o600); err != nil {
 				return err
 			}
 		case tar.TypeSymlink:
@@ -265,19 +274,64 @@ func extractTarXZ(r io.Reader, dir string) error {
 	}
 }
 
-func writeFile(path string, r io.Reader, mode os.FileMode) error {
+// maxEntrySize bounds one extracted file, which is held in memory while it is
+// read; the largest file of a PostgreSQL release is tens of megabytes.
+const maxEntrySize = 1 << 30
+
+// writeFile writes one extracted file. It is read into memory first, so that
+// the file is open for writing only briefly and with syscall.ForkLock held:
+// a child forked by another goroutine while the file is open inherits the
+// descriptor until it calls exec, and running the file then fails with
+// "text file busy" (ETXTBSY).
+func writeFile(path string, r io.Reader, size int64, mode os.FileMode) error {
+	if size < 0 || size > maxEntrySize {
+		return fmt.Errorf("archive entry %s is %d bytes, more than a PostgreSQL file can be", path, size)
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return fmt.Errorf("read %s from the archive: %w", path, err)
+	}
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, r); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// syncTree flushes every file and directory under dir to disk, so that a
+// crash after dir is renamed into the cache cannot leave empty binaries
+// there. Files are opened read-only, which a forked child may inherit
+// harmlessly.
+func syncTree(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", path, err)
+		}
+		return nil
+	})
 }
 
 // release is one downloadable PostgreSQL release.

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/ulikunitz/xz"
@@ -340,5 +343,80 @@ func TestCacheWithoutSpace(t *testing.T) {
 				t.Errorf("cache holds %q after the failed download, want nothing", left)
 			}
 		})
+	}
+}
+
+// TestFirstRunWhileForking downloads a release while other goroutines start
+// processes in a loop, as parallel tests and servers do, and runs the
+// extracted postgres at once. A child forked while an extracted file is
+// still open for writing holds that descriptor until it calls exec, and
+// running the file meanwhile fails with "text file busy".
+func TestFirstRunWhileForking(t *testing.T) {
+	name, err := artifact()
+	if err != nil {
+		t.Skip(err)
+	}
+	// postgres comes last and is large, so its file is open for writing for
+	// a while and is run right after it is closed.
+	padding := "# " + strings.Repeat("x", 1<<20) + "\n"
+	entries := []entry{
+		{name: "bin/", typ: tar.TypeDir},
+		{name: "bin/initdb", typ: tar.TypeReg, body: "#!/bin/sh\necho 'initdb (PostgreSQL) 16.1'\n"},
+		{name: "bin/postgres", typ: tar.TypeReg, body: "#!/bin/sh\necho 'postgres (PostgreSQL) 16.1'\n" + padding},
+	}
+	body := jar(t, entries)
+	sum := sha1.Sum(body)
+	base := "/" + mavenGroup + "/" + name + "/"
+	mux := http.NewServeMux()
+	mux.HandleFunc(base+"maven-metadata.xml", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<metadata><versioning><versions><version>16.1.0</version></versions></versioning></metadata>`)
+	})
+	jarPath := base + "16.1.0/" + name + "-16.1.0.jar"
+	mux.HandleFunc(jarPath, func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) })
+	mux.HandleFunc(jarPath+".sha1", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, hex.EncodeToString(sum[:])) })
+	repo := httptest.NewServer(mux)
+	defer repo.Close()
+
+	trueBin, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip(err)
+	}
+	stop := make(chan struct{})
+	var forks sync.WaitGroup
+	for range 4 {
+		forks.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = exec.Command(trueBin).Run() // only the forking matters
+			}
+		})
+	}
+	defer func() {
+		close(stop)
+		forks.Wait()
+	}()
+
+	const downloads = 20
+	var busy int
+	for i := range downloads {
+		cache := t.TempDir()
+		in, err := Finder{CacheDir: cache, Repository: repo.URL, Client: repo.Client()}.Download(context.Background(), "16")
+		if err != nil {
+			if errors.Is(err, syscall.ETXTBSY) {
+				busy++
+				continue
+			}
+			t.Fatalf("download %d: %v", i+1, err)
+		}
+		if in.Version != "16.1" {
+			t.Fatalf("download %d: version %q, want 16.1", i+1, in.Version)
+		}
+	}
+	if busy > 0 {
+		t.Errorf("%d of %d first runs of a downloaded postgres failed with %v", busy, downloads, syscall.ETXTBSY)
 	}
 }

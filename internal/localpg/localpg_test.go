@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -208,7 +209,37 @@ func TestStartErrors(t *testing.T) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
 			}
+			if left, _ := filepath.Glob(filepath.Join(tt.opts.BaseDir, "*")); len(left) != 0 {
+				t.Errorf("the failed start left %q behind", left)
+			}
 		})
+	}
+}
+
+// TestFailedRestartKeepsData: a start that fails on an existing data
+// directory leaves it alone, and a later start with good settings finds the
+// data.
+func TestFailedRestartKeepsData(t *testing.T) {
+	t.Parallel()
+	base := baseDir(t)
+	s := start(t, localpg.Options{Name: "again", BaseDir: base})
+	if got := queryString(t, s.DSN(), "CREATE TABLE kept AS SELECT 'yes'::text AS v"); got != "SELECT 1" {
+		t.Fatalf("CREATE TABLE AS = %q, want SELECT 1", got)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := localpg.Start(context.Background(), localpg.Options{Name: "again", BaseDir: base, Install: &localpg.Install{BinDir: s.BinDir, Version: s.Version, Major: s.Major},
+		Settings: []localpg.Setting{{Name: "shared_buffers", Value: "lots"}}})
+	if err == nil {
+		t.Fatal("Start with shared_buffers=lots succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(s.DataDir, "PG_VERSION")); err != nil {
+		t.Fatalf("after the failed restart: %v, want the data directory kept", err)
+	}
+	again := start(t, localpg.Options{Name: "again", BaseDir: base})
+	if got := queryString(t, again.DSN(), "SELECT v FROM kept"); got != "yes" {
+		t.Errorf("after the failed restart SELECT v = %q, want yes", got)
 	}
 }
 
@@ -442,5 +473,130 @@ func TestDownload(t *testing.T) {
 				t.Errorf("version() = %q, want prefix %q", got, want)
 			}
 		})
+	}
+}
+
+// TestLeftovers: server directories without a registry entry, such as a
+// study's servers or what a failed start left before starts cleaned up,
+// are listed with their size, can be removed by name, and are pruned unless
+// a server runs on them. Registered servers and directories pgbakeoff did
+// not make are never pruned.
+func TestLeftovers(t *testing.T) {
+	t.Parallel()
+	base := baseDir(t)
+	reg := localpg.Registry{Dir: base}
+	registered := start(t, localpg.Options{Name: "registered", BaseDir: base})
+	if err := reg.Save(registered); err != nil {
+		t.Fatal(err)
+	}
+	running := start(t, localpg.Options{Name: "running", BaseDir: base})
+	stopped := start(t, localpg.Options{Name: "stopped", BaseDir: base})
+	if err := stopped.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	failed := start(t, localpg.Options{Name: "failed", BaseDir: base})
+	if err := failed.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(failed.DataDir); err != nil { // as a failed initdb left it
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(failed.DataDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(base, "notes")
+	if err := os.Mkdir(foreign, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(foreign, "todo.txt"), []byte("not a server"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	list, err := reg.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]localpg.Status{}
+	var names []string
+	for _, st := range list {
+		got[st.Name] = st
+		names = append(names, st.Name)
+	}
+	if strings.Join(names, ",") != "failed,registered,running,stopped" {
+		t.Fatalf("List() names = %v, want failed, registered, running and stopped", names)
+	}
+	tests := []struct {
+		name     string
+		leftover bool
+		running  bool
+		version  string
+		dsn      string
+	}{
+		{name: "registered", running: true, version: registered.Version, dsn: registered.DSN()},
+		{name: "running", leftover: true, running: true, version: strconv.Itoa(running.Major), dsn: running.DSN()},
+		{name: "stopped", leftover: true, version: strconv.Itoa(stopped.Major)},
+		{name: "failed", leftover: true},
+	}
+	for _, tt := range tests {
+		st := got[tt.name]
+		if st.Leftover != tt.leftover || st.Running != tt.running || st.Version != tt.version || st.DSN != tt.dsn || st.Bytes <= 0 {
+			t.Errorf("List()[%s] = %+v; want leftover %v, running %v, version %q, DSN %q and a size", tt.name, st, tt.leftover, tt.running, tt.version, tt.dsn)
+		}
+	}
+	if got["stopped"].Bytes < 1<<20 {
+		t.Errorf("stopped server takes %d bytes, want at least the MB of an initdb", got["stopped"].Bytes)
+	}
+
+	// A leftover can be read, stopped and removed by name.
+	s, err := reg.Get("running")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.PID != running.PID || s.Port != running.Port {
+		t.Errorf("Get(running) = pid %d port %d, want %d and %d", s.PID, s.Port, running.PID, running.Port)
+	}
+	if err := reg.Remove("running"); err == nil || !strings.Contains(err.Error(), "still running") {
+		t.Errorf("Remove(running) while it runs = %v, want still running", err)
+	}
+
+	pruned, err := reg.Prune()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var removed, kept []string
+	var freed int64
+	for _, st := range pruned.Removed {
+		removed = append(removed, st.Name)
+		freed += st.Bytes
+	}
+	for _, st := range pruned.Running {
+		kept = append(kept, st.Name)
+	}
+	if strings.Join(removed, ",") != "failed,stopped" || strings.Join(kept, ",") != "running" || freed != got["failed"].Bytes+got["stopped"].Bytes {
+		t.Errorf("Prune() removed %v (%d bytes) and kept %v running; want failed and stopped (%d bytes), and running kept",
+			removed, freed, kept, got["failed"].Bytes+got["stopped"].Bytes)
+	}
+	for _, dir := range []string{filepath.Dir(stopped.DataDir), filepath.Dir(failed.DataDir)} {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%s after Prune: %v, want it gone", dir, err)
+		}
+	}
+	for _, path := range []string{registered.DataDir, running.DataDir, filepath.Join(foreign, "todo.txt")} {
+		if _, err := os.Stat(path); err != nil {
+			t.Errorf("Prune removed %s: %v", path, err)
+		}
+	}
+
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Remove("running"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(running.DataDir)); !os.IsNotExist(err) {
+		t.Errorf("server directory after Remove(running): %v, want it gone", err)
+	}
+	if _, err := reg.Get("notes"); err == nil || !strings.Contains(err.Error(), `no server named "notes" (known: registered)`) {
+		t.Errorf("Get(notes) = %v, want no server named notes", err)
 	}
 }

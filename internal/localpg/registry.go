@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -26,16 +28,20 @@ func DefaultRegistry() (Registry, error) {
 	return Registry{Dir: dir}, nil
 }
 
-// Status describes a registered server.
+// Status describes a server in the registry's directory.
 type Status struct {
 	Name    string
-	Version string
-	Port    int
-	DSN     string
+	Version string // "" when there is no data directory, as after a failed start
+	Port    int    // 0 for a leftover that is not running
+	DSN     string // "" for a leftover that is not running
 	Running bool
 	PID     int // 0 when not running
 	DataDir string
 	LogFile string
+	// Leftover marks a server directory without a registry entry: the
+	// servers of studies, and of starts that failed before cleaning up.
+	Leftover bool
+	Bytes    int64 // disk space taken by the data directory and log
 }
 
 // Save records the server under its name, replacing an earlier entry.
@@ -68,14 +74,18 @@ func (r Registry) Save(s *Server) error {
 	return nil
 }
 
-// Get loads a registered server. The result can be stopped, removed and
-// have its log read, from any process.
+// Get loads a registered server, or describes a leftover server directory
+// of that name. The result can be stopped, removed and have its log read,
+// from any process.
 func (r Registry) Get(name string) (*Server, error) {
 	if !serverName.MatchString(name) {
 		return nil, r.unknown(name)
 	}
 	b, err := os.ReadFile(r.path(name))
 	if errors.Is(err, os.ErrNotExist) {
+		if isServerDir(filepath.Join(r.Dir, name)) {
+			return r.leftover(name), nil
+		}
 		return nil, r.unknown(name)
 	}
 	if err != nil {
@@ -88,10 +98,14 @@ func (r Registry) Get(name string) (*Server, error) {
 	return &s, nil
 }
 
-// List describes every registered server, sorted by name, checking which
-// are running.
+// List describes every registered server and every leftover server
+// directory, sorted by name, checking which are running.
 func (r Registry) List() ([]Status, error) {
 	names, err := r.names()
+	if err != nil {
+		return nil, err
+	}
+	leftovers, err := r.leftovers()
 	if err != nil {
 		return nil, err
 	}
@@ -101,19 +115,79 @@ func (r Registry) List() ([]Status, error) {
 		if err != nil {
 			return nil, err
 		}
-		pid, running := s.postmaster()
-		out = append(out, Status{
-			Name:    s.Name,
-			Version: s.Version,
-			Port:    s.Port,
-			DSN:     s.DSN(),
-			Running: running,
-			PID:     pid,
-			DataDir: s.DataDir,
-			LogFile: s.LogFile,
-		})
+		out = append(out, s.status(false))
 	}
+	for _, name := range leftovers {
+		out = append(out, r.leftover(name).status(true))
+	}
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+func (s *Server) status(leftover bool) Status {
+	st := Status{
+		Name:     s.Name,
+		Version:  s.Version,
+		DataDir:  s.DataDir,
+		LogFile:  s.LogFile,
+		Leftover: leftover,
+		Bytes:    diskUsage(s.DataDir) + diskUsage(s.LogFile),
+	}
+	st.PID, st.Running = s.postmaster()
+	if !leftover || st.Running {
+		st.Port, st.DSN = s.Port, s.DSN()
+	}
+	return st
+}
+
+// Remove deletes a stopped server's data directory and log and forgets
+// it. It works for leftover server directories too.
+func (r Registry) Remove(name string) error {
+	s, err := r.Get(name)
+	if err != nil {
+		return err
+	}
+	if err := s.Remove(); err != nil {
+		return err
+	}
+	if err := os.Remove(r.path(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("forget server %q: %w", name, err)
+	}
+	return nil
+}
+
+// Pruned is what Prune did.
+type Pruned struct {
+	Removed []Status // leftovers removed; their Bytes are the space freed
+	Running []Status // leftovers kept because a postmaster runs on them
+}
+
+// Prune removes every leftover server directory that no running server
+// uses. Registered servers, running or not, are kept.
+func (r Registry) Prune() (Pruned, error) {
+	var p Pruned
+	leftovers, err := r.leftovers()
+	if err != nil {
+		return p, err
+	}
+	for _, name := range leftovers {
+		unlock, ok := tryLockDir(filepath.Join(r.Dir, name))
+		if !ok {
+			continue // being started right now
+		}
+		s := r.leftover(name)
+		st := s.status(true)
+		if st.Running {
+			p.Running = append(p.Running, st)
+		} else if err = s.Remove(); err == nil {
+			p.Removed = append(p.Removed, st)
+		}
+		unlock()
+		if err != nil {
+			return p, err
+		}
+	}
+	return p, nil
 }
 
 // Delete forgets a server. Its data stays; see Server.Remove.
@@ -154,15 +228,117 @@ func (r Registry) names() ([]string, error) {
 	return names, nil
 }
 
-// unknown is the error for a name that is not registered; it lists the
-// names that are.
+// leftovers lists the server directories in Dir that have no registry
+// entry, sorted by name.
+func (r Registry) leftovers() ([]string, error) {
+	entries, err := os.ReadDir(r.Dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list servers in %s: %w", r.Dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || !serverName.MatchString(name) {
+			continue
+		}
+		if _, err := os.Stat(r.path(name)); err == nil {
+			continue // registered
+		}
+		if isServerDir(filepath.Join(r.Dir, name)) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// serverFiles are what Start creates in a server's directory.
+var serverFiles = []string{"data", "postgres.log", "sock"}
+
+// isServerDir reports a directory that holds nothing but what Start
+// creates, with a data directory that is empty or PostgreSQL's, so that
+// removing a leftover never deletes anything else.
+func isServerDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if !slices.Contains(serverFiles, e.Name()) {
+			return false
+		}
+	}
+	data, err := os.ReadDir(filepath.Join(dir, "data"))
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(data) == 0 {
+		return true
+	}
+	_, err = os.Stat(filepath.Join(dir, "data", "PG_VERSION"))
+	return err == nil
+}
+
+// leftover describes the server directory of that name in Dir from what
+// is on disk: its major version from PG_VERSION and, while a postmaster
+// runs on it, its port and socket directory from postmaster.pid.
+func (r Registry) leftover(name string) *Server {
+	dir := filepath.Join(r.Dir, name)
+	s := &Server{Name: name, DataDir: filepath.Join(dir, "data"), LogFile: filepath.Join(dir, "postgres.log")}
+	if fi, err := os.Stat(filepath.Join(dir, "sock")); err == nil && fi.IsDir() {
+		s.SocketDir = filepath.Join(dir, "sock")
+	}
+	if b, err := os.ReadFile(filepath.Join(s.DataDir, "PG_VERSION")); err == nil {
+		s.Version = strings.TrimSpace(string(b))
+		s.Major, _ = strconv.Atoi(s.Version)
+	}
+	pid, ok := s.postmaster()
+	if !ok {
+		return s
+	}
+	s.PID = pid
+	// postmaster.pid: pid, data directory, start time, port, socket directory.
+	b, _ := os.ReadFile(filepath.Join(s.DataDir, "postmaster.pid"))
+	lines := strings.Split(string(b), "\n")
+	if len(lines) > 4 {
+		s.Port, _ = strconv.Atoi(strings.TrimSpace(lines[3]))
+		// Start puts sockets in the server's directory or in /tmp/pgbk-*.
+		if sock := strings.TrimSpace(lines[4]); sock == s.SocketDir || strings.HasPrefix(sock, "/tmp/pgbk-") {
+			s.SocketDir = sock
+		}
+	}
+	return s
+}
+
+// diskUsage is the space the files under path take, 0 when it is missing.
+func diskUsage(path string) int64 {
+	var n int64
+	_ = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable parts count as nothing
+		}
+		if fi, err := d.Info(); err == nil && !d.IsDir() {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}
+
+// unknown is the error for a name that is neither registered nor a
+// leftover; it lists the names that are.
 func (r Registry) unknown(name string) error {
 	names, err := r.names()
+	if err == nil {
+		var more []string
+		more, err = r.leftovers()
+		names = append(names, more...)
+		slices.Sort(names)
+	}
 	switch {
 	case err != nil:
 		return fmt.Errorf("no server named %q (%v)", name, err)
 	case len(names) == 0:
-		return fmt.Errorf("no server named %q: no servers are registered", name)
+		return fmt.Errorf("no server named %q: no servers are registered or left in %s", name, r.Dir)
 	}
 	return fmt.Errorf("no server named %q (known: %s)", name, strings.Join(names, ", "))
 }

@@ -101,12 +101,13 @@ var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 // exists, writes its configuration and starts postgres as a background
 // process that outlives the caller. It returns once the server accepts
 // connections. Starting a server whose data directory is in use by a
-// running postmaster is an error.
+// running postmaster is an error. A start that fails removes the data
+// directory it created, and the server's directory if nothing else is in it.
 //
 // The server listens on 127.0.0.1 and on a Unix socket in a private
 // directory, trusts local connections, and logs to Server.LogFile.
 // Apart from that and Options.Settings, its configuration is initdb's.
-func Start(ctx context.Context, opts Options) (*Server, error) {
+func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	log := opts.Log
 	if log == nil {
 		log = io.Discard
@@ -137,13 +138,26 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("start server %q: %w", name, err)
 		}
 	}
-	base, err := filepath.Abs(base)
+	base, err = filepath.Abs(base)
 	if err != nil {
 		return nil, fmt.Errorf("start server %q: %w", name, err)
 	}
 	dir := filepath.Join(base, name)
 	if err := mkdirWritable(dir, "server directory"); err != nil {
 		return nil, err
+	}
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("start server %q: %w", name, err)
+	}
+	defer unlock()
+	var s *Server
+	if data, derr := os.ReadDir(filepath.Join(dir, "data")); errors.Is(derr, os.ErrNotExist) || derr == nil && len(data) == 0 {
+		defer func() {
+			if err != nil {
+				removeFailedStart(dir, s)
+			}
+		}()
 	}
 	acct, err := serverAccount(ctx, log)
 	if err != nil {
@@ -154,7 +168,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("start server %q: %w", name, err)
 		}
 	}
-	s := &Server{
+	s = &Server{
 		Name:    name,
 		DataDir: filepath.Join(dir, "data"),
 		LogFile: filepath.Join(dir, "postgres.log"),
@@ -195,6 +209,48 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	fmt.Fprintf(log, "PostgreSQL %s server %q is running on port %d (data %s, log %s)\n", s.Version, s.Name, s.Port, s.DataDir, s.LogFile)
 	return s, nil
+}
+
+// removeFailedStart removes what a failed Start created in the server's
+// directory dir: the data directory, the log and the socket directory, and
+// dir itself once nothing else is in it. s is nil when Start failed before
+// it knew the server's files.
+func removeFailedStart(dir string, s *Server) {
+	for _, path := range []string{filepath.Join(dir, "data"), filepath.Join(dir, "postgres.log"), filepath.Join(dir, "sock")} {
+		_ = os.RemoveAll(path)
+	}
+	if s != nil && s.SocketDir != "" && filepath.Dir(s.SocketDir) != dir {
+		_ = os.RemoveAll(s.SocketDir) // a private directory under /tmp
+	}
+	_ = os.Remove(dir)
+}
+
+// lockDir holds an exclusive lock on a server's directory while Start works
+// in it, so that Prune, which tries the same lock, leaves it alone.
+func lockDir(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return func() { _ = f.Close() }, nil
+}
+
+// tryLockDir is lockDir without waiting: ok is false while a Start holds
+// the lock.
+func tryLockDir(dir string) (unlock func(), ok bool) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, false
+	}
+	return func() { _ = f.Close() }, true
 }
 
 // initdb creates the data directory, or checks that an existing one

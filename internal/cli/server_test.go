@@ -1,0 +1,141 @@
+package cli_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+// serversDir is a servers directory of the test's own, reachable by the user
+// PostgreSQL runs as when the tests run as root.
+func serversDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "servers")
+}
+
+// TestServerLeftovers: a failed start leaves nothing; a data directory without
+// a registry entry, as a study leaves, is listed with its size and pruned,
+// while a registered server stays until stop --remove.
+func TestServerLeftovers(t *testing.T) {
+	servers := serversDir(t)
+	major := fmt.Sprint(pgtest.Server(t).Major)
+	sd := []string{"--servers-dir", servers}
+
+	code, out, errOut := run(t, append([]string{"server", "start", "--name", "bad", "--version", major, "--set", "shared_buffers=lots"}, sd...)...)
+	if code != 1 || !strings.Contains(errOut, "shared_buffers") {
+		t.Fatalf("start with shared_buffers=lots: exit %d, want 1 and an error naming the setting\n%s%s", code, out, errOut)
+	}
+	if left, _ := filepath.Glob(filepath.Join(servers, "*")); len(left) != 0 {
+		t.Errorf("the failed start left %q", left)
+	}
+
+	code, out, errOut = run(t, append([]string{"server", "start", "--name", "kept", "--version", major}, sd...)...)
+	if code != 0 {
+		t.Fatalf("start kept: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Cleanup(func() { run(t, append([]string{"server", "stop", "kept", "--remove"}, sd...)...) })
+	old, err := localpg.Start(context.Background(), localpg.Options{Name: "study-old-a", Version: major, BaseDir: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, errOut = run(t, append([]string{"server", "list"}, sd...)...)
+	if code != 0 {
+		t.Fatalf("list: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, re := range []string{
+		`(?m)^kept\s+` + major + `\.\d+\s+running \(pid \d+\)\s+\d+\s+\d+\.\d MB\s+host=`,
+		`(?m)^study-old-a\s+` + major + `\s+leftover, stopped\s+-\s+\d+\.\d MB\s+-$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("list has no line matching %s:\n%s", re, out)
+		}
+	}
+	if !strings.Contains(errOut, "server prune") {
+		t.Errorf("list does not point to server prune: %q", errOut)
+	}
+
+	code, out, errOut = run(t, append([]string{"server", "prune"}, sd...)...)
+	if code != 0 {
+		t.Fatalf("prune: exit %d\n%s%s", code, out, errOut)
+	}
+	if !regexp.MustCompile(`(?m)^removed study-old-a \(leftover, stopped, \d+\.\d MB\): `+regexp.QuoteMeta(filepath.Join(servers, "study-old-a"))+`$`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^freed \d+\.\d MB: removed 1 server directory from `).MatchString(out) || strings.Contains(out, "kept") {
+		t.Errorf("prune output:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(servers, "study-old-a")); !os.IsNotExist(err) {
+		t.Errorf("study-old-a after prune: %v, want it gone", err)
+	}
+	if _, err := os.Stat(filepath.Join(servers, "kept", "data", "PG_VERSION")); err != nil {
+		t.Errorf("prune removed the registered server: %v", err)
+	}
+
+	code, out, errOut = run(t, append([]string{"server", "stop", "kept", "--remove"}, sd...)...)
+	if code != 0 || !strings.Contains(out, "server kept stopped and removed") {
+		t.Errorf("stop kept --remove: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = run(t, append([]string{"server", "prune"}, sd...)...)
+	if code != 0 || !strings.Contains(out, "freed 0 bytes: removed 0 server directories") {
+		t.Errorf("prune of nothing: exit %d\n%s", code, out)
+	}
+	code, _, errOut = run(t, append([]string{"server", "stop", "kept"}, sd...)...)
+	if code != 1 || !strings.Contains(errOut, `no server named "kept": no servers are registered or left in `+servers) {
+		t.Errorf("stop of a removed server: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestStudyRemovesServers: the local servers of a study that made every run are
+// stopped and their data removed; with --keep-servers they keep running, are
+// listed, and server stop --remove removes them.
+func TestStudyRemovesServers(t *testing.T) {
+	servers := serversDir(t)
+	dir := filepath.Dir(servers)
+	file := filepath.Join(dir, "tiny.yaml")
+	writeFile(t, file, fmt.Sprintf(`name: tiny
+targets: [{name: here, local: {version: "%d"}}]
+workloads: [{kind: tpcb, load: {scale: 1}, run: {script: select-only}}]
+matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
+`, pgtest.Server(t).Major))
+	args := []string{"study", "run", file, "--results", filepath.Join(dir, "r.db"), "--servers-dir", servers, "--progress", "0"}
+
+	code, out, errOut := run(t, args...)
+	if code != 0 {
+		t.Fatalf("study: exit %d\n%s%s", code, out, errOut)
+	}
+	if left, _ := filepath.Glob(filepath.Join(servers, "*")); len(left) != 0 {
+		t.Errorf("the finished study left %q", left)
+	}
+
+	code, out, errOut = run(t, append(args, "--restart", "--keep-servers")...)
+	if code != 0 {
+		t.Fatalf("study --keep-servers: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Cleanup(func() { run(t, "server", "stop", "study-tiny-here", "--remove", "--servers-dir", servers) })
+	code, out, errOut = run(t, "server", "list", "--servers-dir", servers)
+	if code != 0 || !regexp.MustCompile(`(?m)^study-tiny-here\s+\d+\s+running, leftover \(pid \d+\)\s+\d+\s+\d+\.\d MB\s+host=`).MatchString(out) {
+		t.Errorf("list after --keep-servers: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "server", "stop", "study-tiny-here", "--remove", "--servers-dir", servers)
+	if code != 0 || !strings.Contains(out, "server study-tiny-here stopped and removed") {
+		t.Errorf("stop --remove of the study's server: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(servers, "study-tiny-here")); !os.IsNotExist(err) {
+		t.Errorf("the study's server directory after stop --remove: %v, want it gone", err)
+	}
+}
