@@ -71,6 +71,7 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 	}
 	// A sample counts when its middle lies in the window: the last one may run on
 	// while the clients disconnect.
+	var others, polled float64 // other sessions' active seconds, and the seconds polled
 	for _, sm := range m.samples {
 		mid := sm.Start.Add(sm.End.Sub(sm.Start) / 2)
 		if mid.Before(res.WindowStart) || !mid.Before(res.WindowEnd) {
@@ -82,6 +83,14 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 		}
 		e.autovacuums += int(sm.Values["autovacuums"])
 		e.autoanalyzes += int(sm.Values["autoanalyzes"])
+		if o, ok := sm.Values["other_sessions"]; ok {
+			secs := sm.End.Sub(sm.Start).Seconds()
+			others += o * secs
+			polled += secs
+		}
+	}
+	if polled > 0 {
+		e.others = others / polled
 	}
 	return e
 }

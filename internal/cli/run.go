@@ -460,6 +460,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	mon := &runMonitor{}
 	smp, err = sampler.Start(ctx, sampler.Config{
 		Connect: t.Connect, AppName: appName, Local: f.local, NodeExporter: f.nodeExporter,
+		Exclude: func() []uint32 { return []uint32{ctl.PID()} },
 		OnSample: func(sm sampler.Sample) {
 			mon.sample(sm)
 			if err := st.AddSample(context.Background(), run.ID, storeSample(sm)); err != nil {
@@ -558,6 +559,9 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		ev.incomplete = res.IncompleteReason
 	}
 	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
+	ev.clientCommits, ev.serverCommits = sum.CommitsTotal, sum.Server.Commits
+	ev.commitsRead, ev.unsettled = sum.Server.CommitsUnread == "", sum.Server.CommitsUnsettled
+	ev.seen = sres.Others
 	ev.restarted = sres.Restarted
 	ev.statsReset = sres.Reset
 	if sres.AddressChanged {

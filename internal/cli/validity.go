@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
@@ -20,7 +21,24 @@ const (
 	flagCheckpoint = "checkpoint" // a checkpoint fell inside the window: a note
 	flagAutovacuum = "autovacuum" // autovacuum finished work inside the window: a note
 	flagIncomplete = "incomplete" // the run ended early: the server stayed away
+	// Other sessions worked in the benchmark's database: the server counted more
+	// commits than the clients made, or pg_stat_activity showed them active.
+	flagContaminated = "contaminated"
+	flagCommits      = "commits"        // the server's counters disagree otherwise: a note
+	flagOthers       = "other_sessions" // other sessions seen at work now and then: a note
 )
+
+// Commit counts agree when they are this close: a share of the clients' and a few
+// transactions, such as autovacuum's in a short run.
+const (
+	commitsTolerance    = 0.01
+	commitsToleranceAbs = 10
+)
+
+// maxOtherSessions is the average number of other active sessions in the
+// benchmark's database above which their work makes the run invalid: a monitoring
+// query now and then stays below it.
+const maxOtherSessions = 0.05
 
 // maxErrorRate is the share of failed transactions above which a run is invalid.
 const maxErrorRate = 0.01
@@ -45,6 +63,15 @@ type evidence struct {
 	checkpointsAt     []time.Duration // when the samples that saw them ended, from the window's start
 	autovacuums       int             // vacuums by autovacuum of the database's tables ended inside the window
 	autoanalyzes      int             // analyzes by autovacuum ended inside the window
+	// The clients' commits and the server's over the same span; commitsRead is false
+	// when the server's could not be read, unsettled when they still moved after the
+	// benchmark's sessions had ended.
+	clientCommits, serverCommits int64
+	commitsRead, unsettled       bool
+	// others is the average number of other client sessions active in the
+	// database during the window, seen those of them seen most often.
+	others float64
+	seen   []string
 	// rates are the measured window's whole intervals: transactions per second and
 	// when each ended, relative to the window's start.
 	rates []rate
@@ -70,6 +97,7 @@ func judge(e evidence) []runFlag {
 	if e.addressChanged != "" {
 		flags = append(flags, runFlag{flagFailover, true, "the server behind the target changed during the run: " + e.addressChanged})
 	}
+	flags = append(flags, judgeCommits(e)...)
 	if e.clientSaturated {
 		flags = append(flags, runFlag{flagClientCPU, true, fmt.Sprintf("the client was CPU-bound (%.2f cores busy): it, not the server, set the pace", e.clientCores)})
 	}
@@ -109,6 +137,64 @@ func judge(e evidence) []runFlag {
 			e.autovacuums, e.autoanalyzes)})
 	}
 	return flags
+}
+
+// judgeCommits compares the server's commits with the clients' and looks for
+// other sessions' work in the database.
+func judgeCommits(e evidence) []runFlag {
+	var flags []runFlag
+	if e.commitsRead {
+		gap := e.serverCommits - e.clientCommits
+		tol := max(commitsTolerance*float64(e.clientCommits), commitsToleranceAbs)
+		pct := 0.0
+		if e.clientCommits > 0 {
+			pct = 100 * float64(gap) / float64(e.clientCommits)
+		}
+		switch {
+		case float64(gap) > tol:
+			flags = append(flags, runFlag{flagContaminated, true, fmt.Sprintf(
+				"the server counted %d commits in the benchmark's database from the first connect to the last disconnect, %d (%+.1f%%) more than the clients made: other sessions worked in the database during the run",
+				e.serverCommits, gap, pct)})
+		case float64(-gap) > tol:
+			// The server acknowledged every commit the clients count: a lower count is
+			// the statistics' shortfall, not lost transactions.
+			flags = append(flags, runFlag{flagCommits, false, fmt.Sprintf(
+				"the server's statistics counted %d commits, %d (%.1f%%) fewer than the clients saw acknowledged: its counters missed some reports; the clients' count stands",
+				e.serverCommits, -gap, -pct)})
+		case e.unsettled:
+			flags = append(flags, runFlag{flagCommits, false,
+				"the server's counters still moved after the benchmark's sessions had ended: something else was committing in the database"})
+		}
+	}
+	switch {
+	case e.others > maxOtherSessions:
+		flags = append(flags, runFlag{flagContaminated, true, fmt.Sprintf(
+			"other sessions were active in the benchmark's database during the window (%.2f on average: %s): their work competed with the benchmark's",
+			e.others, strings.Join(e.seen, ", "))})
+	case e.others > 0:
+		flags = append(flags, runFlag{flagOthers, false, fmt.Sprintf(
+			"other sessions were seen active in the benchmark's database now and then during the window (%.3f on average: %s)",
+			e.others, strings.Join(e.seen, ", "))})
+	}
+	// The store keeps one flag of each name: reasons of the same name are joined.
+	return joinFlags(flags)
+}
+
+// joinFlags merges flags of the same name into the first, invalid if any was.
+func joinFlags(flags []runFlag) []runFlag {
+	var out []runFlag
+	at := map[string]int{}
+	for _, f := range flags {
+		i, ok := at[f.Name]
+		if !ok {
+			at[f.Name] = len(out)
+			out = append(out, f)
+			continue
+		}
+		out[i].Invalid = out[i].Invalid || f.Invalid
+		out[i].Reason += "; " + f.Reason
+	}
+	return out
 }
 
 func storeFlags(fs []runFlag) []store.Flag {

@@ -83,6 +83,14 @@ func TestServerFaults(t *testing.T) {
 					}
 				}
 			}},
+		// The outage timeout (2m by default) outlasts the window: the run still ends
+		// on time, but incomplete, since its server never came back.
+		{"stopped for good within the outage timeout", func(srv *localpg.Server) error { return srv.Stop(context.Background()) }, false,
+			[]string{"--duration", "5s"}, cli.ExitError, func(t *testing.T, sum faultSummary) {
+				if sum.Status != "incomplete" || !sum.flagged("incomplete") {
+					t.Errorf("want an incomplete run flagged incomplete")
+				}
+			}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,4 +199,81 @@ func startLoadedServer(t *testing.T, shared *localpg.Server, name string) (strin
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
 	return base, opts, srv
+}
+
+// TestContaminatedRuns: two runs on one database at once each measure about half of
+// what one would. Both are invalid, for the commits the server counted beyond their
+// own and for the other's sessions seen at work in the database.
+func TestContaminatedRuns(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	results := filepath.Join(t.TempDir(), "r.db")
+	type result struct {
+		code        int
+		out, errOut string
+	}
+	done := make(chan result, 2)
+	for range 2 {
+		go func() {
+			code, out, errOut := run(t, "run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "3s",
+				"--json", "--results", results, "--dsn", dsn)
+			done <- result{code, out, errOut}
+		}()
+	}
+	for range 2 {
+		r := <-done
+		var sum faultSummary
+		if err := json.Unmarshal([]byte(r.out), &sum); err != nil {
+			t.Fatalf("exit %d, no JSON summary: %v\n%s%s", r.code, err, r.out, r.errOut)
+		}
+		if !sum.flagged("contaminated") {
+			t.Errorf("a run sharing its database with another is not flagged contaminated: %+v", sum.Flags)
+		}
+		var reasons []string
+		for _, f := range sum.Flags {
+			reasons = append(reasons, f.Reason)
+		}
+		all := strings.Join(reasons, "\n")
+		for _, want := range []string{"more than the clients made", "other sessions were active", "pgbakeoff-run-"} {
+			if !strings.Contains(all, want) {
+				t.Errorf("flags do not say %q:\n%s\n%s%s", want, all, r.out, r.errOut)
+			}
+		}
+	}
+	// Neither counts in a comparison.
+	code, out, errOut := run(t, "compare", "1", "2", "--results", results)
+	if code == 0 && !strings.Contains(out+errOut, "contaminated") {
+		t.Errorf("compare of two contaminated runs does not say so: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestControlSessionLost: every session in the database is terminated mid-run, the
+// control session's too. The clients reconnect, the control session is opened again,
+// and the server's commits are read and agree; never "server 0".
+func TestControlSessionLost(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	results := filepath.Join(t.TempDir(), "r.db")
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		pgtest.Query(t, pgtest.DSN(t), "select pg_terminate_backend(pid) from pg_stat_activity where datname = '"+
+			pgtest.Query(t, dsn, "select current_database()")+"'")
+	}()
+	code, out, errOut := run(t, "run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "4s", "--results", results, "--dsn", dsn)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "reconnects:") {
+		t.Fatalf("the clients' sessions were not terminated:\n%s", out)
+	}
+	if strings.Contains(out, "server 0 ") || strings.Contains(out, "not read") {
+		t.Errorf("the server's commits were not read after the control session was lost:\n%s%s", out, errOut)
+	}
+	if strings.Contains(out, "contaminated") {
+		t.Errorf("a run whose sessions were terminated is called contaminated:\n%s", out)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -27,6 +28,7 @@ type Control struct {
 	conn    *pgconn.PgConn
 	version int   // server_version_num
 	own     int64 // transactions of this control's sessions, since the first opened
+	pid     atomic.Uint32
 }
 
 // NewControl opens the control session.
@@ -59,8 +61,12 @@ func (c *Control) Conn(ctx context.Context) (*pgconn.PgConn, error) {
 		c.version = v
 	}
 	c.conn = conn
+	c.pid.Store(conn.PID())
 	return conn, nil
 }
+
+// PID is the backend of the session; it may be called from any goroutine.
+func (c *Control) PID() uint32 { return c.pid.Load() }
 
 // Ran notes n statements run on Conn outside explicit transactions.
 func (c *Control) Ran(n int) { c.own += int64(n) }

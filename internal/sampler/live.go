@@ -36,6 +36,8 @@ import (
 //	                       pg_stat_all_tables autovacuum_count, autoanalyze_count
 //	active_sessions        the benchmark's sessions seen active, averaged over the wait-event
 //	                       polls (with an AppName only)
+//	other_sessions         other client sessions seen active in the benchmark's database,
+//	                       averaged over the same polls: work that competes with the benchmark's
 //	server_cpu             cores busy running the postmaster and its descendants (Local only)
 //	disk_read_iops,        operations and bytes of the block device holding the data
 //	disk_write_iops,       directory, from /proc/diskstats (Local only)
@@ -55,7 +57,7 @@ import (
 // exact.
 var ValueNames = []string{
 	"commits", "rollbacks", "blks_read", "blks_hit", "read_iops", "write_iops", "wal_bytes",
-	"checkpoints", "autovacuums", "autoanalyzes", "active_sessions", "server_cpu",
+	"checkpoints", "autovacuums", "autoanalyzes", "active_sessions", "other_sessions", "server_cpu",
 	"disk_read_iops", "disk_write_iops", "disk_read_bytes", "disk_write_bytes",
 	"node_cpu", "node_disk_read_iops", "node_disk_write_iops", "node_disk_read_bytes", "node_disk_write_bytes",
 }
@@ -69,7 +71,10 @@ type Config struct {
 	Connect func(ctx context.Context) (*pgconn.PgConn, error)
 	// AppName is the application_name of the benchmark's sessions; the wait
 	// events are theirs only. "" = no wait events, and one connection.
-	AppName      string
+	AppName string
+	// Exclude, when set, names sessions of the caller's own that are not
+	// another's work in the database, such as its control session.
+	Exclude      func() []uint32
 	Interval     time.Duration // between samples; 0 = 1 s
 	WaitInterval time.Duration // between wait-event polls; 0 = 100 ms
 	Local        *Local        // set for a server on this machine; nil for a remote one
@@ -118,6 +123,9 @@ type Result struct {
 	// pg_stat_reset().
 	Reset          bool
 	AddressChanged bool // the server's address changed (a failover) or it entered or left recovery
+	// Others are the other client sessions seen active in the benchmark's
+	// database, as "application_name (pid N)", the most often seen first.
+	Others []string
 	// PIDs are the backends of every session the sampler opened: they report
 	// their last counts as they exit, after Stop closed them.
 	PIDs []uint32
@@ -240,6 +248,7 @@ func (s *Sampler) Stop() Result {
 	s.wg.Wait()
 	r := s.result
 	r.Errors = s.errs.list()
+	r.Others = s.waits.seenOthers()
 	s.pidsMu.Lock()
 	r.PIDs = slices.Clone(s.pids)
 	s.pidsMu.Unlock()
@@ -282,10 +291,11 @@ func (s *Sampler) run(ctx context.Context) {
 func (s *Sampler) sample(ctx context.Context) {
 	end := time.Now()
 	cur := s.read(ctx)
-	waits, active, polled := s.waits.take()
+	waits, active, others, polled := s.waits.take()
 	sm := Sample{Seq: s.seq, Start: s.last, End: end, Values: map[string]float64{}, Waits: waits}
 	if polled {
 		sm.Values["active_sessions"] = active
+		sm.Values["other_sessions"] = others
 	}
 	if db := cur.db; db != nil {
 		sm.ServerStarted, sm.ServerAddr, sm.InRecovery = db.started, db.addr, db.inRecovery

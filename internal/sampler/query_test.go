@@ -1,6 +1,9 @@
 package sampler
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestParseLSN(t *testing.T) {
 	tests := []struct {
@@ -28,24 +31,27 @@ func TestParseLSN(t *testing.T) {
 
 func TestWaitShares(t *testing.T) {
 	var w waitCounts
-	if _, _, ok := w.take(); ok {
+	if _, _, _, ok := w.take(); ok {
 		t.Fatal("take before any poll: ok, want not ok")
 	}
-	w.add([]string{"CPU", "IO:DataFileRead", "CPU"})
-	w.add(nil)
-	w.add([]string{"CPU", "Lock:transactionid"})
-	shares, active, ok := w.take()
+	w.add([]string{"CPU", "IO:DataFileRead", "CPU"}, []string{"psql (pid 7)"})
+	w.add(nil, nil)
+	w.add([]string{"CPU", "Lock:transactionid"}, []string{"psql (pid 7)", "app (pid 9)"})
+	shares, active, others, ok := w.take()
 	want := map[string]float64{"CPU": 3.0 / 5, "IO:DataFileRead": 1.0 / 5, "Lock:transactionid": 1.0 / 5}
-	if !ok || active != 5.0/3 || len(shares) != len(want) {
-		t.Fatalf("take = %v, %v, %v; want %v, %v, true", shares, active, ok, want, 5.0/3)
+	if !ok || active != 5.0/3 || others != 1 || len(shares) != len(want) {
+		t.Fatalf("take = %v, %v, %v, %v; want %v, %v, 1, true", shares, active, others, ok, want, 5.0/3)
 	}
 	for c, s := range want {
 		if shares[c] != s {
 			t.Errorf("share of %s = %v, want %v", c, shares[c], s)
 		}
 	}
-	w.add(nil)
-	if shares, active, ok := w.take(); !ok || shares != nil || active != 0 {
-		t.Errorf("take after a poll that saw nobody = %v, %v, %v; want nil, 0, true", shares, active, ok)
+	w.add(nil, nil)
+	if shares, active, others, ok := w.take(); !ok || shares != nil || active != 0 || others != 0 {
+		t.Errorf("take after a poll that saw nobody = %v, %v, %v, %v; want nil, 0, 0, true", shares, active, others, ok)
+	}
+	if got, want := w.seenOthers(), []string{"psql (pid 7)", "app (pid 9)"}; !slices.Equal(got, want) {
+		t.Errorf("seenOthers = %q, want %q, the most often seen first", got, want)
 	}
 }

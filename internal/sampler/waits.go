@@ -1,8 +1,13 @@
 package sampler
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,14 +15,20 @@ import (
 )
 
 // waitsSQL lists what each active session of the benchmark ($1) is waiting
-// on, leaving out the sampler's own two sessions. A session of another user
-// shows no state without pg_read_all_stats, and yields NULL.
+// on, leaving out the sampler's own two sessions and those in $2. A session of
+// another user shows no state without pg_read_all_stats, and yields NULL.
+// Other client sessions active in the benchmark's database come too, with
+// their application_name and process ID in the last two columns: their work
+// competes with the benchmark's.
 const waitsSQL = `select case when state is null then null
 	when wait_event is null then 'CPU'
-	else wait_event_type || ':' || wait_event end
+	else wait_event_type || ':' || wait_event end,
+	application_name <> $1, application_name, pid
 from pg_stat_activity
-where application_name = $1 and (state = 'active' or state is null)
-	and pid <> pg_backend_pid() and pid <> $2`
+where pid <> pg_backend_pid() and pid <> all($2::int[])
+	and (application_name = $1 and (state = 'active' or state is null)
+		or application_name <> $1 and state = 'active' and backend_type = 'client backend'
+			and datname = current_database())`
 
 const waitsStmt = "pgbakeoff_waits"
 
@@ -54,7 +65,7 @@ func (s *Sampler) pollWaits(ctx context.Context, conn *pgconn.PgConn) {
 				continue
 			}
 		}
-		classes, hidden, err := s.pollOnce(ctx, conn)
+		classes, others, hidden, err := s.pollOnce(ctx, conn)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -70,7 +81,7 @@ func (s *Sampler) pollWaits(ctx context.Context, conn *pgconn.PgConn) {
 		if hidden > 0 {
 			s.errs.add("wait events: sessions of %s belong to another user and are hidden from the monitoring user; grant it pg_read_all_stats", s.cfg.AppName)
 		}
-		s.waits.add(classes)
+		s.waits.add(classes, others)
 	}
 }
 
@@ -90,22 +101,33 @@ func (s *Sampler) connectWaits(ctx context.Context) (*pgconn.PgConn, error) {
 	return conn, nil
 }
 
-// pollOnce returns the class of each active session of the benchmark and the
-// number of its sessions hidden from the monitoring user.
-func (s *Sampler) pollOnce(ctx context.Context, conn *pgconn.PgConn) (classes []string, hidden int, err error) {
+// pollOnce returns the class of each active session of the benchmark, the
+// other sessions active in its database ("application_name (pid N)"), and the
+// number of the benchmark's sessions hidden from the monitoring user.
+func (s *Sampler) pollOnce(ctx context.Context, conn *pgconn.PgConn) (classes, others []string, hidden int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	params := [][]byte{[]byte(s.cfg.AppName), []byte(strconv.FormatUint(uint64(s.statsPID.Load()), 10))}
+	pids := []string{strconv.FormatUint(uint64(s.statsPID.Load()), 10)}
+	if s.cfg.Exclude != nil {
+		for _, p := range s.cfg.Exclude() {
+			pids = append(pids, strconv.FormatUint(uint64(p), 10))
+		}
+	}
+	params := [][]byte{[]byte(s.cfg.AppName), []byte("{" + strings.Join(pids, ",") + "}")}
 	rr := conn.ExecPrepared(ctx, waitsStmt, params, nil, nil)
 	for rr.NextRow() {
-		if v := rr.Values()[0]; v != nil {
-			classes = append(classes, string(v))
-		} else {
+		v := rr.Values()
+		switch {
+		case string(v[1]) == "t":
+			others = append(others, fmt.Sprintf("%s (pid %s)", cmp.Or(string(v[2]), "no application_name"), v[3]))
+		case v[0] != nil:
+			classes = append(classes, string(v[0]))
+		default:
 			hidden++
 		}
 	}
 	_, err = rr.Close()
-	return classes, hidden, err
+	return classes, others, hidden, err
 }
 
 // waitCounts gathers the polls of one sampling interval.
@@ -114,14 +136,23 @@ type waitCounts struct {
 	polls   int
 	seen    int // active sessions over all polls
 	byClass map[string]int
+	others  int            // other sessions active in the database, over all polls
+	names   map[string]int // those sessions, over the whole run
 }
 
-func (w *waitCounts) add(classes []string) {
+func (w *waitCounts) add(classes, others []string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.byClass == nil {
 		w.byClass = map[string]int{}
 	}
+	if len(others) > 0 && w.names == nil {
+		w.names = map[string]int{}
+	}
+	for _, o := range others {
+		w.names[o]++
+	}
+	w.others += len(others)
 	w.polls++
 	w.seen += len(classes)
 	for _, c := range classes {
@@ -129,15 +160,17 @@ func (w *waitCounts) add(classes []string) {
 	}
 }
 
-// take returns the interval's share of each class and the average number of
-// active sessions, and starts the next interval; ok is false when there was
-// no poll.
-func (w *waitCounts) take() (shares map[string]float64, active float64, ok bool) {
+// take returns the interval's share of each class and the average numbers of
+// the benchmark's and of other active sessions, and starts the next interval;
+// ok is false when there was no poll.
+func (w *waitCounts) take() (shares map[string]float64, active, others float64, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.polls == 0 {
-		return nil, 0, false
+		return nil, 0, 0, false
 	}
+	others = float64(w.others) / float64(w.polls)
+	w.others = 0
 	if w.seen > 0 {
 		shares = make(map[string]float64, len(w.byClass))
 		for c, n := range w.byClass {
@@ -146,5 +179,15 @@ func (w *waitCounts) take() (shares map[string]float64, active float64, ok bool)
 	}
 	active = float64(w.seen) / float64(w.polls)
 	w.polls, w.seen, w.byClass = 0, 0, nil
-	return shares, active, true
+	return shares, active, others, true
+}
+
+// seenOthers lists the other sessions seen active, the most often seen first,
+// at most five.
+func (w *waitCounts) seenOthers() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := slices.Collect(maps.Keys(w.names))
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(w.names[b]-w.names[a], strings.Compare(a, b)) })
+	return out[:min(len(out), 5)]
 }
