@@ -119,7 +119,7 @@ func (p Phase) String() string { return [...]string{"warmup", "measure", "after"
 type Interval struct {
 	Seq        int
 	Start, End time.Time
-	Phase      Phase // of the interval's end
+	Phase      Phase // of most of the interval
 	Committed  int64
 	RolledBack int64
 	Failed     int64
@@ -323,7 +323,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	tick := func(end time.Time) {
 		hs := r.reg.Tick()
 		iv := Interval{Seq: seq, Start: tickStart, End: end, Latency: histogram.New()}
-		iv.Phase = r.phaseOf(end.Add(-time.Nanosecond))
+		// The phase that covers most of the interval: ticks fire a little after the
+		// window's edges, so by an interval's end the next phase has begun.
+		iv.Phase = r.phaseOf(tickStart.Add(end.Sub(tickStart) / 2))
 		for i, h := range hs {
 			cumulative[i].Merge(h)
 			iv.Latency.Merge(h)
