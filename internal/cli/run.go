@@ -148,7 +148,15 @@ func runCommand(env *Env, f *runFlags, wl func() workload) func(*cobra.Command, 
 		f.fitThreads(cmd.Flags())
 		ctx, stop := env.Interrupt(cmd.Context())
 		defer stop()
-		sum, err := runWorkload(ctx, env, *f, results, wl())
+		// With --json, stdout carries the JSON object alone: the progress lines and
+		// any other line written during the run go to stderr.
+		runEnv := env
+		if f.json {
+			e := *env
+			e.Stdout = env.Stderr
+			runEnv = &e
+		}
+		sum, err := runWorkload(ctx, runEnv, *f, results, wl())
 		if sum == nil {
 			return err
 		}
