@@ -25,20 +25,31 @@ func phases(out string) []string {
 	return got
 }
 
-// TestProgressPhases: each progress line names the phase of the second it covers,
-// not the one that had begun by the time it was printed.
+// TestProgressPhases: each progress line names the phase of the seconds it covers,
+// not the one that had begun by the time it was printed, and a line longer than
+// the warm-up ends where the warm-up does.
 func TestProgressPhases(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut := run(t, "run", "tpcb", "--script", "select-only", "--warmup", "2s", "--duration", "2s", "--progress", "1s",
-		"--dsn", dsn, "--results", filepath.Join(t.TempDir(), "r.db"))
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
-	}
-	if got, want := phases(out), []string{"warmup", "warmup", "measure", "measure"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("progress phases %v, want %v:\n%s", got, want, out)
+	for _, c := range []struct {
+		warmup, duration, progress string
+		want                       []string
+	}{
+		{"2s", "2s", "1s", []string{"warmup", "warmup", "measure", "measure"}},
+		{"2", "3", "5", []string{"warmup", "measure"}},
+	} {
+		t.Run("warmup="+c.warmup+"/duration="+c.duration+"/progress="+c.progress, func(t *testing.T) {
+			code, out, errOut := run(t, "run", "tpcb", "--script", "select-only", "--warmup", c.warmup, "--duration", c.duration,
+				"--progress", c.progress, "--dsn", dsn, "--results", filepath.Join(t.TempDir(), "r.db"))
+			if code != 0 {
+				t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+			}
+			if got := phases(out); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("progress phases %v, want %v:\n%s", got, c.want, out)
+			}
+		})
 	}
 }
 

@@ -781,14 +781,16 @@ func sqlClass(state string) string {
 	return "class " + state[:2]
 }
 
-// progressPrinter aggregates intervals into one line every period.
+// progressPrinter aggregates intervals into one line every period. A line covers
+// one phase: the intervals before the phase changes are printed as it does.
 type progressPrinter struct {
-	w      io.Writer
-	period time.Duration
-	start  time.Time
-	from   time.Time
-	hist   *hdrhistogram.Histogram
-	failed int64
+	w        io.Writer
+	period   time.Duration
+	start    time.Time
+	from, to time.Time // what the next line covers
+	phase    driver.Phase
+	hist     *hdrhistogram.Histogram
+	failed   int64
 }
 
 func newProgressPrinter(w io.Writer, period time.Duration) *progressPrinter {
@@ -800,20 +802,27 @@ func (p *progressPrinter) add(iv driver.Interval) {
 		return
 	}
 	if p.start.IsZero() {
-		p.start, p.from = iv.Start, iv.Start
+		p.start, p.from, p.to = iv.Start, iv.Start, iv.Start
+	}
+	if p.to.After(p.from) && iv.Phase != p.phase {
+		p.print()
 	}
 	p.hist.Merge(iv.Latency)
 	p.failed += iv.Failed
-	if iv.End.Sub(p.from) < p.period-50*time.Millisecond {
-		return
+	p.phase, p.to = iv.Phase, iv.End
+	if p.to.Sub(p.from) >= p.period-50*time.Millisecond {
+		p.print()
 	}
+}
+
+func (p *progressPrinter) print() {
 	s := histogram.Summarize(p.hist)
-	secs := iv.End.Sub(p.from).Seconds()
+	secs := p.to.Sub(p.from).Seconds()
 	fmt.Fprintf(p.w, "progress: %.1f s, %.1f tps, lat %.3f ms avg, %.3f ms p99, %d failed [%s]\n",
-		iv.End.Sub(p.start).Seconds(), float64(s.Count)/secs, s.Avg, s.P99, p.failed, iv.Phase)
+		p.to.Sub(p.start).Seconds(), float64(s.Count)/secs, s.Avg, s.P99, p.failed, p.phase)
 	p.hist.Reset()
 	p.failed = 0
-	p.from = iv.End
+	p.from = p.to
 }
 
 func printSummary(w io.Writer, s *Summary) {
