@@ -59,7 +59,7 @@ func TestDurationTooLong(t *testing.T) {
 	study := filepath.Join(t.TempDir(), "s.yaml")
 	var cases []badInput
 	for _, f := range []struct{ flag, value string }{
-		{"--duration", "2100000h"}, {"-T", "2100000h"}, {"--warmup", "87601h"}, {"--progress", "9999999999"},
+		{"--duration", "2100000h"}, {"-T", "2100000h"}, {"--duration", "3000000h"}, {"--warmup", "87601h"}, {"--progress", "9999999999"},
 		{"--outage-timeout", "1e300"}, {"--tx-timeout", "300000h"}, {"--connect-timeout", "Inf"},
 	} {
 		name := "--" + strings.TrimLeft(f.flag, "-")
@@ -75,6 +75,7 @@ func TestDurationTooLong(t *testing.T) {
 		badInput{"demo --duration", []string{"demo", "--duration", "100000h", "--scale", "0"}, "--duration 100000h is too long: at most 87600h (10 years)", cli.ExitUsage},
 		badInput{"study run --progress", []string{"study", "run", study, "--progress", "100000h"}, "--progress 100000h is too long", cli.ExitUsage},
 		badInput{"not a duration", []string{"run", "tpcb", "--duration", "5 parsecs", "--dsn", dsn}, `--duration "5 parsecs" is not a duration: give seconds (60) or a Go duration (90s, 5m, 1h30m)`, cli.ExitUsage},
+		badInput{"unit alone", []string{"run", "tpcb", "--warmup", "h", "--dsn", dsn}, `--warmup h is not a duration`, cli.ExitUsage},
 		badInput{"NaN", []string{"run", "tpcb", "--warmup", "NaN", "--dsn", dsn}, `--warmup NaN is not a duration`, cli.ExitUsage},
 	)
 	checkBadInput(t, cases)

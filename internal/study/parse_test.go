@@ -230,6 +230,8 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:4:13: invalid duration "2 minutes"; use Go durations like 2m or 90s`},
 		{"duration too long", head + "matrix: {duration: 2100000h}\n",
 			`x.yaml:3:20: duration 2100000h is too long: at most 87600h (10 years)`},
+		{"duration past time.Duration", head + "matrix: {duration: 3000000h}\n",
+			`x.yaml:3:20: duration 3000000h is too long: at most 87600h (10 years)`},
 		{"warmup too long in seconds", head + "matrix: {warmup: 1e12}\n",
 			`x.yaml:3:18: warmup 1e12 is too long: at most 87600h (10 years)`},
 		{"duration zero", head + "matrix: {duration: 0s}\n", `x.yaml:3:20: duration must be more than 0, not 0s`},
