@@ -42,8 +42,8 @@ func newDemoCmd(env *Env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "PostgreSQL version for both servers (default: the newest installed, else 16 downloaded)")
 	f.IntVar(&scale, "scale", 20, "TPC-B scale to load into each server")
-	f.DurationVar(&warmup, "warmup", 5*time.Second, "warm-up before each measured run")
-	f.DurationVar(&duration, "duration", 15*time.Second, "measured window of each run")
+	durationVarP(f, &warmup, "warmup", "", 5*time.Second, "warm-up before each measured run")
+	durationVarP(f, &duration, "duration", "", 15*time.Second, "measured window of each run")
 	f.StringVar(&dir, "servers-dir", "", "directory for the two servers, removed at the end (default: pgbakeoff's servers directory)")
 	return cmd
 }

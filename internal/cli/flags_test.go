@@ -19,7 +19,7 @@ func TestFlagValues(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "untouched.db")
 	runFlags := []struct{ flag, value string }{
 		{"--clients", "-1"}, {"--clients", "0"}, {"--clients", "1000001"}, {"--clients", "many"}, {"--clients", ""},
-		{"--duration", "-1s"}, {"--duration", "0s"}, {"--duration", "5"}, {"--duration", "5 parsecs"}, {"--duration", ""},
+		{"--duration", "-1s"}, {"--duration", "0s"}, {"--duration", "2100000h"}, {"--duration", "5 parsecs"}, {"--duration", ""},
 		{"--warmup", "-1s"}, {"--warmup", "soon"},
 		{"--transactions", "-5"}, {"--max-tries", "0"}, {"--jobs", "0"}, {"--progress", "-1s"},
 		{"--seed", "-1"}, {"--label", "novalue"}, {"--dist", "pareto:7"}, {"--dist", "lognormal"},

@@ -305,7 +305,7 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 		if secs <= 0 || start.IsZero() {
 			continue
 		}
-		run.Series = append(run.Series, report.Point{T: iv.End.Sub(start).Seconds(), TPS: float64(iv.Txns) / secs, P99: iv.LatencyMs.P99})
+		run.Series = append(run.Series, report.Point{T: iv.End.Sub(start).Seconds(), Secs: secs, TPS: float64(iv.Txns) / secs, P99: iv.LatencyMs.P99})
 	}
 	if !windowEnd.IsZero() {
 		end = windowEnd

@@ -108,9 +108,19 @@ func NewRoot(env *Env) *cobra.Command {
 	}
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%s: %w (see %s --help)", c.CommandPath(), err, c.CommandPath())}
-	})
+	root.SetFlagErrorFunc(flagError)
+	// Without arguments, the help; with an unknown command, one line and the
+	// closest command rather than cobra's several.
+	root.Args = cobra.ArbitraryArgs
+	root.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		if s := suggestCommand(c, args[0]); s != "" {
+			return usageError{fmt.Errorf("unknown command %q (did you mean %s?)", args[0], s)}
+		}
+		return usageError{fmt.Errorf("unknown command %q (see %s --help)", args[0], c.CommandPath())}
+	}
 	root.PersistentFlags().String("results", "pgbakeoff.db", "results store (SQLite file)")
 	// A CPU profile of the client is how its cost per transaction is found; hidden
 	// because it is for developers, not for comparing deployments.
@@ -161,6 +171,9 @@ func unknownSub(choices string) func(*cobra.Command, []string) error {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return usageError{fmt.Errorf("%s needs one of: %s", c.CommandPath(), choices)}
+		}
+		if s := suggestCommand(c, args[0]); s != "" {
+			return usageError{fmt.Errorf("unknown %s %q (did you mean %s?)", c.Name(), args[0], s)}
 		}
 		return usageError{fmt.Errorf("unknown %s %q: choose one of %s", c.Name(), args[0], choices)}
 	}

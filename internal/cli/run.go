@@ -110,17 +110,17 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags, maxTries int, perClient func() 
 	}
 	usage := fmt.Sprintf("give each client its own thread, waiting in the kernel for its answers, as sysbench does: no CPU left idle between answers, more CPU per statement (up to %d clients%s)", driver.MaxThreadClients, def)
 	fl.BoolVar(&f.threadPerClient, "thread-per-client", false, usage)
-	fl.DurationVar(&f.warmup, "warmup", 0, "time to run before measuring (not counted)")
-	fl.DurationVarP(&f.duration, "duration", "T", 60*time.Second, "measurement window")
+	durationVarP(fl, &f.warmup, "warmup", "", 0, "time to run before measuring (not counted)")
+	durationVarP(fl, &f.duration, "duration", "T", 60*time.Second, "measurement window: seconds (60) or a duration (90s, 5m)")
 	fl.IntVarP(&f.transactions, "transactions", "t", 0, "transactions per client, instead of --duration")
-	fl.DurationVarP(&f.progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
+	durationVarP(fl, &f.progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
 	fl.IntVar(&f.maxTries, "max-tries", maxTries, "tries per transaction on serialization failure or deadlock")
 	fl.Uint64Var(&f.seed, "seed", 0, "random seed (default: from the clock)")
 	fl.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
 	fl.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
-	fl.DurationVar(&f.outageTimeout, "outage-timeout", 2*time.Minute, "end the run, marked incomplete, when no client has had a connection this long (0: never)")
-	fl.DurationVar(&f.txTimeout, "tx-timeout", time.Minute, "abandon a transaction (and its connection) after this long: a stalled network (0: never)")
-	fl.DurationVar(&f.connectTimeout, "connect-timeout", 10*time.Second, "give up one connection attempt after this long")
+	durationVarP(fl, &f.outageTimeout, "outage-timeout", "", 2*time.Minute, "end the run, marked incomplete, when no client has had a connection this long (0: never)")
+	durationVarP(fl, &f.txTimeout, "tx-timeout", "", time.Minute, "abandon a transaction (and its connection) after this long: a stalled network (0: never)")
+	durationVarP(fl, &f.connectTimeout, "connect-timeout", "", 10*time.Second, "give up one connection attempt after this long")
 	fl.BoolVar(&f.resolveOnce, "resolve-once", false, "resolve the host once at the start and connect every client to that address")
 }
 
@@ -148,7 +148,15 @@ func runCommand(env *Env, f *runFlags, wl func() workload) func(*cobra.Command, 
 		f.fitThreads(cmd.Flags())
 		ctx, stop := env.Interrupt(cmd.Context())
 		defer stop()
-		sum, err := runWorkload(ctx, env, *f, results, wl())
+		// With --json, stdout carries the JSON object alone: the progress lines and
+		// any other line written during the run go to stderr.
+		runEnv := env
+		if f.json {
+			e := *env
+			e.Stdout = env.Stderr
+			runEnv = &e
+		}
+		sum, err := runWorkload(ctx, runEnv, *f, results, wl())
 		if sum == nil {
 			return err
 		}
@@ -828,14 +836,16 @@ func sqlClass(state string) string {
 	return "class " + state[:2]
 }
 
-// progressPrinter aggregates intervals into one line every period.
+// progressPrinter aggregates intervals into one line every period. A line covers
+// one phase: the intervals before the phase changes are printed as it does.
 type progressPrinter struct {
-	w      io.Writer
-	period time.Duration
-	start  time.Time
-	from   time.Time
-	hist   *hdrhistogram.Histogram
-	failed int64
+	w        io.Writer
+	period   time.Duration
+	start    time.Time
+	from, to time.Time // what the next line covers
+	phase    driver.Phase
+	hist     *hdrhistogram.Histogram
+	failed   int64
 }
 
 func newProgressPrinter(w io.Writer, period time.Duration) *progressPrinter {
@@ -847,20 +857,27 @@ func (p *progressPrinter) add(iv driver.Interval) {
 		return
 	}
 	if p.start.IsZero() {
-		p.start, p.from = iv.Start, iv.Start
+		p.start, p.from, p.to = iv.Start, iv.Start, iv.Start
+	}
+	if p.to.After(p.from) && iv.Phase != p.phase {
+		p.print()
 	}
 	p.hist.Merge(iv.Latency)
 	p.failed += iv.Failed
-	if iv.End.Sub(p.from) < p.period-50*time.Millisecond {
-		return
+	p.phase, p.to = iv.Phase, iv.End
+	if p.to.Sub(p.from) >= p.period-50*time.Millisecond {
+		p.print()
 	}
+}
+
+func (p *progressPrinter) print() {
 	s := histogram.Summarize(p.hist)
-	secs := iv.End.Sub(p.from).Seconds()
+	secs := p.to.Sub(p.from).Seconds()
 	fmt.Fprintf(p.w, "progress: %.1f s, %.1f tps, lat %.3f ms avg, %.3f ms p99, %d failed [%s]\n",
-		iv.End.Sub(p.start).Seconds(), float64(s.Count)/secs, s.Avg, s.P99, p.failed, iv.Phase)
+		p.to.Sub(p.start).Seconds(), float64(s.Count)/secs, s.Avg, s.P99, p.failed, p.phase)
 	p.hist.Reset()
 	p.failed = 0
-	p.from = iv.End
+	p.from = p.to
 }
 
 func printSummary(w io.Writer, s *Summary) {

@@ -49,7 +49,7 @@ func newStudyCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&opts.restart, "restart", false, "forget the runs this study made before (they stay in the results store) and start again")
 	fl.StringVar(&opts.serversDir, "servers-dir", "", "directory for the study's local servers (default: pgbakeoff's servers directory)")
 	fl.BoolVar(&opts.keepServers, "keep-servers", false, "leave the local servers running at the end (by default they stop, and once every run is made their data is removed)")
-	fl.DurationVar(&opts.progress, "progress", 10*time.Second, "print a progress line this often during each run; 0 for none")
+	durationVarP(fl, &opts.progress, "progress", "", 10*time.Second, "print a progress line this often during each run; 0 for none")
 
 	status := &cobra.Command{
 		Use:   "status FILE",

@@ -119,7 +119,7 @@ func (p Phase) String() string { return [...]string{"warmup", "measure", "after"
 type Interval struct {
 	Seq        int
 	Start, End time.Time
-	Phase      Phase // of the interval's end
+	Phase      Phase // of most of the interval
 	Committed  int64
 	RolledBack int64
 	Failed     int64
@@ -289,7 +289,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.start = time.Now()
 	r.windowStart = r.start.Add(cfg.Warmup)
 	if cfg.Transactions > 0 {
-		r.windowEnd = r.start.Add(100 * 365 * 24 * time.Hour)
+		r.windowEnd = r.start.Add(MaxSpan)
 	} else {
 		r.windowEnd = r.windowStart.Add(cfg.Duration)
 	}
@@ -323,7 +323,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	tick := func(end time.Time) {
 		hs := r.reg.Tick()
 		iv := Interval{Seq: seq, Start: tickStart, End: end, Latency: histogram.New()}
-		iv.Phase = r.phaseOf(end.Add(-time.Nanosecond))
+		// The phase that covers most of the interval: ticks fire a little after the
+		// window's edges, so by an interval's end the next phase has begun.
+		iv.Phase = r.phaseOf(tickStart.Add(end.Sub(tickStart) / 2))
 		for i, h := range hs {
 			cumulative[i].Merge(h)
 			iv.Latency.Merge(h)
@@ -532,8 +534,26 @@ func (cfg *Config) validate() error {
 			return fmt.Errorf("%s must not be negative, got %s", d.flag, d.v)
 		}
 	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--warmup", cfg.Warmup}, {"--duration", cfg.Duration},
+		{"--outage-timeout", cfg.OutageTimeout}, {"--tx-timeout", cfg.TxTimeout}, {"--connect-timeout", cfg.ConnectTimeout},
+		{"the interval", cfg.Interval}, {"the backoff", cfg.MaxBackoff},
+		// Two durations of at most MaxSpan each do not overflow when added.
+		{"--warmup and --duration", cfg.Warmup + cfg.Duration}} {
+		if d.v > MaxSpan {
+			return fmt.Errorf("%s is too long: at most %s (100 years)", d.flag, MaxSpan)
+		}
+	}
 	return nil
 }
+
+// MaxSpan is the longest warm-up and window together, and the longest timeout, a
+// run takes. Its deadlines are the clock plus such durations (a window of
+// Transactions ends in MaxSpan) and are kept in nanoseconds since 1970, which
+// overflow in 2262: beyond, every deadline would lie in the past.
+const MaxSpan = 100 * 365 * 24 * time.Hour
 
 // serverTransactions is how many transactions the server counts for one execution
 // of s: one for an explicit transaction block, else one per statement.

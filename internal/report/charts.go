@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 )
 
 // figure is one chart of a report. Markdown writes it to a file through a
@@ -150,7 +152,8 @@ func (a *analysis) seriesCharts(wl workload, g group) []figure {
 			t := a.targets[i]
 			ch.Legend = append(ch.Legend, legendItem{Label: t.Name, Color: color(i), Kind: "line"})
 			for _, run := range c.runs {
-				if len(run.Series) == 0 {
+				points := whole(run.Series)
+				if len(points) == 0 {
 					continue
 				}
 				main := c.rep != nil && c.rep.ID == run.ID
@@ -158,7 +161,7 @@ func (a *analysis) seriesCharts(wl workload, g group) []figure {
 					Title: seriesTitle(run, main)}
 				faint = faint || !main
 				dashed = dashed || !counts(run)
-				for _, p := range thin(run.Series, maxSeriesPoints) {
+				for _, p := range thin(points, maxSeriesPoints) {
 					s.Points = append(s.Points, pt{X: p.T, Y: spec.get(p)})
 					minT = min(minT, p.T)
 				}
@@ -208,6 +211,32 @@ func seriesTitle(run Run, main bool) string {
 		s += ", left out: " + why(run)
 	}
 	return s
+}
+
+// partial is the length, as a share of a series' usual interval, below which an
+// interval is left out of the series. The last interval ends with the window and
+// often lasts a few milliseconds, and one may begin just before the window opens:
+// the rate of such a sliver counts the few transactions that happened to end in it
+// and its p99 rests on a handful of them, so it would draw a plunge and a spike
+// that did not happen. It is dropped rather than weighted by its length, because a
+// point on a line carries no weight: it would be drawn all the same. Half an
+// interval or more still rests on half of a whole one's transactions, and stays.
+const partial = 0.5
+
+// whole is the series without its partial intervals. Points of unknown length
+// count as whole.
+func whole(ps []Point) []Point {
+	var lens []float64
+	for _, p := range ps {
+		if p.Secs > 0 {
+			lens = append(lens, p.Secs)
+		}
+	}
+	if len(lens) == 0 {
+		return ps
+	}
+	usual := stats.Median(lens)
+	return slices.DeleteFunc(slices.Clone(ps), func(p Point) bool { return p.Secs > 0 && p.Secs < partial*usual })
 }
 
 // thin averages a series down to at most n points, in buckets of equal count.

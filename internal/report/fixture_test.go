@@ -15,7 +15,8 @@ import (
 //   - pg16's second tpcc run at 16 clients is invalid (the server restarted) and
 //     has an outage in its time series;
 //   - pg16-tuned's tpcb runs at 32 clients vary by ±20% (high variance);
-//   - every run has a checkpoint in its series.
+//   - every run has a checkpoint in its series, and ends with a partial interval
+//     of a few milliseconds.
 
 var generated = time.Date(2024, 1, 15, 10, 0, 0, 0, time.UTC)
 
@@ -145,11 +146,13 @@ func makeRun(id int64, target string, sh shape, clients, rep int, started time.T
 	}
 	for t := -5; t < 25; t++ {
 		x := float64(t)
-		run.Series = append(run.Series, Point{T: x,
+		run.Series = append(run.Series, Point{T: x, Secs: 1,
 			TPS:       round2(run.TPS * (1 + 0.03*math.Sin(x+float64(rep)))),
 			P99:       round2(run.Latency.P99 * (1 + 0.1*math.Cos(x/2))),
 			ServerCPU: run.ServerCPU, IOPS: run.IOPS, WALMBps: run.WALMBps})
 	}
+	// The few milliseconds from the last tick to the window's end, as runs store them.
+	run.Series = append(run.Series, Point{T: 24.004, Secs: 0.004, TPS: round2(run.TPS / 40), P99: round2(run.Latency.P99 * 20)})
 	run.Checkpoints = []float64{float64(10 + rep)}
 	if sh.kind == "tpcc" && target == "pg16" && clients == 16 && rep == 2 {
 		run.Invalid = true

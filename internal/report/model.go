@@ -100,9 +100,10 @@ type Wait struct {
 }
 
 type Point struct {
-	T   float64 // seconds from the window's start
-	TPS float64
-	P99 float64 // ms
+	T    float64 // seconds from the window's start, at the interval's end
+	Secs float64 // the interval's length; 0 when not known
+	TPS  float64
+	P99  float64 // ms
 	// Server figures of the sample covering T, when sampled.
 	ServerCPU, IOPS, WALMBps float64
 }

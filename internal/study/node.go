@@ -254,20 +254,19 @@ func (p *parser) integer(n *yaml.Node, pos Pos, what, want string, lo, hi int) (
 	return 0, false
 }
 
-// duration reads a Go duration. A bare 0 needs no unit.
+// duration reads a Go duration or a number of seconds (ParseDuration).
 func (p *parser) duration(kv pair) (time.Duration, bool) {
 	v := deref(kv.val)
 	if v.Kind != yaml.ScalarNode || isNull(v) {
 		p.errorf(kv.valPos(), "%s must be a duration, not %s; %s", kv.name(), describe(v), durationHint)
 		return 0, false
 	}
-	d, err := time.ParseDuration(v.Value)
-	if err != nil {
-		if _, nerr := strconv.ParseFloat(v.Value, 64); nerr == nil {
-			p.errorf(kv.valPos(), "%s %s has no unit; %s", kv.name(), v.Value, durationHint)
-		} else {
-			p.errorf(kv.valPos(), "invalid %s %q; %s", kv.name(), v.Value, durationHint)
-		}
+	d, err := ParseDuration(v.Value)
+	if de, ok := errors.AsType[*DurationError](err); ok && de.TooLong {
+		p.errorf(kv.valPos(), "%s %s", kv.name(), de)
+		return 0, false
+	} else if err != nil {
+		p.errorf(kv.valPos(), "invalid %s %q; %s", kv.name(), v.Value, durationHint)
 		return 0, false
 	}
 	return d, true

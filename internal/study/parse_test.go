@@ -143,6 +143,18 @@ func TestLoadDefaults(t *testing.T) {
 	}
 }
 
+// TestDurationSeconds: a duration without a unit is a number of seconds, as on the
+// command line (pgbakeoff run -T 60).
+func TestDurationSeconds(t *testing.T) {
+	s, err := Parse("x.yaml", []byte(head+"matrix: {warmup: 30, duration: 1.5, pause: 0}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := s.Matrix; m.Warmup != 30*time.Second || m.Duration != 1500*time.Millisecond || m.Pause != 0 {
+		t.Errorf("warmup %s, duration %s, pause %s; want 30s, 1.5s, 0s", m.Warmup, m.Duration, m.Pause)
+	}
+}
+
 func TestLoadAnchors(t *testing.T) {
 	s, err := Load("testdata/anchors.yaml")
 	if err != nil {
@@ -216,8 +228,12 @@ func TestParseErrors(t *testing.T) {
 		{"repeat float", head + "matrix: {repeat: 2.5}\n", `x.yaml:3:18: repeat must be an integer, not 2.5`},
 		{"duration words", head + "matrix:\n  duration: 2 minutes\n",
 			`x.yaml:4:13: invalid duration "2 minutes"; use Go durations like 2m or 90s`},
-		{"duration without unit", head + "matrix: {duration: 120}\n",
-			`x.yaml:3:20: duration 120 has no unit; use Go durations like 2m or 90s`},
+		{"duration too long", head + "matrix: {duration: 2100000h}\n",
+			`x.yaml:3:20: duration 2100000h is too long: at most 87600h (10 years)`},
+		{"duration past time.Duration", head + "matrix: {duration: 3000000h}\n",
+			`x.yaml:3:20: duration 3000000h is too long: at most 87600h (10 years)`},
+		{"warmup too long in seconds", head + "matrix: {warmup: 1e12}\n",
+			`x.yaml:3:18: warmup 1e12 is too long: at most 87600h (10 years)`},
 		{"duration zero", head + "matrix: {duration: 0s}\n", `x.yaml:3:20: duration must be more than 0, not 0s`},
 		{"warmup negative", head + "matrix: {warmup: -5s}\n", `x.yaml:3:18: warmup -5s is negative`},
 		{"pause list", head + "matrix: {pause: [1s]}\n",
