@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -214,12 +215,24 @@ func TestContaminatedRuns(t *testing.T) {
 		code        int
 		out, errOut string
 	}
+	// Each in a process of its own, as two users' runs would be: in one process they
+	// would share its GOMAXPROCS, and the sessions would mostly wait for their clients.
+	args := []string{"run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "3s",
+		"--json", "--results", results, "--dsn", dsn}
+	encoded, _ := json.Marshal(args)
 	done := make(chan result, 2)
 	for range 2 {
 		go func() {
-			code, out, errOut := run(t, "run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "3s",
-				"--json", "--results", results, "--dsn", dsn)
-			done <- result{code, out, errOut}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+			cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
+			var stdout, stderr strings.Builder
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			done <- result{code, stdout.String(), stderr.String()}
 		}()
 	}
 	for range 2 {
