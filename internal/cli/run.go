@@ -296,7 +296,10 @@ type errorSummary struct {
 // workload is what a `run` subcommand adds to the common run: its scripts, built
 // after the data was inspected, and its own figures.
 type workload struct {
-	name  string
+	name string
+	// check validates every option that can be judged without the data, so that a
+	// mistake is found before anything connects, loads or runs.
+	check func() error
 	setup func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error)
 }
 
@@ -315,7 +318,21 @@ type workloadSetup struct {
 }
 
 func tpcbWorkload(f runFlags) workload {
-	return workload{name: "tpcb", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+	check := func() error {
+		spec, err := keydist.Parse(cmp.Or(f.dist, "uniform"))
+		if err != nil {
+			return fmt.Errorf("--dist: %w", err)
+		}
+		scripts, err := tpcb.ParseScripts(f.scripts, max(f.scale, 1))
+		if err != nil {
+			return err
+		}
+		if err := tpcb.SetDist(scripts, spec); err != nil {
+			return fmt.Errorf("--dist: %w", err)
+		}
+		return nil
+	}
+	return workload{name: "tpcb", check: check, setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
 		spec, err := keydist.Parse(cmp.Or(f.dist, "uniform"))
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--dist: %w", err)}
@@ -352,6 +369,11 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 	}
 	if err := checkRunFlags(f); err != nil {
 		return nil, usageError{err}
+	}
+	if wl.check != nil {
+		if err := wl.check(); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	labels, err := parseLabels(f.labels)
 	if err != nil {
@@ -619,6 +641,9 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 
 func checkRunFlags(f runFlags) error {
 	if err := driver.CheckThreads(f.threadPerClient, f.clients); err != nil {
+		return err
+	}
+	if _, err := driver.ParseProtocol(f.protocol); err != nil {
 		return err
 	}
 	switch {

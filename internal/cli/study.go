@@ -168,8 +168,12 @@ func loadStudy(env *Env, file string) (s *study.Study, wls []*studyWorkload, err
 			errs = append(errs, s.Errorf(w.Pos, "workload %s: load: %v", w.Name, err))
 		}
 		for _, c := range s.Clients(w) {
-			f, _ := studyRunFlags(env, s, sw, c, &errs)
-			if err := checkRunFlags(f); err != nil {
+			f, wl := studyRunFlags(env, s, sw, c, &errs)
+			err := checkRunFlags(f)
+			if err == nil {
+				err = wl().check()
+			}
+			if err != nil {
 				errs = append(errs, s.Errorf(w.Pos, "workload %s: run: %v", w.Name, err))
 				break
 			}
@@ -258,7 +262,9 @@ func (st *studyTarget) local() *sampler.Local {
 
 // runStudy carries the study out: preflight, loads, then every run not yet made.
 func runStudy(ctx context.Context, env *Env, file, results string, opts studyOptions) (err error) {
-	s, wls, optErrs, err := loadStudy(env, file)
+	// Every problem of the file, its options and its prices is found before a
+	// server starts or anything connects.
+	s, wls, err := loadValidStudy(env, file)
 	if err != nil {
 		return err
 	}
@@ -286,16 +292,14 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 		}
 	}
 	plan := s.Plan()
-	if len(optErrs) == 0 {
-		if err := checkEdits(s, plan, done); err != nil {
-			return err
-		}
+	if err := checkEdits(s, plan, done); err != nil {
+		return err
 	}
 
 	out := env.Stdout
 	fmt.Fprintf(out, "study %s: %d targets, %d workloads, %d runs (%s of measuring)\n",
 		s.Name, len(s.Targets), len(s.Workloads), len(plan), s.Estimate().Round(time.Second))
-	targets, err := preflight(ctx, env, s, wls, opts, optErrs)
+	targets, err := preflight(ctx, env, s, wls, opts)
 	defer func() {
 		if !opts.keepServers {
 			stopStudyServers(env, targets, opts.serversDir, err == nil)

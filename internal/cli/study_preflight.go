@@ -139,12 +139,10 @@ func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir
 // preflight opens every target and checks, before anything is loaded, that the
 // study can run on it: reachable, privileges, connection slots, room for the data.
 // All problems come back together.
-func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorkload, opts studyOptions, errs study.Errors) ([]*studyTarget, error) {
+func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorkload, opts studyOptions) ([]*studyTarget, error) {
 	var targets []*studyTarget
+	var errs study.Errors
 	for _, t := range s.Targets {
-		if t.Name == "" || (t.DSN == "" && t.Local == nil) {
-			continue // its errors are in errs already
-		}
 		st := &studyTarget{t: t}
 		targets = append(targets, st)
 		if err := st.open(ctx, env, s.Name, opts.serversDir, opts.restart); err != nil {

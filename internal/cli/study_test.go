@@ -252,16 +252,48 @@ matrix:
   clients: [500]
   warmpu: 1s
 `, dsn))
-	code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"))
-	if code != cli.ExitUsage {
-		t.Fatalf("exit %d, want %d\n%s%s", code, cli.ExitUsage, out, errOut)
-	}
-	want := []string{
+	// The file's problems come first, all at once, before any target is tried.
+	checkStudyErrors(t, file, []string{
 		file + `:10:11: unknown run option "scirpt" for tpcb; did you mean "script"?`,
 		file + ":10:32: run: clients is set by the study: set client counts in matrix.clients",
+		file + `:13:3: unknown key "warmpu" in matrix; did you mean "warmup"?`,
+	}, "target here")
+	// Then the targets', all at once.
+	writeFile(t, file, fmt.Sprintf(`name: bad
+targets:
+  - name: here
+    dsn: %q
+  - name: nowhere
+    dsn: "host=127.0.0.1 port=1 user=x dbname=x connect_timeout=2"
+workloads:
+  - kind: tpcb
+    load: {scale: 1}
+matrix:
+  clients: [500]
+`, dsn))
+	checkStudyErrors(t, file, []string{
 		file + ":3:5: target here: 500 clients need 503 connection slots",
 		file + ":5:5: target nowhere: ",
-		file + `:13:3: unknown key "warmpu" in matrix; did you mean "warmup"?`,
+	}, "")
+	if got := pgtest.Query(t, dsn, "select count(*) from pg_database where datname like 'pgbakeoff_tpcb%'"); got != "0" {
+		t.Errorf("%s datasets were created", got)
+	}
+
+	checkBadInput(t, []badInput{
+		{"malformed yaml", []string{"study", "plan", writeTemp(t, "targets: [\n")}, ".yaml:", cli.ExitUsage},
+		{"no file", []string{"study", "plan", filepath.Join(dir, "missing.yaml")}, "read study", cli.ExitUsage},
+		{"unknown key", []string{"study", "plan", writeTemp(t, "targets: [{name: a, dsn: x}]\nworkloads: [{kind: tpcb}]\nmatrix: {warmpu: 1s}\n")},
+			`did you mean "warmup"?`, cli.ExitUsage},
+	})
+}
+
+// checkStudyErrors runs the study and checks that it fails at once with a line
+// starting with each of want, none containing notWant, and nothing loaded.
+func checkStudyErrors(t *testing.T, file string, want []string, notWant string) {
+	t.Helper()
+	code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(t.TempDir(), "r.db"))
+	if code != cli.ExitUsage {
+		t.Fatalf("exit %d, want %d\n%s%s", code, cli.ExitUsage, out, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
 	for _, w := range want {
@@ -273,19 +305,50 @@ matrix:
 			t.Errorf("stderr lacks a line starting %q:\n%s", w, errOut)
 		}
 	}
+	if notWant != "" && strings.Contains(errOut, notWant) {
+		t.Errorf("stderr says %q before the file is right:\n%s", notWant, errOut)
+	}
 	if strings.Contains(out, "loading") || strings.Contains(errOut, "goroutine") {
 		t.Errorf("a bad study loaded data or crashed:\n%s%s", out, errOut)
 	}
-	if got := pgtest.Query(t, dsn, "select count(*) from pg_database where datname like 'pgbakeoff_tpcb%'"); got != "0" {
-		t.Errorf("%s datasets were created", got)
-	}
+}
 
-	checkBadInput(t, []badInput{
-		{"malformed yaml", []string{"study", "plan", writeTemp(t, "targets: [\n")}, ".yaml:", cli.ExitUsage},
-		{"no file", []string{"study", "plan", filepath.Join(dir, "missing.yaml")}, "read study", cli.ExitUsage},
-		{"unknown key", []string{"study", "plan", writeTemp(t, "targets: [{name: a, dsn: x}]\nworkloads: [{kind: tpcb}]\nmatrix: {warmpu: 1s}\n")},
-			`did you mean "warmup"?`, cli.ExitUsage},
-	})
+// TestStudyValidatedFirst: what a study would fail on only at a run, at a server's
+// start or when reading prices is found before any server starts: an unknown
+// script, a setting with a line break, a prices file that cannot be read.
+func TestStudyValidatedFirst(t *testing.T) {
+	dir := t.TempDir()
+	servers := filepath.Join(dir, "servers")
+	cases := []struct {
+		name, body, want string
+	}{
+		{"unknown script", "workloads: [{kind: tpcb, load: {scale: 1}, run: {script: nope}}]\n", `unknown script "nope"`},
+		{"unknown sysbench script", "workloads: [{kind: sysbench, load: {tables: 1, table-size: 1000}, run: {script: oltp_nope}}]\n", `unknown sysbench script "oltp_nope"`},
+		{"unknown tpcc mix", "workloads: [{kind: tpcc, load: {warehouses: 1}, run: {mix: nope}}]\n", `unknown --mix "nope"`},
+		{"unknown protocol", "workloads: [{kind: tpcb, load: {scale: 1}, run: {protocol: fast}}]\n", `unknown protocol "fast"`},
+		{"setting with a line break", "workloads: [{kind: tpcb, load: {scale: 1}}]\nsettings_line: x\n", "line break"},
+		{"unreadable prices", "workloads: [{kind: tpcb, load: {scale: 1}}]\nprices: missing-prices.yaml\n", "cannot read the prices file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			local := `{version: "15"}`
+			body := c.body
+			if rest, ok := strings.CutSuffix(body, "settings_line: x\n"); ok {
+				local, body = `{settings: {work_mem: "4MB\nfsync = off"}}`, rest
+			}
+			file := writeTemp(t, "name: validated\ntargets: [{name: a, local: "+local+"}]\n"+body+"matrix: {clients: [1], duration: 1s}\n")
+			for _, args := range [][]string{{"plan"}, {"run", "--servers-dir", servers}} {
+				cmd := args[0]
+				code, out, errOut := run(t, append([]string{"study", cmd, file, "--results", filepath.Join(t.TempDir(), "r.db")}, args[1:]...)...)
+				if code != cli.ExitUsage || !strings.Contains(errOut, c.want) {
+					t.Errorf("study %s: exit %d, want %d and %q\n%s%s", cmd, code, cli.ExitUsage, c.want, out, errOut)
+				}
+			}
+			if entries, _ := os.ReadDir(servers); len(entries) > 0 {
+				t.Errorf("a server was started for a study that cannot run: %v", entries)
+			}
+		})
+	}
 }
 
 func writeTemp(t *testing.T, text string) string {

@@ -125,7 +125,18 @@ type SysbenchFigures struct {
 }
 
 func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
-	return workload{name: "sysbench", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+	check := func() error {
+		spec, err := keydist.Parse(cmp.Or(f.dist, sysbenchDefaultDist))
+		if err != nil {
+			return fmt.Errorf("--dist: %w", err)
+		}
+		// Tables of a nominal size: the data's own is known only once connected.
+		opt := sf.opt
+		opt.Tables, opt.TableSize, opt.Clients, opt.Dist = max(sf.tables, 1), max(sf.tableSize, 10000), f.clients, spec
+		_, err = sysbench.Script(sf.script, opt)
+		return err
+	}
+	return workload{name: "sysbench", check: check, setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
 		spec, err := keydist.Parse(cmp.Or(f.dist, sysbenchDefaultDist))
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--dist: %w", err)}

@@ -130,7 +130,23 @@ type responseTime struct {
 }
 
 func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
-	return workload{name: "tpcc", setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+	check := func() error {
+		opt := tf.opt
+		opt.Warehouses = max(tf.warehouses, 1)
+		if tf.warehouses < 0 {
+			return fmt.Errorf("--warehouses must be positive, got %d", tf.warehouses)
+		}
+		if f.dist != "" && f.dist != "nurand" {
+			spec, err := keydist.Parse(f.dist)
+			if err != nil {
+				return fmt.Errorf("--dist: %w (or nurand, the default)", err)
+			}
+			opt.Dist = &spec
+		}
+		_, err := tpcc.Scripts(opt)
+		return err
+	}
+	return workload{name: "tpcc", check: check, setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
 		var dist *keydist.Spec
 		if f.dist != "" && f.dist != "nurand" {
 			spec, err := keydist.Parse(f.dist)

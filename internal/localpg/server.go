@@ -35,7 +35,7 @@ func ParseSetting(s string) (Setting, error) {
 		return Setting{}, fmt.Errorf("setting %q: want name=value", s)
 	}
 	set := Setting{Name: strings.TrimSpace(name), Value: strings.TrimSpace(value)}
-	return set, set.validate()
+	return set, set.Validate()
 }
 
 var settingName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
@@ -44,7 +44,9 @@ var settingName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
 // unreachable through the DSN it reports.
 var managedSettings = []string{"port", "listen_addresses", "unix_socket_directories"}
 
-func (s Setting) validate() error {
+// Validate checks what Start would refuse: a malformed name, a setting Start
+// chooses itself, a value postgresql.conf cannot hold.
+func (s Setting) Validate() error {
 	if !settingName.MatchString(s.Name) {
 		return fmt.Errorf("setting %q: invalid parameter name", s.Name)
 	}
@@ -120,7 +122,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 		return nil, fmt.Errorf("invalid server name %q: use letters, digits, '.', '_' and '-'", name)
 	}
 	for _, set := range opts.Settings {
-		if err := set.validate(); err != nil {
+		if err := set.Validate(); err != nil {
 			return nil, fmt.Errorf("start server %q: %w", name, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -443,6 +444,11 @@ func (p *parser) settings(kv pair) []Setting {
 		}
 		first[strings.ToLower(name)] = s.key.Line
 		if v, ok := p.scalar(s.val, s.valPos(), fmt.Sprintf("setting %q", name)); ok {
+			// What the server's start would refuse, refused now, before anything starts.
+			if err := (localpg.Setting{Name: name, Value: v}).Validate(); err != nil {
+				p.errorf(posOf(s.key), "%v", err)
+				continue
+			}
 			settings = append(settings, Setting{Name: name, Value: v, Pos: posOf(s.key)})
 		}
 	}
