@@ -272,6 +272,11 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 	if err != nil {
 		return err
 	}
+	lock, err := lockStudy(results, s.Name, env.Now())
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	st, err := store.Open(ctx, results)
 	if err != nil {
 		return err

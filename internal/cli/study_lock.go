@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// studyLock keeps two `study run`s of one study against one results store from
+// running at once: they would load into the same databases and each measure half
+// of what the servers do. It is a file beside the store, holding who runs the study;
+// one left by a process that is gone is taken over.
+type studyLock struct {
+	path string
+}
+
+type lockOwner struct {
+	PID     int       `json:"pid"`
+	Host    string    `json:"host"`
+	Started time.Time `json:"started"`
+}
+
+// lockStudy takes the study's lock, or says who holds it.
+func lockStudy(results, name string, now time.Time) (*studyLock, error) {
+	abs, err := filepath.Abs(results)
+	if err != nil {
+		return nil, err
+	}
+	slug := strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == 0 {
+			return '_'
+		}
+		return r
+	}, name)
+	path := abs + ".study-" + slug + ".lock"
+	host, _ := os.Hostname()
+	me, _ := json.Marshal(lockOwner{PID: os.Getpid(), Host: host, Started: now})
+	for range 2 {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			_, werr := f.Write(me)
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				os.Remove(path)
+				return nil, fmt.Errorf("lock study %s: %w", name, werr)
+			}
+			return &studyLock{path: path}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("lock study %s: %w", name, err)
+		}
+		b, rerr := os.ReadFile(path)
+		var o lockOwner
+		if rerr == nil && json.Unmarshal(b, &o) == nil && o.PID > 0 && (o.Host != host || processAlive(o.PID)) {
+			return nil, fmt.Errorf("study %s is already running against %s (pid %d on %s, since %s): wait for it to end, or stop it; if that process is gone for good, remove %s",
+				name, results, o.PID, o.Host, o.Started.Local().Format("2006-01-02 15:04:05"), path)
+		}
+		// Left by a process that is gone (or half written by one that died): take it over.
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("lock study %s: %w", name, err)
+		}
+	}
+	return nil, fmt.Errorf("lock study %s: %s keeps coming back: another study run is starting", name, path)
+}
+
+// release gives the lock up.
+func (l *studyLock) release() {
+	if l != nil {
+		_ = os.Remove(l.path)
+	}
+}
