@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"text/tabwriter"
 
@@ -109,13 +108,4 @@ func showUnfinished(env *Env, d *store.RunDetail, asJSON bool) error {
 	fmt.Fprintf(env.Stdout, "run %d: %s %s, %d clients, status %s (no summary: the run did not finish)\n", d.ID, d.Workload, d.Script, d.Clients, d.Status)
 	fmt.Fprintf(env.Stdout, "intervals stored: %d, transactions in them: %d\n", len(d.Intervals), txns)
 	return nil
-}
-
-// openExisting opens the results store named by --results, refusing to create one.
-func openExisting(cmd *cobra.Command) (*store.Store, error) {
-	path, _ := cmd.Flags().GetString("results")
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no results store at %s: run a benchmark first, or pass --results FILE", path)
-	}
-	return store.Open(cmd.Context(), path)
 }

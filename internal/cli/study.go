@@ -266,7 +266,7 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, results)
+	st, err := openForWriting(ctx, env, results)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -151,12 +152,17 @@ func studyStatus(ctx context.Context, env *Env, file, results string) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, results)
+	plan := s.Plan()
+	_, statErr := os.Stat(results)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		fmt.Fprintf(env.Stdout, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
+		return nil
+	}
+	st, err := openReading(ctx, env.Stderr, results)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	plan := s.Plan()
 	state, err := st.FindStudy(ctx, s.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		fmt.Fprintf(env.Stdout, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
@@ -262,7 +268,7 @@ func studyPlan(ctx context.Context, env *Env, file, results string) error {
 	fmt.Fprintf(w, "time: %s of runs and pauses, and roughly %s of loading\n", s.Estimate().Round(time.Second), loadTime.Round(time.Second))
 
 	made := map[string]bool{}
-	if st, err := store.Open(ctx, results); err == nil {
+	if st, err := store.OpenReadOnly(ctx, results); err == nil {
 		if state, err := st.FindStudy(ctx, s.Name); err == nil {
 			if done, err := st.StudyRuns(ctx, state.ID); err == nil {
 				for _, c := range plan {

@@ -1,0 +1,217 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+)
+
+// storedRun is a finished run written straight into a results store, for tests of
+// the commands that only read.
+type storedRun struct {
+	target, version, script string
+	tps, p99                float64
+	labels                  map[string]string
+	process                 store.Process // zero: this process
+	unfinished              bool
+}
+
+// seedStore writes the runs into a new results store at path and returns their ids.
+func seedStore(t *testing.T, path string, runs ...storedRun) []int64 {
+	t.Helper()
+	st, err := store.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	var ids []int64
+	for i, r := range runs {
+		run := &store.Run{Target: r.target, Workload: "tpcb", Script: r.script, Clients: 8, ServerVersion: r.version,
+			Labels: r.labels, Started: start.Add(time.Duration(i) * time.Minute), Process: r.process}
+		if run.Script == "" {
+			run.Script = "tpcb-like@1"
+		}
+		if _, err := st.CreateRun(t.Context(), run); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, run.ID)
+		if r.unfinished {
+			continue
+		}
+		sum, err := json.Marshal(map[string]any{"run_id": run.ID, "workload": "tpcb", "script": run.Script, "clients": 8,
+			"status": store.StatusCompleted, "tps": r.tps, "latency_ms": map[string]float64{"p99": r.p99}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Ended, run.Status, run.Summary = run.Started.Add(time.Minute), store.StatusCompleted, sum
+		if err := st.FinishRun(t.Context(), run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}
+
+// fileState is a file's bytes, mode and companions, which reading must not change.
+func fileState(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "missing"
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := fmt.Sprintf("%d bytes %x mode %v", len(data), data[:min(len(data), 64)], fi.Mode().Perm())
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			s += " " + suffix
+		}
+	}
+	return s
+}
+
+// TestReadersLeaveNonStores: the commands that only read refuse a file that is not
+// a results store, with one line naming it, and leave it as it was; none of them
+// makes a store where there is none.
+func TestReadersLeaveNonStores(t *testing.T) {
+	dir := t.TempDir()
+	studyFile := filepath.Join(dir, "s.yaml")
+	writeFile(t, studyFile, `name: s
+targets: [{name: a, dsn: "host=127.0.0.1 port=1 user=x dbname=x"}]
+workloads: [{kind: tpcb}]
+matrix: {clients: [1], duration: 1s}
+`)
+	readers := [][]string{
+		{"runs"}, {"show", "1"}, {"show", "1", "--json"}, {"compare", "--run", "1"}, {"export", "--run", "1", "--format", "json"},
+		{"report", "--run", "1"}, {"report", "--run", "1", "-o", filepath.Join(dir, "r.html")}, {"study", "status", studyFile},
+	}
+	files := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty", nil, "is not a pgbakeoff results store (the file is empty)"},
+		{"text", []byte(strings.Repeat("some notes\n", 40)), "is not a pgbakeoff results store (not a SQLite database)"},
+	}
+	for _, f := range files {
+		for _, args := range readers {
+			t.Run(f.name+"/"+strings.Join(args[:1], " "), func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "results.db")
+				if err := os.WriteFile(path, f.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(path, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				before := fileState(t, path)
+				code, _, errOut := run(t, append(args, "--results", path)...)
+				lines := strings.Split(strings.TrimSpace(errOut), "\n")
+				if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], path+" "+f.want) || strings.Contains(errOut, "goroutine") {
+					t.Errorf("%v: exit %d, stderr %q; want exit 1 and one line with %q", args, code, errOut, path+" "+f.want)
+				}
+				if after := fileState(t, path); after != before {
+					t.Errorf("%v changed the file: %s -> %s", args, before, after)
+				}
+			})
+		}
+	}
+	for _, args := range append(readers, []string{"study", "plan", studyFile}) {
+		t.Run("missing/"+strings.Join(args[:1], " "), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "results.db")
+			run(t, append(args, "--results", path)...)
+			if _, err := os.Stat(path); err == nil {
+				t.Errorf("%v made a results store", args)
+			}
+		})
+	}
+}
+
+// TestReadOnlyStore: a store that cannot be written, by its mode or because its
+// file system is read-only, is listed and reported on, and left as it was.
+func TestReadOnlyStore(t *testing.T) {
+	for _, how := range []string{"mode 0400", "read-only file system"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			if how == "read-only file system" {
+				// Root ignores permission bits; a read-only mount stops everyone.
+				if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", dir).CombinedOutput(); err != nil {
+					t.Skipf("cannot mount a file system here (%v: %s)", err, strings.TrimSpace(string(out)))
+				}
+				t.Cleanup(func() { _ = exec.Command("umount", dir).Run() })
+			}
+			path := filepath.Join(dir, "results.db")
+			ids := seedStore(t, path,
+				storedRun{target: "host=db1 dbname=bench", version: "16.4", tps: 1000, p99: 2},
+				storedRun{target: "host=db2 dbname=bench", version: "17.2", tps: 1100, p99: 1.8})
+			if how == "mode 0400" {
+				if err := os.Chmod(path, 0o400); err != nil {
+					t.Fatal(err)
+				}
+			} else if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+				t.Fatalf("remount read-only: %v: %s", err, out)
+			}
+			before := fileState(t, path)
+			code, out, errOut := run(t, "runs", "--results", path)
+			if code != 0 || !strings.Contains(out, "db2") {
+				t.Errorf("runs: exit %d\n%s%s", code, out, errOut)
+			}
+			code, out, errOut = run(t, "report", "--run", fmt.Sprintf("%d,%d", ids[0], ids[1]), "--results", path)
+			if code != 0 || !strings.Contains(out, "<html") {
+				t.Errorf("report: exit %d, stderr %s", code, errOut)
+			}
+			if after := fileState(t, path); after != before {
+				t.Errorf("reading changed the store: %s -> %s", before, after)
+			}
+		})
+	}
+}
+
+// deadPID is the id of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// TestAbandonedRunShown: a run left running by a process that is gone is shown as
+// interrupted by the reading commands, with a warning, and the store is not changed.
+func TestAbandonedRunShown(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := deadPID(t)
+	results := filepath.Join(t.TempDir(), "results.db")
+	ids := seedStore(t, results,
+		storedRun{target: "host=db1 dbname=bench", version: "16.4", tps: 1000, p99: 2},
+		storedRun{target: "host=db1 dbname=bench", version: "16.4", unfinished: true, process: store.Process{PID: pid, Host: host}})
+	before := fileState(t, results)
+	warning := fmt.Sprintf("warning: run %d was left running by a process that is gone (pid %d on host %s)", ids[1], pid, host)
+
+	code, out, errOut := run(t, "runs", "--results", results)
+	row := regexp.MustCompile(fmt.Sprintf(`(?m)^\s*%d\s.*\sinterrupted\s`, ids[1]))
+	if code != 0 || !row.MatchString(out) || !strings.Contains(errOut, warning) {
+		t.Errorf("runs: exit %d, want run %d interrupted and %q\n%s%s", code, ids[1], warning, out, errOut)
+	}
+	code, out, errOut = run(t, "show", fmt.Sprint(ids[1]), "--json", "--results", results)
+	var shown map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown["status"] != store.StatusInterrupted {
+		t.Errorf("show --json: exit %d, want status interrupted\n%s%s", code, out, errOut)
+	}
+	if after := fileState(t, results); after != before {
+		t.Errorf("reading changed the store: %s -> %s", before, after)
+	}
+}
