@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
@@ -213,5 +214,38 @@ func TestAbandonedRunShown(t *testing.T) {
 	}
 	if after := fileState(t, results); after != before {
 		t.Errorf("reading changed the store: %s -> %s", before, after)
+	}
+}
+
+// TestRunsTable: `runs` fits 100 columns, shows the server version and names the
+// target by its label or a short form without secrets or connection options.
+func TestRunsTable(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "results.db")
+	seedStore(t, results,
+		storedRun{target: "host=/var/run/postgresql/sockets-of-a-long-directory-name port=5432 user=benchmark dbname=bench_long_name password=xxxxx sslmode=disable application_name=x",
+			version: "16.4 (Debian 16.4-1.pgdg120+2)", script: "tpcb-like@3,select-only@1,simple-update@1", tps: 123456.7, p99: 1234.567},
+		storedRun{target: "postgres://bench:xxxxx@db2.example.com:6432/bench?sslmode=require", version: "17.2", tps: 1000, p99: 2},
+		storedRun{target: "host=db3 port=5432 user=bench dbname=bench sslmode=disable", version: "15.8", tps: 900, p99: 2.5,
+			labels: map[string]string{"target": "pg15-tuned"}},
+		storedRun{target: "host=db4 dbname=bench", version: "18beta1", unfinished: true, process: store.Process{PID: 1, Host: "elsewhere"}},
+	)
+	code, out, errOut := run(t, "runs", "--results", results)
+	if code != 0 {
+		t.Fatalf("runs: exit %d\n%s", code, errOut)
+	}
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("line of %d columns: %q", n, l)
+		}
+	}
+	for _, want := range []string{"VERSION", "16.4", "17.2", "15.8", "18beta1", "pg15-tuned", "db2.example.com", "bench_long_name", "db4/bench"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("runs output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"xxxxx", "password", "sslmode", "application_name", "host=", "Debian"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("runs output shows %q:\n%s", bad, out)
+		}
 	}
 }
