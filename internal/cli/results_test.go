@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -247,5 +248,45 @@ func TestRunsTable(t *testing.T) {
 		if strings.Contains(out, bad) {
 			t.Errorf("runs output shows %q:\n%s", bad, out)
 		}
+	}
+}
+
+// TestReportOutputFormat: report writes HTML or Markdown; an output file named
+// for another format is refused, naming the ones it can write, and not made.
+func TestReportOutputFormat(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results.db")
+	ids := seedStore(t, results, storedRun{target: "host=db1 dbname=bench", version: "16.4", tps: 1000, p99: 2})
+	id := fmt.Sprint(ids[0])
+	for _, name := range []string{"report.pdf", "report.docx", "report.txt"} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(dir, name)
+			code, _, errOut := run(t, "report", "--run", id, "--results", results, "-o", out)
+			ext := filepath.Ext(name)
+			if code != 2 || !strings.Contains(errOut, ext) || !strings.Contains(errOut, ".html") || !strings.Contains(errOut, ".md") {
+				t.Errorf("exit %d, stderr %q; want exit 2 naming %s and the formats report writes", code, errOut, ext)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("%s was written (stat error %v)", name, err)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, format, want string }{
+		{"report.html", "", "<html"}, {"report.htm", "", "<html"}, {"report.md", "", "# "}, {"report.markdown", "", "# "}, {"report", "", "<html"},
+		{"report.out", "markdown", "# "},
+	} {
+		t.Run(tc.name+"/"+tc.format, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), tc.name)
+			args := []string{"report", "--run", id, "--results", results, "-o", out}
+			if tc.format != "" {
+				args = append(args, "--format", tc.format)
+			}
+			if code, _, errOut := run(t, args...); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			if data, err := os.ReadFile(out); err != nil || !bytes.Contains(data, []byte(tc.want)) {
+				t.Errorf("%s does not hold %q (read error %v)", tc.name, tc.want, err)
+			}
+		})
 	}
 }
