@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -140,4 +141,84 @@ func runNames(r *store.Run) []string {
 		out = append(out, p.host)
 	}
 	return out
+}
+
+// plainNames names the targets of runs chosen by id or label, which have no
+// study to name them: by their target or name label; else by the values of the
+// labels that differ between the runs; else by the parts of their DSNs that
+// differ (host, port, database, user), with the first run's id added where
+// those are alike but the DSNs are not. Runs of one DSN and labels share a name.
+func plainNames(details []*store.RunDetail) map[int64]string {
+	names := map[int64]string{}
+	var keys []string // labels that tell the runs apart
+	for _, d := range details {
+		for k, v := range d.Labels {
+			if k == "repeat" || slices.Contains(keys, k) {
+				continue
+			}
+			if slices.ContainsFunc(details, func(o *store.RunDetail) bool { return o.Labels[k] != v }) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	slices.Sort(keys)
+	parts := map[string]targetParts{}
+	first := map[string]int64{}
+	for _, d := range details {
+		parts[d.Target] = parseTarget(d.Target)
+		if first[d.Target] == 0 {
+			first[d.Target] = d.ID
+		}
+	}
+	differ := func(part func(targetParts) string) bool {
+		var seen []string
+		for _, p := range parts {
+			if !slices.Contains(seen, part(p)) {
+				seen = append(seen, part(p))
+			}
+		}
+		return len(seen) > 1
+	}
+	hosts, ports := differ(func(p targetParts) string { return p.host }), differ(func(p targetParts) string { return p.port })
+	dbs, users := differ(func(p targetParts) string { return p.dbname }), differ(func(p targetParts) string { return p.user })
+	for _, d := range details {
+		if n := cmp.Or(d.Labels["target"], d.Labels["name"]); n != "" {
+			names[d.ID] = n
+			continue
+		}
+		var words []string
+		for _, k := range keys {
+			if len(keys) == 1 {
+				words = append(words, d.Labels[k])
+			} else if v, ok := d.Labels[k]; ok {
+				words = append(words, k+"="+v)
+			}
+		}
+		if len(words) > 0 {
+			names[d.ID] = strings.Join(words, " ")
+			continue
+		}
+		p := parts[d.Target]
+		switch {
+		case len(parts) == 1:
+			words = append(words, p.short())
+		case hosts || ports || dbs || users:
+			if hosts {
+				words = append(words, cmp.Or(p.host, "default host"))
+			}
+			if ports {
+				words = append(words, "port "+cmp.Or(p.port, "default"))
+			}
+			if dbs {
+				words = append(words, cmp.Or(p.dbname, "default database"))
+			}
+			if users {
+				words = append(words, "user "+cmp.Or(p.user, "default"))
+			}
+		default:
+			words = append(words, fmt.Sprintf("%s #%d", cmp.Or(p.dbname, p.host, "target"), first[d.Target]))
+		}
+		names[d.ID] = strings.Join(words, " ")
+	}
+	return names
 }

@@ -290,3 +290,47 @@ func TestReportOutputFormat(t *testing.T) {
 		})
 	}
 }
+
+// TestCompareNames: compared plain runs are named by their distinguishing labels,
+// else by the part of their targets that differs, never by a whole DSN.
+func TestCompareNames(t *testing.T) {
+	const sock = "host=/tmp/pgbakeoff-sockets port=5432 user=postgres sslmode=disable dbname="
+	tests := []struct {
+		name string
+		runs []storedRun
+		want []string
+	}{
+		{"databases differ", []storedRun{{target: sock + "bench_a"}, {target: sock + "bench_b"}}, []string{"bench_a", "bench_b"}},
+		{"hosts differ", []storedRun{{target: "host=db1.example.com port=5432 dbname=bench"}, {target: "host=db2.example.com port=5432 dbname=bench"}},
+			[]string{"db1.example.com", "db2.example.com"}},
+		{"labels differ", []storedRun{{target: sock + "bench", labels: map[string]string{"variant": "default"}},
+			{target: sock + "bench", labels: map[string]string{"variant": "tuned"}}}, []string{"default", "tuned"}},
+		{"name labels", []storedRun{{target: sock + "bench_a", labels: map[string]string{"name": "pg16"}},
+			{target: sock + "bench_b", labels: map[string]string{"name": "pg17"}}}, []string{"pg16", "pg17"}},
+		{"only options differ", []storedRun{{target: sock + "bench"}, {target: strings.Replace(sock, "disable", "prefer", 1) + "bench"}},
+			[]string{"bench #1", "bench #2"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			results := filepath.Join(t.TempDir(), "results.db")
+			for i := range tc.runs {
+				tc.runs[i].version, tc.runs[i].tps, tc.runs[i].p99 = "16.4", float64(1000+100*i), 2
+			}
+			ids := seedStore(t, results, tc.runs...)
+			code, out, errOut := run(t, "compare", "--run", fmt.Sprintf("%d,%d", ids[0], ids[1]), "--results", results)
+			if code != 0 {
+				t.Fatalf("compare: exit %d\n%s", code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("compare does not name %q:\n%s", w, out)
+				}
+			}
+			for _, bad := range []string{"host=", "sslmode", "user=postgres"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("compare output shows %q:\n%s", bad, out)
+				}
+			}
+		})
+	}
+}
