@@ -13,13 +13,17 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// defaultNoise is the relative difference below which targets are within noise,
+// unless --noise says otherwise; a study's own table uses it too.
+const defaultNoise = 0.05
+
 // addSelectionFlags adds the options that choose what report, compare and export cover.
 func addSelectionFlags(fl *pflag.FlagSet, sel *selection) {
 	fl.StringVar(&sel.study, "study", "", "the runs of this study (its name:)")
 	fl.Int64SliceVar(&sel.runs, "run", nil, "run ids, instead of a study (repeatable, or comma-separated)")
 	fl.StringArrayVar(&sel.labels, "label", nil, "runs with this label key=value, instead of a study (repeatable: all must match)")
 	fl.StringVar(&sel.baseline, "baseline", "", "the target the others are compared with (default: the first)")
-	fl.Float64Var(&sel.noise, "noise", 0.05, "relative difference below which targets are within noise")
+	fl.Float64Var(&sel.noise, "noise", defaultNoise, "relative difference below which targets are within noise")
 }
 
 func checkSelection(sel selection) error {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/study"
 )
 
 // storedRun is a finished run written straight into a results store, for tests of
@@ -332,5 +333,61 @@ func TestCompareNames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStudyVerdict: the study's comparison table gives each ratio the verdict that
+// compare gives: faster or slower only beyond the noise, else within noise.
+func TestStudyVerdict(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "v.yaml")
+	results := filepath.Join(dir, "results.db")
+	spec := `name: verdict
+targets:
+  - {name: base, dsn: "host=127.0.0.1 port=1 user=x dbname=a"}
+  - {name: fast, dsn: "host=127.0.0.1 port=1 user=x dbname=b"}
+  - {name: same, dsn: "host=127.0.0.1 port=1 user=x dbname=c"}
+workloads: [{name: rw, kind: tpcb}]
+matrix: {clients: [4], duration: 1s, repeat: 3}
+`
+	writeFile(t, file, spec)
+	s, errs := study.ParseAll(file, []byte(spec))
+	if s == nil || len(errs) > 0 {
+		t.Fatalf("study: %v", errs.Err())
+	}
+	tps := map[string][]float64{"base": {1000, 1010, 990}, "fast": {1500, 1520, 1480}, "same": {1005, 995, 1012}}
+	st, err := store.Open(t.Context(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := &store.Study{Name: s.Name, File: file, Spec: spec, Updated: time.Now()}
+	if err := st.SaveStudy(t.Context(), state); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, c := range s.Plan() {
+		ids := seedStore(t, results, storedRun{target: c.Target.DSN, version: "16.4", tps: tps[c.Target.Name][c.Repeat-1], p99: 2,
+			labels: map[string]string{"target": c.Target.Name}})
+		st, err := store.Open(t.Context(), results)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = st.SetStudyRun(t.Context(), state.ID, store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint, RunID: ids[0], Status: store.StatusCompleted})
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := run(t, "study", "status", file, "--results", results)
+	if code != 0 {
+		t.Fatalf("study status: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`1\.50x faster`),
+		regexp.MustCompile(`1\.00x within noise`),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("study status lacks %s:\n%s", want, out)
+		}
 	}
 }
