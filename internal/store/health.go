@@ -40,7 +40,7 @@ func damaged(err error) bool {
 }
 
 // quickCheckTimeout bounds the check a writer makes before its first write.
-// PRAGMA quick_check reads every page, about a second per gigabyte; a store
+// PRAGMA quick_check reads every page, so its time grows with the store; one
 // so large that the check takes longer is let through unchecked rather than
 // delay every run, and damage in it is found by the first query that reads
 // the bad page.
