@@ -188,9 +188,13 @@ func plainNames(details []*store.RunDetail) map[int64]string {
 		}
 		var words []string
 		for _, k := range keys {
-			if len(keys) == 1 {
-				words = append(words, d.Labels[k])
-			} else if v, ok := d.Labels[k]; ok {
+			v, ok := d.Labels[k]
+			switch {
+			case !ok:
+				words = append(words, "no "+k)
+			case len(keys) == 1:
+				words = append(words, cmp.Or(v, k+`=""`))
+			default:
 				words = append(words, k+"="+v)
 			}
 		}

@@ -306,6 +306,8 @@ func TestCompareNames(t *testing.T) {
 			[]string{"db1.example.com", "db2.example.com"}},
 		{"labels differ", []storedRun{{target: sock + "bench", labels: map[string]string{"variant": "default"}},
 			{target: sock + "bench", labels: map[string]string{"variant": "tuned"}}}, []string{"default", "tuned"}},
+		{"a label on one run", []storedRun{{target: sock + "bench"}, {target: sock + "bench", labels: map[string]string{"variant": "tuned"}}},
+			[]string{"no variant", "tuned"}},
 		{"name labels", []storedRun{{target: sock + "bench_a", labels: map[string]string{"name": "pg16"}},
 			{target: sock + "bench_b", labels: map[string]string{"name": "pg17"}}}, []string{"pg16", "pg17"}},
 		{"only options differ", []storedRun{{target: sock + "bench"}, {target: strings.Replace(sock, "disable", "prefer", 1) + "bench"}},
