@@ -104,19 +104,44 @@ func TestReadOnlyRefusesNonStores(t *testing.T) {
 // TestWriterLeavesForeignFiles: a file that is neither empty nor SQLite is
 // refused by a writer before anything about it changes, its mode included.
 func TestWriterLeavesForeignFiles(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "notes.txt")
-	writeMode(t, path, []byte(strings.Repeat("my notes\n", 50)), 0o644)
-	before := stateOf(t, path)
-	s, err := Open(t.Context(), path)
-	if err == nil {
-		s.Close()
-		t.Fatal("Open succeeded")
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, path string)
+	}{
+		{"text", func(t *testing.T, path string) {
+			writeMode(t, path, []byte(strings.Repeat("my notes\n", 50)), 0o644)
+		}},
+		{"another program's application_id", func(t *testing.T, path string) {
+			exec1(t, path, "PRAGMA application_id = 1234; CREATE TABLE notes (body TEXT)")
+			if err := os.Chmod(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"another program's schema version", func(t *testing.T, path string) {
+			exec1(t, path, "PRAGMA user_version = 7; CREATE TABLE notes (body TEXT)")
+			if err := os.Chmod(path, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
-	if !errors.Is(err, ErrNotStore) || !strings.Contains(err.Error(), path+" is not a pgbakeoff results store") {
-		t.Errorf("error %q, want it to say the file is not a pgbakeoff results store", err)
-	}
-	if after := stateOf(t, path); !before.same(after) {
-		t.Errorf("the file changed: mode %v -> %v, companions %v -> %v", before.mode, after.mode, before.companion, after.companion)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "notes")
+			tt.prepare(t, path)
+			before := stateOf(t, path)
+			s, err := Open(t.Context(), path)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !errors.Is(err, ErrNotStore) || !strings.Contains(err.Error(), path+" is not a pgbakeoff results store") {
+				t.Errorf("error %q, want it to say the file is not a pgbakeoff results store", err)
+			}
+			if after := stateOf(t, path); !before.same(after) {
+				t.Errorf("the file changed: mode %v -> %v, %d -> %d bytes, companions %v -> %v",
+					before.mode, after.mode, len(before.data), len(after.data), before.companion, after.companion)
+			}
+		})
 	}
 }
 

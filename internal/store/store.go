@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -164,9 +165,8 @@ func prepareFile(abs, path string) error {
 		return fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
 	if fi.Size() > 0 {
-		head := make([]byte, len(sqliteHeader))
-		if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, sqliteHeader) {
-			return &notStore{path: path, why: "not a SQLite database"}
+		if err := checkHeader(f, path); err != nil {
+			return err
 		}
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
@@ -178,6 +178,23 @@ func prepareFile(abs, path string) error {
 		return nil
 	}
 	return tightenCompanions(abs)
+}
+
+// checkHeader refuses, from the file's first bytes and before SQLite changes
+// anything (its journal mode, say), a file that is not SQLite or that the
+// header shows to be another program's: an application_id not ours, or none
+// with a schema version, which pgbakeoff sets together. Other programs'
+// databases without either are refused by migrate.
+func checkHeader(f io.Reader, path string) error {
+	head := make([]byte, 100) // the database header
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head[:len(sqliteHeader)], sqliteHeader) {
+		return &notStore{path: path, why: "not a SQLite database"}
+	}
+	version, appID := binary.BigEndian.Uint32(head[60:]), binary.BigEndian.Uint32(head[68:])
+	if appID != applicationID && (appID != 0 || version != 0) {
+		return &notStore{path: path, why: fmt.Sprintf("a SQLite database of another program, application_id %#x", appID)}
+	}
+	return nil
 }
 
 // tightenCompanions makes the -wal and -shm files owner-only if they exist.
