@@ -92,7 +92,20 @@ func parseTarget(dsn string) targetParts {
 		if err != nil {
 			return p
 		}
-		p.host, p.port, p.dbname = u.Hostname(), u.Port(), strings.TrimPrefix(u.Path, "/")
+		// libpq takes several hosts, each with its port: h1:5432,h2:5433.
+		var hosts, ports []string
+		for _, hp := range strings.Split(u.Host, ",") {
+			h, port, found := strings.Cut(hp, ":")
+			if strings.HasPrefix(hp, "[") { // [::1]:5432
+				h, port, found = strings.Cut(strings.TrimPrefix(hp, "["), "]")
+				port, found = strings.CutPrefix(port, ":")
+			}
+			hosts = append(hosts, h)
+			if found && !slices.Contains(ports, port) {
+				ports = append(ports, port)
+			}
+		}
+		p.host, p.port, p.dbname = strings.Join(hosts, ","), strings.Join(ports, ","), strings.TrimPrefix(u.Path, "/")
 		if u.User != nil {
 			p.user = u.User.Username()
 		}
@@ -111,7 +124,7 @@ func parseTarget(dsn string) targetParts {
 	return p
 }
 
-// short is host:port/dbname, as much of it as the target gives.
+// short is host:port/dbname, as much of it as the target gives; "" if none.
 func (p targetParts) short() string {
 	s := p.host
 	if p.port != "" {
@@ -120,7 +133,7 @@ func (p targetParts) short() string {
 	if p.dbname != "" {
 		s += "/" + p.dbname
 	}
-	return cmp.Or(s, "default target")
+	return s
 }
 
 // runNames are the ways to call a run's target in a list, longest first: its
@@ -131,6 +144,9 @@ func runNames(r *store.Run) []string {
 		return []string{l}
 	}
 	p := parseTarget(r.Target)
+	if p.short() == "" {
+		return []string{r.Target} // stored without its password; unusual enough to show whole
+	}
 	out := []string{p.short()}
 	if p.port != "" {
 		out = append(out, targetParts{host: p.host, dbname: p.dbname}.short())
@@ -204,6 +220,8 @@ func plainNames(details []*store.RunDetail) map[int64]string {
 		}
 		p := parts[d.Target]
 		switch {
+		case p.short() == "":
+			words = append(words, d.Target) // stored without its password
 		case len(parts) == 1:
 			words = append(words, p.short())
 		case hosts || ports || dbs || users:

@@ -230,6 +230,7 @@ func TestRunsTable(t *testing.T) {
 		storedRun{target: "host=db3 port=5432 user=bench dbname=bench sslmode=disable", version: "15.8", tps: 900, p99: 2.5,
 			labels: map[string]string{"target": "pg15-tuned"}},
 		storedRun{target: "host=db4 dbname=bench", version: "18beta1", unfinished: true, process: store.Process{PID: 1, Host: "elsewhere"}},
+		storedRun{target: "postgres://bench:xxxxx@h1.example.com:5432,h2.example.com:5432/multi", version: "17.2", tps: 1000, p99: 2},
 	)
 	code, out, errOut := run(t, "runs", "--results", results)
 	if code != 0 {
@@ -240,12 +241,12 @@ func TestRunsTable(t *testing.T) {
 			t.Errorf("line of %d columns: %q", n, l)
 		}
 	}
-	for _, want := range []string{"VERSION", "16.4", "17.2", "15.8", "18beta1", "pg15-tuned", "db2.example.com", "bench_long_name", "db4/bench"} {
+	for _, want := range []string{"VERSION", "16.4", "17.2", "15.8", "18beta1", "pg15-tuned", "db2.example.com", "bench_long_name", "db4/bench", "h1.exam"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("runs output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, bad := range []string{"xxxxx", "password", "sslmode", "application_name", "host=", "Debian"} {
+	for _, bad := range []string{"xxxxx", "password", "sslmode", "application_name", "host=", "Debian", ":5432,"} {
 		if strings.Contains(out, bad) {
 			t.Errorf("runs output shows %q:\n%s", bad, out)
 		}
