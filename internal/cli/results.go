@@ -46,8 +46,11 @@ func openReading(ctx context.Context, stderr io.Writer, path string) (*store.Sto
 // adds runs to it, and says which runs it found abandoned and marked.
 func openForWriting(ctx context.Context, env *Env, path string) (*store.Store, error) {
 	st, err := store.Open(ctx, path)
-	if errors.Is(err, store.ErrNotStore) {
+	switch {
+	case errors.Is(err, store.ErrNotStore):
 		return nil, fmt.Errorf("%w: nothing was changed; %s, or a new file", err, storeHint)
+	case errors.Is(err, store.ErrDamaged):
+		return nil, fmt.Errorf("%w, or pass --results with another file", err)
 	}
 	if err != nil {
 		return nil, err

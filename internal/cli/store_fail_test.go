@@ -94,7 +94,7 @@ func TestWriterRefusesBadStores(t *testing.T) {
 		name, path string
 		want       []string
 	}{
-		{"damaged page", damaged, []string{damaged + " is damaged", "another results file", ".recover"}},
+		{"damaged page", damaged, []string{damaged + " is damaged", ".recover", "or pass --results with another file"}},
 		{"not a store", notes, []string{notes + " is not a pgbakeoff results store (not a SQLite database)", "nothing was changed", "--results"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

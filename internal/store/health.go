@@ -20,8 +20,8 @@ var ErrDamaged = errors.New("results store is damaged")
 type damagedError struct{ path, detail string }
 
 func (e *damagedError) Error() string {
-	return fmt.Sprintf("results store %s is damaged (%s): nothing was written to it; use another results file, "+
-		"or recover its runs with `sqlite3 %s .recover | sqlite3 recovered.db`", e.path, e.detail, e.path)
+	return fmt.Sprintf("results store %s is damaged (%s): nothing was written to it; "+
+		"recover its runs with `sqlite3 %s .recover | sqlite3 recovered.db`", e.path, e.detail, e.path)
 }
 
 func (e *damagedError) Is(target error) bool { return target == ErrDamaged }

@@ -52,7 +52,7 @@ func TestDamagedStore(t *testing.T) {
 		t.Fatal("Open of a damaged store succeeded")
 	}
 	msg := err.Error()
-	for _, want := range []string{path, "is damaged", "another results file", ".recover"} {
+	for _, want := range []string{path, "is damaged", "nothing was written", ".recover | sqlite3"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("error %q does not say %q", msg, want)
 		}
