@@ -38,6 +38,9 @@ func openReading(ctx context.Context, stderr io.Writer, path string) (*store.Sto
 	case err != nil:
 		return nil, err
 	}
+	if err := st.Damaged(); err != nil {
+		fmt.Fprintf(stderr, "warning: %v; what can still be read follows\n", err)
+	}
 	warnAbandoned(stderr, st, "shown as interrupted")
 	return st, nil
 }

@@ -118,4 +118,14 @@ func TestWriterRefusesBadStores(t *testing.T) {
 			}
 		})
 	}
+
+	// Reading the damaged store says it is damaged before anything else, and changes nothing.
+	before := fileState(t, damaged)
+	_, _, errOut := run(t, "runs", "--results", damaged)
+	if want := "warning: results store " + damaged + " is damaged"; !strings.HasPrefix(errOut, want) {
+		t.Errorf("runs on a damaged store: stderr %q, want it to start with %q", errOut, want)
+	}
+	if after := fileState(t, damaged); after != before {
+		t.Errorf("runs changed the damaged store: %s -> %s", before, after)
+	}
 }

@@ -68,6 +68,10 @@ func (s *Store) quickCheck(ctx context.Context) error {
 	return nil
 }
 
+// Damaged is, for a store opened by OpenReadOnly, the error saying that SQLite's
+// quick_check found it damaged; nil when it did not. What can be read is read.
+func (s *Store) Damaged() error { return s.damaged }
+
 // Process is the process that writes a run.
 type Process struct {
 	PID   int

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,6 +63,19 @@ func TestDamagedStore(t *testing.T) {
 	}
 	if after := stateOf(t, path); !before.same(after) {
 		t.Error("the damaged store was changed")
+	}
+
+	// A reader opens it to read what can be read, and says it is damaged.
+	r, err := OpenReadOnly(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Damaged(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path+" is damaged") {
+		t.Errorf("Damaged() = %v, want the file named as damaged", err)
+	}
+	if after := stateOf(t, path); !before.same(after) {
+		t.Error("the reader changed the damaged store")
 	}
 }
 

@@ -15,7 +15,9 @@ import (
 
 // OpenReadOnly opens the results store at path for reading. Nothing is
 // written to the file or next to it: it must exist and be a store, and one
-// of an older schema is read from a migrated temporary copy. Runs left
+// of an older schema is read from a migrated temporary copy. One that SQLite's
+// quick_check finds damaged is opened all the same, for what can be read, and
+// Damaged says what is wrong. Runs left
 // running by a process that is gone are shown as interrupted (Abandoned lists
 // them) without being marked so in the file. A missing file gives an error
 // wrapping fs.ErrNotExist, a file that is not a store one wrapping ErrNotStore.
@@ -66,11 +68,19 @@ func openReadOnly(ctx context.Context, path string) (*Store, error) {
 		err = fmt.Errorf("%w (its -wal file holds results, and no -shm file can be made next to it: "+
 			"copy the store with its -wal file to a directory you can write)", err)
 	}
+	if err == nil {
+		// A damaged store is still read, as far as it can be: the caller says so.
+		if err = s.quickCheck(ctx); errors.Is(err, ErrDamaged) {
+			s.damaged, err = err, nil
+		}
+	}
 	if err == nil && version < len(migrations) {
 		err = s.readCopy(ctx)
 	}
 	if err == nil {
-		err = s.findAbandoned(ctx)
+		if err = s.findAbandoned(ctx); s.damaged != nil {
+			err = nil // the runs table may be where the damage is
+		}
 	}
 	if err != nil {
 		return nil, errors.Join(err, s.closeQuiet())

@@ -55,6 +55,8 @@ type Store struct {
 	// abandoned are the runs whose process was found gone when the store was
 	// opened; a writer has marked them interrupted, a reader shows them so.
 	abandoned []Abandoned
+	// damaged is, for a reader, what quick_check found wrong with the file.
+	damaged error
 }
 
 // Open opens the results store at path for writing, creating it if needed,
