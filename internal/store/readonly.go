@@ -14,20 +14,23 @@ import (
 )
 
 // OpenReadOnly opens the results store at path for reading. Nothing is
-// written to the file or next to it: it must exist and be a store, and one
-// of an older schema is read from a migrated temporary copy. One that SQLite's
+// written to the file or next to it: it must exist and be a store, and one of
+// an older schema is read from a migrated temporary copy. One that SQLite's
 // quick_check finds damaged is opened all the same, for what can be read, and
-// Damaged says what is wrong. Runs left
-// running by a process that is gone are shown as interrupted (Abandoned lists
-// them) without being marked so in the file. A missing file gives an error
-// wrapping fs.ErrNotExist, a file that is not a store one wrapping ErrNotStore.
+// Damaged says what is wrong. Runs left running by a process that is gone are
+// shown as interrupted (Abandoned lists them) without being marked so in the
+// file. A missing file gives an error wrapping fs.ErrNotExist, a file that is
+// not a store one wrapping ErrNotStore.
 func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open results store: no path given")
 	}
 	s, err := openReadOnly(ctx, path)
-	if errors.Is(err, ErrNotStore) {
-		return nil, err
+	if damaged(err) {
+		err = &damagedError{path: path, detail: err.Error()}
+	}
+	if errors.Is(err, ErrNotStore) || errors.Is(err, ErrDamaged) {
+		return nil, err // these name the file already
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open results store %s: %w", path, err)
