@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ func TestRunStoreRoundTrip(t *testing.T) {
 		}
 	}
 	code, list, _ := run(t, "runs", "--results", results)
-	if code != 0 || !strings.Contains(list, "tpcb-like@3,select-only@1") {
+	if code != 0 || !regexp.MustCompile(`(?m)^\s*`+id+`\s.*tpcb tpcb-like@3,.*\scompleted\s`).MatchString(list) {
 		t.Errorf("runs: exit %d, output lacks the run:\n%s", code, list)
 	}
 }

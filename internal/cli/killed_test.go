@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -70,18 +71,39 @@ matrix: {clients: [1], duration: 3s, repeat: 3}
 	if err := db.QueryRow("select count(*) from intervals where run_id = (select max(id) from runs)").Scan(&intervals); err != nil {
 		t.Fatal(err)
 	}
+	// The killed run recorded the process that wrote it.
+	var pid int
+	var host string
+	if err := db.QueryRow("select pid, host from runs where id = 2").Scan(&pid, &host); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 	if runs != 2 || intervals == 0 {
 		t.Errorf("after SIGKILL the store has %d runs and %d intervals of the last; want 2 runs and the killed one's finished intervals", runs, intervals)
+	}
+	if me, _ := os.Hostname(); pid <= 0 || pid == os.Getpid() || host != me {
+		t.Errorf("the killed run was written by pid %d on %q; want the child's pid on %q", pid, host, me)
 	}
 	st := studyState(t, results, "killed")
 	if st["here/tpcb/c1/r1"].Status != store.StatusCompleted || st["here/tpcb/c1/r2"].Status == store.StatusCompleted {
 		t.Errorf("study state after SIGKILL: %+v", st)
 	}
 
+	// Readers show the killed run as interrupted and say why; the next writer marks it so.
+	gone := fmt.Sprintf("warning: run 2 was left running by a process that is gone (pid %d on host %s): ", pid, host)
+	code, list, errOut := run(t, "runs", "--results", results)
+	if code != 0 || !regexp.MustCompile(`(?m)^\s*2\s.*\sinterrupted\s`).MatchString(list) || !strings.Contains(errOut, gone+"shown as interrupted") {
+		t.Errorf("runs after SIGKILL: exit %d, want run 2 shown as interrupted with %q\n%s%s", code, gone, list, errOut)
+	}
 	code, again, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0")
 	if code != 0 || !strings.Contains(again, "1 of 3 runs were made before") {
 		t.Errorf("resumed study: exit %d\n%s%s", code, again, errOut)
+	}
+	if !strings.Contains(errOut, gone+"marked interrupted") {
+		t.Errorf("resumed study did not say it marked run 2 interrupted:\n%s", errOut)
+	}
+	if r := storedRun2(t, results); r.Status != store.StatusInterrupted || r.Ended.IsZero() {
+		t.Errorf("run 2 after the study resumed: status %s, ended %v; want interrupted with an end", r.Status, r.Ended)
 	}
 	for key, r := range studyState(t, results, "killed") {
 		if r.Status != store.StatusCompleted {
@@ -90,9 +112,24 @@ matrix: {clients: [1], duration: 3s, repeat: 3}
 	}
 }
 
+// storedRun2 reads run 2 from the store without changing it.
+func storedRun2(t *testing.T, results string) *store.RunDetail {
+	t.Helper()
+	st, err := store.OpenReadOnly(t.Context(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	d, err := st.Run(t.Context(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func studyState(t *testing.T, results, name string) map[string]store.StudyRun {
 	t.Helper()
-	st, err := store.Open(t.Context(), results)
+	st, err := store.OpenReadOnly(t.Context(), results)
 	if err != nil {
 		t.Fatal(err)
 	}

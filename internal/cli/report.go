@@ -13,13 +13,17 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// defaultNoise is the relative difference below which targets are within noise,
+// unless --noise says otherwise; a study's own table uses it too.
+const defaultNoise = 0.05
+
 // addSelectionFlags adds the options that choose what report, compare and export cover.
 func addSelectionFlags(fl *pflag.FlagSet, sel *selection) {
 	fl.StringVar(&sel.study, "study", "", "the runs of this study (its name:)")
 	fl.Int64SliceVar(&sel.runs, "run", nil, "run ids, instead of a study (repeatable, or comma-separated)")
 	fl.StringArrayVar(&sel.labels, "label", nil, "runs with this label key=value, instead of a study (repeatable: all must match)")
 	fl.StringVar(&sel.baseline, "baseline", "", "the target the others are compared with (default: the first)")
-	fl.Float64Var(&sel.noise, "noise", 0.05, "relative difference below which targets are within noise")
+	fl.Float64Var(&sel.noise, "noise", defaultNoise, "relative difference below which targets are within noise")
 }
 
 func checkSelection(sel selection) error {
@@ -47,9 +51,9 @@ func newReportCmd(env *Env) *cobra.Command {
 				return usageError{err}
 			}
 			if format == "" {
-				format = "html"
-				if strings.HasSuffix(out, ".md") {
-					format = "markdown"
+				var err error
+				if format, err = reportFormat(out); err != nil {
+					return usageError{err}
 				}
 			}
 			if format != "html" && format != "markdown" {
@@ -74,8 +78,26 @@ func newReportCmd(env *Env) *cobra.Command {
 	fl := cmd.Flags()
 	addSelectionFlags(fl, &sel)
 	fl.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
-	fl.StringVar(&format, "format", "", "html or markdown (default: from the file name, else html)")
+	fl.StringVar(&format, "format", "", "html or markdown (default: from the file name, .html or .md, else html)")
 	return cmd
+}
+
+// reportFormats are the formats report writes, by the output file's extension.
+var reportFormats = map[string]string{".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
+
+// reportFormat is the format for the output file out: by its extension, HTML
+// for standard output or a name without one. Another extension is refused
+// rather than given HTML under a name that promises something else.
+func reportFormat(out string) (string, error) {
+	ext := strings.ToLower(filepath.Ext(out))
+	if out == "" || ext == "" {
+		return "html", nil
+	}
+	if f, ok := reportFormats[ext]; ok {
+		return f, nil
+	}
+	return "", fmt.Errorf("-o %s: report cannot write %s files; it writes HTML (.html) or Markdown (.md): "+
+		"name the file so, or give --format html or --format markdown", out, ext)
 }
 
 func newCompareCmd(env *Env) *cobra.Command {

@@ -133,6 +133,10 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 		return nil, usageError{fmt.Errorf("study %s has no finished runs yet: `pgbakeoff study status` shows what is left", sel.study)}
 	}
 
+	var names map[int64]string
+	if s == nil {
+		names = plainNames(details)
+	}
 	targets := map[string]*report.Target{}
 	workloads := map[string]*report.Workload{}
 	for _, d := range details {
@@ -141,7 +145,7 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 			return nil, err
 		}
 		run.Repeat = repeat[d.ID]
-		name := cmp.Or(d.Labels["target"], d.Target)
+		name := cmp.Or(d.Labels["target"], names[d.ID], d.Target)
 		run.Target = name
 		t := targets[name]
 		if t == nil {

@@ -407,7 +407,7 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		return nil, err
 	}
 	scripts, scale := setup.scripts, setup.scale
-	st, err := store.Open(ctx, results)
+	st, err := openForWriting(ctx, env, results)
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"strconv"
-	"text/tabwriter"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/spf13/cobra"
@@ -29,18 +30,7 @@ func newRunsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTARTED\tWORKLOAD\tSCRIPT\tCLIENTS\tTPS\tP99 MS\tSTATUS\tTARGET")
-			for _, r := range runs {
-				tps, p99 := "-", "-"
-				var s Summary
-				if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil {
-					tps, p99 = fmt.Sprintf("%.1f", s.TPS), fmt.Sprintf("%.3f", s.LatencyMs.P99)
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Started.Local().Format("2006-01-02 15:04:05"),
-					r.Workload, r.Script, r.Clients, tps, p99, r.Status, r.Target)
-			}
-			return tw.Flush()
+			return printRuns(env.Stdout, runs)
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many runs (0 for all)")
@@ -111,11 +101,104 @@ func showUnfinished(env *Env, d *store.RunDetail, asJSON bool) error {
 	return nil
 }
 
-// openExisting opens the results store named by --results, refusing to create one.
-func openExisting(cmd *cobra.Command) (*store.Store, error) {
-	path, _ := cmd.Flags().GetString("results")
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no results store at %s: run a benchmark first, or pass --results FILE", path)
+// runsWidth is the width `runs` keeps its lines within.
+const runsWidth = 100
+
+// printRuns writes the runs as a table within runsWidth columns: the workload
+// with its script, and the target (its label, else host:port/dbname), are
+// shortened to fit; the others are short by nature.
+func printRuns(w io.Writer, runs []store.Run) error {
+	const workloadCol, targetCol = 2, 8
+	header := []string{"ID", "STARTED", "WORKLOAD", "CLIENTS", "TPS", "P99 MS", "STATUS", "VERSION", "TARGET"}
+	right := []bool{true, false, false, true, true, true, false, false, false}
+	rows := [][]string{header}
+	var names [][]string // the target's names, longest first
+	for _, r := range runs {
+		tps, p99 := "-", "-"
+		var s Summary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil {
+			tps, p99 = fmt.Sprintf("%.1f", s.TPS), fmt.Sprintf("%.3f", s.LatencyMs.P99)
+		}
+		version, _, _ := strings.Cut(r.ServerVersion, " ") // "16.4 (Debian 16.4-1.pgdg120+2)"
+		rows = append(rows, []string{strconv.FormatInt(r.ID, 10), r.Started.Local().Format("01-02 15:04"),
+			r.Workload + " " + r.Script, strconv.Itoa(r.Clients), tps, p99, r.Status, cutEnd(version, 10), ""})
+		names = append(names, runNames(&r))
 	}
-	return store.Open(cmd.Context(), path)
+	// The target takes its longest name that fits beside the workload and
+	// script at full width, else a shorter one in up to half the room left by
+	// the other columns (at least 12); the workload and script take the rest.
+	widths := make([]int, len(header))
+	for _, row := range rows {
+		for i, c := range row {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	fixed := 2 * (len(widths) - 1)
+	for i, n := range widths {
+		if i != workloadCol && i != targetCol {
+			fixed += n
+		}
+	}
+	room := runsWidth - fixed
+	shortest := len(header[targetCol])
+	for _, n := range names {
+		shortest = max(shortest, utf8.RuneCountInString(n[len(n)-1]))
+	}
+	targetRoom := max(12, room-widths[workloadCol], min(shortest, room/2))
+	widths[targetCol] = len(header[targetCol])
+	for i, n := range names {
+		rows[i+1][targetCol] = fitName(n, targetRoom)
+		widths[targetCol] = max(widths[targetCol], utf8.RuneCountInString(rows[i+1][targetCol]))
+	}
+	widths[workloadCol] = max(12, min(widths[workloadCol], room-widths[targetCol]))
+	var b strings.Builder
+	for _, row := range rows {
+		row[workloadCol] = cutEnd(row[workloadCol], widths[workloadCol])
+		var line strings.Builder
+		for i, c := range row {
+			if i > 0 {
+				line.WriteString("  ")
+			}
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if right[i] {
+				line.WriteString(pad + c)
+			} else {
+				line.WriteString(c + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fitName is the first of the names that fits in n columns, else the last cut
+// in the middle.
+func fitName(names []string, n int) string {
+	for _, s := range names {
+		if utf8.RuneCountInString(s) <= n {
+			return s
+		}
+	}
+	return cutMiddle(names[len(names)-1], n)
+}
+
+// cutEnd shortens s to n columns, marking the cut with an ellipsis.
+func cutEnd(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// cutMiddle shortens s to n columns by cutting its middle, which keeps a
+// target's host and its database.
+func cutMiddle(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
 }

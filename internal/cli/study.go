@@ -277,7 +277,7 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 		return err
 	}
 	defer lock.release()
-	st, err := store.Open(ctx, results)
+	st, err := openForWriting(ctx, env, results)
 	if err != nil {
 		return err
 	}

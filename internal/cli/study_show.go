@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -85,7 +86,8 @@ func cellGroup(c study.Cell) string {
 }
 
 // printStudyResults prints, per workload and client count, each target's
-// aggregate with its spread, and each target against the first.
+// aggregate with its spread, and each target against the first: the ratio of
+// the aggregates and whether it is beyond the noise.
 func printStudyResults(ctx context.Context, env *Env, s *study.Study, st *store.Store, studyID int64) error {
 	plan := s.Plan()
 	cells, err := studyCells(ctx, st, studyID, plan)
@@ -117,12 +119,16 @@ func printStudyResults(ctx context.Context, env *Env, s *study.Study, st *store.
 				aggs[i] = stats.Aggregate(string(s.Matrix.Aggregate), cr.values, true)
 				fmt.Fprintf(tw, "%.0f\t%.0f-%.0f %s\t", aggs[i], slices.Min(cr.values), slices.Max(cr.values), cellNote(cr))
 			}
+			base := cells[fmt.Sprintf("%s/%s/%d", s.Targets[0].Name, wl.Name, c)]
 			for i := 1; i < len(aggs); i++ {
 				if math.IsNaN(aggs[i]) || math.IsNaN(aggs[0]) || aggs[0] == 0 {
 					fmt.Fprintf(tw, "-\t")
 					continue
 				}
-				fmt.Fprintf(tw, "%.2fx\t", aggs[i]/aggs[0])
+				// The verdict compare and report give, by the same rule and threshold.
+				cr := cells[fmt.Sprintf("%s/%s/%d", s.Targets[i].Name, wl.Name, c)]
+				v := stats.Compare(base.values, cr.values, true, defaultNoise)
+				fmt.Fprintf(tw, "%.2fx %s\t", aggs[i]/aggs[0], v.Outcome)
 			}
 			fmt.Fprintln(tw)
 		}
@@ -151,12 +157,17 @@ func studyStatus(ctx context.Context, env *Env, file, results string) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, results)
+	plan := s.Plan()
+	_, statErr := os.Stat(results)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		fmt.Fprintf(env.Stdout, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
+		return nil
+	}
+	st, err := openReading(ctx, env.Stderr, results)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	plan := s.Plan()
 	state, err := st.FindStudy(ctx, s.Name)
 	if errors.Is(err, store.ErrNotFound) {
 		fmt.Fprintf(env.Stdout, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
@@ -262,7 +273,7 @@ func studyPlan(ctx context.Context, env *Env, file, results string) error {
 	fmt.Fprintf(w, "time: %s of runs and pauses, and roughly %s of loading\n", s.Estimate().Round(time.Second), loadTime.Round(time.Second))
 
 	made := map[string]bool{}
-	if st, err := store.Open(ctx, results); err == nil {
+	if st, err := store.OpenReadOnly(ctx, results); err == nil {
 		if state, err := st.FindStudy(ctx, s.Name); err == nil {
 			if done, err := st.StudyRuns(ctx, state.ID); err == nil {
 				for _, c := range plan {

@@ -3,11 +3,18 @@
 // server statistics. Running writes the store; reporting only reads it.
 //
 // Every write commits at once, in WAL mode, so a process killed mid-run
-// loses at most the interval it was measuring; its run stays StatusRunning
-// and everything written before the kill can be read by the next Open.
+// loses at most the interval it was measuring; everything written before the
+// kill can be read by the next Open. Each run records the process writing it,
+// and the next Open on the same host that finds that process gone marks the
+// run StatusInterrupted (Abandoned lists them).
+//
+// Open is for writers: it creates the file, migrates the schema, and refuses
+// a file that is not a store or that SQLite's quick_check finds damaged.
+// OpenReadOnly is for readers: it never creates or changes a file, reads
+// stores that cannot be written, and refuses a missing, empty or foreign file.
 //
 // The file is owner-only (0600). Open creates it so, and tightens an
-// existing file, or -wal and -shm companions, that group or others can read.
+// existing store, or -wal and -shm companions, that group or others can read.
 // The schema is versioned in PRAGMA user_version and migrated on Open; a file
 // from a newer pgbakeoff is refused with an error wrapping ErrSchemaTooNew.
 //
@@ -33,6 +40,7 @@
 //	err = s.FinishRun(ctx, run)
 //
 //	// later, in report:
+//	s, err = store.OpenReadOnly(ctx, "results.db")
 //	runs, err := s.Runs(ctx, store.Filter{Workload: "tpcb", Limit: 10})
 //	detail, err := s.Run(ctx, runs[0].ID)
 package store

@@ -39,6 +39,7 @@ type Run struct {
 	ClientCPUUser float64         // seconds of client CPU in user mode
 	ClientCPUSys  float64         // seconds of client CPU in kernel mode
 	Summary       json.RawMessage // the CLI's --json summary; nil until finished
+	Process       Process         // the process writing the run; CreateRun fills in this one when PID is 0
 }
 
 // Filter selects runs for Runs.
@@ -74,10 +75,13 @@ func nullTime(t time.Time) sql.NullString {
 }
 
 // CreateRun records a new run and sets r.ID. An empty Status becomes
-// StatusRunning.
+// StatusRunning, and a zero Process this process.
 func (s *Store) CreateRun(ctx context.Context, r *Run) (int64, error) {
 	if r.Status == "" {
 		r.Status = StatusRunning
+	}
+	if r.Process.PID == 0 {
+		r.Process = self()
 	}
 	if err := checkRun(r); err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
@@ -88,10 +92,11 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) (int64, error) {
 	}
 	res, err := s.db.ExecContext(ctx, `
 		INSERT INTO runs (target, workload, script, clients, params, server_version, settings, labels,
-			started, ended, status, client_cpu_user, client_cpu_sys, summary)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			started, ended, status, client_cpu_user, client_cpu_sys, summary, pid, host, pid_start)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.Target, r.Workload, r.Script, r.Clients, params, r.ServerVersion, settings, labels,
-		formatTime(r.Started), nullTime(r.Ended), r.Status, r.ClientCPUUser, r.ClientCPUSys, nullJSON(r.Summary))
+		formatTime(r.Started), nullTime(r.Ended), r.Status, r.ClientCPUUser, r.ClientCPUSys, nullJSON(r.Summary),
+		r.Process.PID, r.Process.Host, r.Process.Start)
 	if err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
@@ -200,7 +205,7 @@ func nullJSON(m json.RawMessage) any {
 func notFound(id int64) error { return fmt.Errorf("run %d: %w", id, ErrNotFound) }
 
 const runColumns = `id, target, workload, script, clients, params, server_version, settings, labels,
-	started, ended, status, client_cpu_user, client_cpu_sys, summary`
+	started, ended, status, client_cpu_user, client_cpu_sys, summary, pid, host, pid_start`
 
 // Runs returns the runs matching f, newest first.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
@@ -223,6 +228,7 @@ func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
+		r.Status = s.shownStatus(r.ID, r.Status)
 		runs = append(runs, *r)
 	}
 	if err := rows.Err(); err != nil {
@@ -249,6 +255,7 @@ func (s *Store) runDetail(ctx context.Context, id int64) (*RunDetail, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run %d: %w", id, err)
 	}
+	r.Status = s.shownStatus(r.ID, r.Status)
 	d := &RunDetail{Run: *r}
 	if d.Intervals, err = s.intervals(ctx, id); err != nil {
 		return nil, fmt.Errorf("run %d intervals: %w", id, err)
@@ -282,7 +289,8 @@ func scanRun(sc scanner) (*Run, error) {
 		ended, summary           sql.NullString
 	)
 	err := sc.Scan(&r.ID, &r.Target, &r.Workload, &r.Script, &r.Clients, &params, &r.ServerVersion,
-		&settings, &labels, &started, &ended, &r.Status, &r.ClientCPUUser, &r.ClientCPUSys, &summary)
+		&settings, &labels, &started, &ended, &r.Status, &r.ClientCPUUser, &r.ClientCPUSys, &summary,
+		&r.Process.PID, &r.Process.Host, &r.Process.Start)
 	if err != nil {
 		return nil, err
 	}

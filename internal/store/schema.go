@@ -156,12 +156,19 @@ CREATE TABLE study_datasets (
 ALTER TABLE intervals ADD COLUMN down INTEGER NOT NULL DEFAULT 0;           -- clients without a connection at its end
 ALTER TABLE intervals ADD COLUMN connect_errors INTEGER NOT NULL DEFAULT 0; -- failed attempts to connect again
 `,
+	// 4: the process writing each run, so a run whose process is gone can be told
+	// from one still going. pid 0: not recorded (runs of older versions).
+	`
+ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';      -- os.Hostname of the process
+ALTER TABLE runs ADD COLUMN pid_start TEXT NOT NULL DEFAULT ''; -- when it started, to tell it from a later one with the same pid
+`,
 }
 
 // migrate applies the pending migrations in one transaction. The version is
 // read inside the (immediate, so write-locked) transaction, so two processes
 // opening a new file at once do not both apply the same migration.
-func migrate(ctx context.Context, db *sql.DB) (err error) {
+func migrate(ctx context.Context, db *sql.DB, path string) (err error) {
 	latest := len(migrations)
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -185,7 +192,7 @@ func migrate(ctx context.Context, db *sql.DB) (err error) {
 	}
 	switch {
 	case appID != applicationID && (appID != 0 || version != 0 || objects != 0):
-		return fmt.Errorf("not a pgbakeoff results store (a SQLite database of another program, application_id %#x)", appID)
+		return &notStore{path: path, why: fmt.Sprintf("a SQLite database of another program, application_id %#x", appID)}
 	case version > latest:
 		return fmt.Errorf("%w: schema version %d, this one knows up to %d",
 			ErrSchemaTooNew, version, latest)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -30,24 +31,52 @@ const busyTimeoutMs = 10000
 // sqliteHeader starts every SQLite 3 database file.
 var sqliteHeader = []byte("SQLite format 3\x00")
 
+// ErrNotStore is wrapped by Open and OpenReadOnly for a file that is not a
+// results store: not SQLite, another program's database, or (for reading) empty.
+var ErrNotStore = errors.New("not a pgbakeoff results store")
+
+// notStore says which file is not a results store, and what it is instead.
+type notStore struct{ path, why string }
+
+func (e *notStore) Error() string {
+	return fmt.Sprintf("%s is not a pgbakeoff results store (%s)", e.path, e.why)
+}
+
+func (e *notStore) Is(target error) bool { return target == ErrNotStore }
+
 // Store is an open results store. It is safe for concurrent use.
 type Store struct {
 	db   *sql.DB
 	path string
+	// readOnly stores are opened by OpenReadOnly; copy is the temporary file
+	// such a store reads from when the file has an older schema.
+	readOnly bool
+	copy     string
+	// abandoned are the runs whose process was found gone when the store was
+	// opened; a writer has marked them interrupted, a reader shows them so.
+	abandoned []Abandoned
+	// damaged is, for a reader, what quick_check found wrong with the file.
+	damaged error
 }
 
-// Open opens the results store at path, creating it if needed, and brings its
-// schema up to date.
+// Open opens the results store at path for writing, creating it if needed,
+// and brings its schema up to date. A file that is neither empty nor SQLite is
+// refused before anything about it changes, as is a damaged store (see
+// quickCheck). Runs left running by a process of this host that is gone are
+// marked interrupted; Abandoned lists them.
 //
 // The file and its -wal and -shm companions are kept readable by the owner
 // only, because runs record targets, settings and labels: a new file is
-// created with mode 0600, and an existing file that group or others can access
-// is tightened to owner-only rather than refused.
+// created with mode 0600, and an existing store that group or others can
+// access is tightened to owner-only rather than refused.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open results store: no path given")
 	}
 	s, err := open(ctx, path)
+	if errors.Is(err, ErrNotStore) || errors.Is(err, ErrDamaged) {
+		return nil, err // these name the file already
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open results store %s: %w", path, err)
 	}
@@ -59,7 +88,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareFile(abs); err != nil {
+	if err := prepareFile(abs, path); err != nil {
 		return nil, err
 	}
 	db, err := sql.Open("sqlite", dsn(abs))
@@ -76,17 +105,30 @@ func open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
-// setup checks the connection settings, migrates the schema and tightens the
-// companion files that SQLite has created by now.
+// setup checks the connection settings and the file's integrity, migrates the
+// schema, marks abandoned runs and tightens the companion files that SQLite
+// has created by now.
 func (s *Store) setup(ctx context.Context, abs string) error {
 	var mode string
 	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		if damaged(err) {
+			return &damagedError{path: s.path, detail: err.Error()}
+		}
 		return err
 	}
 	if !strings.EqualFold(mode, "wal") {
 		return fmt.Errorf("journal mode is %s, want wal (is the file on a filesystem without shared memory?)", mode)
 	}
-	if err := migrate(ctx, s.db); err != nil {
+	if err := s.quickCheck(ctx); err != nil {
+		return err
+	}
+	if err := migrate(ctx, s.db, s.path); err != nil {
+		if damaged(err) {
+			return &damagedError{path: s.path, detail: err.Error()}
+		}
+		return err
+	}
+	if err := s.markAbandoned(ctx); err != nil {
 		return err
 	}
 	return tightenCompanions(abs)
@@ -109,8 +151,9 @@ func dsn(abs string) string {
 
 // prepareFile creates the database file owner-only before SQLite sees it, or
 // checks an existing one: it must be a regular file, writable, and either
-// empty or a SQLite database.
-func prepareFile(abs string) error {
+// empty or a SQLite database. Only then is an existing file made owner-only:
+// a file that is not a store is left exactly as it was.
+func prepareFile(abs, path string) error {
 	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return pathErr(err)
@@ -123,6 +166,11 @@ func prepareFile(abs string) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
 	}
+	if fi.Size() > 0 {
+		if err := checkHeader(f, path); err != nil {
+			return err
+		}
+	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		if err := f.Chmod(fi.Mode().Perm() &^ 0o077); err != nil {
 			return fmt.Errorf("make owner-only: %w", pathErr(err))
@@ -131,11 +179,24 @@ func prepareFile(abs string) error {
 	if fi.Size() == 0 {
 		return nil
 	}
-	head := make([]byte, len(sqliteHeader))
-	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, sqliteHeader) {
-		return errors.New("not a SQLite database")
-	}
 	return tightenCompanions(abs)
+}
+
+// checkHeader refuses, from the file's first bytes and before SQLite changes
+// anything (its journal mode, say), a file that is not SQLite or that the
+// header shows to be another program's: an application_id not ours, or none
+// with a schema version, which pgbakeoff sets together. Other programs'
+// databases without either are refused by migrate.
+func checkHeader(f io.Reader, path string) error {
+	head := make([]byte, 100) // the database header
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head[:len(sqliteHeader)], sqliteHeader) {
+		return &notStore{path: path, why: "not a SQLite database"}
+	}
+	version, appID := binary.BigEndian.Uint32(head[60:]), binary.BigEndian.Uint32(head[68:])
+	if appID != applicationID && (appID != 0 || version != 0) {
+		return &notStore{path: path, why: fmt.Sprintf("a SQLite database of another program, application_id %#x", appID)}
+	}
+	return nil
 }
 
 // tightenCompanions makes the -wal and -shm files owner-only if they exist.
@@ -174,7 +235,15 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the store. Everything written is already committed.
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	err := s.db.Close()
+	if s.copy != "" {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if rerr := os.Remove(s.copy + suffix); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("close results store %s: %w", s.path, err)
 	}
 	return nil

@@ -575,6 +575,9 @@ func assertOneLine(t *testing.T, err error, path, contains string) {
 	if path == "" {
 		prefix = "open results store: "
 	}
+	if errors.Is(err, ErrNotStore) {
+		prefix = path + " is not a pgbakeoff results store"
+	}
 	if !strings.HasPrefix(msg, prefix) {
 		t.Errorf("error %q does not start with %q", msg, prefix)
 	}
@@ -628,12 +631,15 @@ func TestKilledWriter(t *testing.T) {
 	tests := []struct {
 		name  string
 		write func(t *testing.T, path string)
+		// status is the run's after the next Open: still running while its
+		// process lives, interrupted once it is gone.
+		status string
 	}{
 		{"handle dropped", func(t *testing.T, path string) {
 			if err := writeUnfinished(t.Context(), path); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, StatusRunning},
 		{"process killed", func(t *testing.T, path string) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperKilledWriter$", "-test.v")
 			cmd.Env = append(os.Environ(), helperEnv+"="+path)
@@ -662,7 +668,7 @@ func TestKilledWriter(t *testing.T) {
 			if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
 				t.Fatalf("no write-ahead log left by the killed writer (stat error %v)", err)
 			}
-		}},
+		}, StatusInterrupted},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -678,8 +684,12 @@ func TestKilledWriter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(runs) != 1 || runs[0].Status != StatusRunning || !runs[0].Ended.IsZero() {
-				t.Fatalf("runs %+v, want one still running", runs)
+			if len(runs) != 1 || runs[0].Status != tt.status || runs[0].Ended.IsZero() != (tt.status == StatusRunning) {
+				t.Fatalf("runs %+v, want one %s", runs, tt.status)
+			}
+			// An interrupted run ended with its last stored interval.
+			if tt.status == StatusInterrupted && !runs[0].Ended.Equal(t0.Add(time.Second)) {
+				t.Errorf("interrupted run ended %v, want %v", runs[0].Ended, t0.Add(time.Second))
 			}
 			d, err := s.Run(t.Context(), runs[0].ID)
 			if err != nil {

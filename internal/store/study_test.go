@@ -136,7 +136,7 @@ func TestMigrateFromFirstVersion(t *testing.T) {
 	migrations = all[:1]
 	s, err := Open(ctx, path)
 	if err == nil {
-		_, err = s.CreateRun(ctx, newRun("tpcb", t0))
+		err = createOldRun(t, s, newRun("tpcb", t0))
 		s.Close()
 	}
 	migrations = all
