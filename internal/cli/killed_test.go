@@ -207,3 +207,54 @@ func killChild(t *testing.T, args []string, reached func(line string) bool, afte
 	_ = cmd.Wait()
 	return seen.String()
 }
+
+// TestStudyRunsOnce: a second `study run` of a study that is running against the
+// same results store refuses to start, naming the first; once the first is gone
+// (killed, its lock left behind), the study runs again.
+func TestStudyRunsOnce(t *testing.T) {
+	dir := t.TempDir()
+	dsn := pgtest.NewDatabase(t)
+	results := filepath.Join(dir, "r.db")
+	file := filepath.Join(dir, "once.yaml")
+	writeFile(t, file, fmt.Sprintf(`name: once
+targets: [{name: here, dsn: %q}]
+workloads: [{kind: tpcb, load: {scale: 1}, run: {script: select-only}}]
+matrix: {clients: [1], duration: 30s, repeat: 1}
+`, dsn))
+	encoded, _ := json.Marshal([]string{"study", "run", file, "--results", results, "--progress", "0"})
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && !strings.Contains(sc.Text(), "[1/1] ") {
+	}
+	code, again, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0")
+	want := fmt.Sprintf("study once is already running against %s (pid %d on ", results, cmd.Process.Pid)
+	if code == 0 || !strings.Contains(errOut, want) || strings.Contains(again, "loading") {
+		t.Errorf("a second study run: exit %d, want a refusal saying %q\n%s%s", code, want, again, errOut)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	writeFile(t, file, strings.Replace(readFileT(t, file), "duration: 30s", "duration: 1s", 1))
+	if code, again, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0"); code != 0 || !regexp.MustCompile(`(?m)^  run \d+: `).MatchString(again) {
+		t.Errorf("the study after its runner was killed: exit %d\n%s%s", code, again, errOut)
+	}
+}
+
+func readFileT(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
