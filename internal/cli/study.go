@@ -304,6 +304,17 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 	out := env.Stdout
 	fmt.Fprintf(out, "study %s: %d targets, %d workloads, %d runs (%s of measuring)\n",
 		s.Name, len(s.Targets), len(s.Workloads), len(plan), s.Estimate().Round(time.Second))
+	remaining := 0
+	for _, c := range plan {
+		if d, ok := done[c.Key]; !ok || d.Status != store.StatusCompleted {
+			remaining++
+		}
+	}
+	if remaining == 0 {
+		// Nothing to make: no server is started and nothing loaded to say so.
+		fmt.Fprintf(out, "all %d runs were made before\n\n", len(plan))
+		return printStudyResults(ctx, env, s, st, prev.ID)
+	}
 	targets, err := preflight(ctx, env, s, wls, opts)
 	defer func() {
 		if !opts.keepServers {
@@ -341,12 +352,6 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 	byTarget := map[*study.Target]*studyTarget{}
 	for _, t := range targets {
 		byTarget[t.t] = t
-	}
-	remaining := 0
-	for _, c := range plan {
-		if d, ok := done[c.Key]; !ok || d.Status != store.StatusCompleted {
-			remaining++
-		}
 	}
 	if remaining < len(plan) {
 		fmt.Fprintf(out, "%d of %d runs were made before; continuing with the rest\n", len(plan)-remaining, len(plan))

@@ -201,9 +201,11 @@ func TestStudy(t *testing.T) {
 
 	checkReports(t, dir, results)
 
-	// A finished study does nothing more; an edit that changes finished runs is refused.
+	// A finished study does nothing more, not even start its servers or load; an edit
+	// that changes finished runs is refused.
 	code, out, errOut = run(t, runArgs...)
-	if code != 0 || !strings.Contains(out, "8 of 8 runs were made before") || strings.Contains(out, "] small/") {
+	if code != 0 || !strings.Contains(out, "all 8 runs were made before") || strings.Contains(out, "] small/") ||
+		strings.Contains(out, "preflight") || strings.Contains(out, "loading") {
 		t.Errorf("finished study ran again: exit %d\n%s%s", code, out, errOut)
 	}
 	writeFile(t, file, miniStudy(t, "2s"))
