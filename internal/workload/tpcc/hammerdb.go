@@ -17,8 +17,9 @@ import (
 //     the reverse of clause 4.3.3.1. Customers start as the clause says, C_BALANCE
 //     -10.00, C_YTD_PAYMENT 10.00 and one history row of H_AMOUNT 10.00, so their
 //     balance leaves out the amounts of the orders delivered at load.
-//   - Its Delivery adds the order's OL_AMOUNT to C_BALANCE as the clause says, so
-//     orders after 2,100 are counted in C_BALANCE once delivered.
+//   - Its Delivery adds the order's OL_AMOUNT to C_BALANCE as the clause says
+//     (though not 1 to C_DELIVERY_CNT), so orders after 2,100 are counted in
+//     C_BALANCE once delivered.
 //   - Its Payment never changes C_YTD_PAYMENT (nor C_PAYMENT_CNT), which keep the
 //     load's values.
 //   - Its Payment writes C_BALANCE as a value worked out from what it read, not as
@@ -29,10 +30,11 @@ import (
 //     customer whose number it was given to 0 - H_AMOUNT; its stored procedures do
 //     the same when a single customer has the name; and a Delivery or Payment that
 //     changes the balance between the read and the write is lost.
-//   - Its builder draws the customer of each initial order from those not yet drawn
-//     but swaps only one way, so O_C_ID is not a permutation (about half the
-//     customers of a district have no initial order). The conditions sum per
-//     customer, so this changes nothing for them.
+//   - Its builder's shuffle of the customers over the initial orders never writes
+//     the swapped-out number back, so order i gets a customer drawn from i to 3,000:
+//     O_C_ID is not a permutation, and about half the customers of a district have
+//     no initial order. The conditions sum per customer, so this changes nothing
+//     for them.
 //
 // So in HammerDB's data, for every customer without a payment since the load (one
 // history row, or none):
