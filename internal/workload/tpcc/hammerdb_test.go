@@ -171,8 +171,10 @@ func TestHammerDBShape(t *testing.T) {
 		"select count(*) from orders where o_id <= 3000 and o_c_id < o_id":                                                               "0",
 		// Payment left C_YTD_PAYMENT and C_PAYMENT_CNT as loaded, though it ran 500 times.
 		"select string_agg(distinct c_ytd_payment || ' ' || c_payment_cnt || ' ' || c_delivery_cnt, ',') from customer": "10.00 1 0",
-		"select count(*) from history":                                     "30500",
-		"select count(*) > 0 from customer where c_balance <> -10":         "t",
+		"select count(*) from history":                             "30500",
+		"select count(*) > 0 from customer where c_balance <> -10": "t",
+		// Payments by last name set the balance of the customer numbered to minus the payment.
+		"select count(*) > 0 from customer join history on (h_c_w_id, h_c_d_id, h_c_id) = (c_w_id, c_d_id, c_id) where h_amount <> 10 and c_balance = -h_amount": "t",
 		"select count(*) from history where h_amount <> 10":                "500",
 		"select min(d_next_o_id) || ' ' || max(d_next_o_id) from district": "3021 3021",
 		// Each district has 10 delivered orders beyond the initial ones, with amounts.
