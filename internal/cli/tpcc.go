@@ -279,10 +279,14 @@ func newCheckCmd(env *Env) *cobra.Command {
 				return err
 			}
 			start := time.Now()
-			results, err := tpcc.Check(ctx, conn)
+			report, err := tpcc.Check(ctx, conn)
 			if err != nil {
 				return fmt.Errorf("check tpcc: %w", err)
 			}
+			if note := report.Note(); note != "" {
+				fmt.Fprintln(env.Stdout, note)
+			}
+			results := report.Results
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 			failed := 0
 			for _, r := range results {

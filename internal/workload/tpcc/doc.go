@@ -6,5 +6,5 @@
 //
 //	phases, err := tpcc.Load(ctx, connect, tpcc.LoadOptions{Warehouses: 10, Workers: 2}, progress)
 //	scripts, err := tpcc.Scripts(tpcc.RunOptions{Warehouses: 10, Mode: tpcc.ModeServer})
-//	results, err := tpcc.Check(ctx, conn)
+//	report, err := tpcc.Check(ctx, conn) // report.Note() says how the data was checked
 package tpcc
