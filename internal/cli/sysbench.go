@@ -130,9 +130,10 @@ func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
 		if err != nil {
 			return fmt.Errorf("--dist: %w", err)
 		}
-		// Tables of a nominal size: the data's own is known only once connected.
+		// Tables of a nominal size, the smallest, whose limits are the loosest: the
+		// data's own size is known only once connected, and checked again then.
 		opt := sf.opt
-		opt.Tables, opt.TableSize, opt.Clients, opt.Dist = max(sf.tables, 1), max(sf.tableSize, 10000), f.clients, spec
+		opt.Tables, opt.TableSize, opt.Clients, opt.Dist = max(sf.tables, 1), max(sf.tableSize, 1), f.clients, spec
 		_, err = sysbench.Script(sf.script, opt)
 		return err
 	}

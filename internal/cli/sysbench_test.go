@@ -123,7 +123,9 @@ func TestSysbenchBadInput(t *testing.T) {
 		{"dist out of range", []string{"run", "sysbench", "--dist", "pareto:1.5", "--dsn", loaded, "--results", results}, "h must be in (0, 1)", 2},
 		{"size mismatch", []string{"run", "sysbench", "--table-size", "5000", "--dsn", loaded, "--results", results}, "--table-size 5000 does not match the data: the tables were loaded with 1000 rows", 1},
 		{"tables mismatch", []string{"run", "sysbench", "--tables", "3", "--dsn", loaded, "--results", results}, "--tables 3 does not match the data: the database has sbtest1..sbtest2", 1},
-		{"empty range", []string{"run", "sysbench", "--range-size", "0", "--dsn", loaded, "--results", results}, "--range-size must be between 1 and 2147482648", 2},
+		// Before connecting, the limit for the smallest tables; once connected, the data's.
+		{"empty range", []string{"run", "sysbench", "--range-size", "0", "--dsn", loaded, "--results", results}, "--range-size must be between 1 and 2147483647", 2},
+		{"range past the ids", []string{"run", "sysbench", "--range-size", "2147483000", "--dsn", loaded, "--results", results}, "--range-size must be between 1 and 2147482648", 2},
 		{"too many threads", []string{"run", "sysbench", "--thread-per-client", "--clients", "1025", "--dsn", loaded, "--results", results}, "--thread-per-client allows at most 1024 clients, got 1025; add --thread-per-client=false", 2},
 		{"tpcb dist", []string{"run", "tpcb", "--dist", "exponential:0", "--dsn", loaded, "--results", results}, "--dist", 2},
 	}

@@ -94,9 +94,9 @@ func TestProgram(t *testing.T) {
 	if got := rows("note = 'server'"); got != sv.Committed {
 		t.Errorf("%d server rows in the table, %d counted as committed", got, sv.Committed)
 	}
-	// Rollbacks are not server commits; each of the 3 statements prepared on each of
-	// the 2 connections is.
-	if want := cl.Committed + sv.Committed + 2*3; res.CommitsTotal != want {
+	// Rollbacks are not server commits; each of the 2 connections' starts and the 3
+	// statements prepared on each are.
+	if want := cl.Committed + sv.Committed + 2*(1+3); res.CommitsTotal != want {
 		t.Errorf("CommitsTotal %d, want %d", res.CommitsTotal, want)
 	}
 }
