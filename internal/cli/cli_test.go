@@ -18,7 +18,11 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+func TestMain(m *testing.M) {
+	// Golden files hold times as this zone prints them.
+	time.Local = time.UTC
+	os.Exit(pgtest.Run(m))
+}
 
 // run executes the command line as a user would and returns exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {
