@@ -201,3 +201,42 @@ func checkBadInput(t *testing.T, cases []badInput) {
 		})
 	}
 }
+
+// TestClientMachine: each run records the machine its clients ran on, without the
+// hostname when asked, and a comparison names the machine of each run.
+func TestClientMachine(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	results := filepath.Join(t.TempDir(), "r.db")
+	host, _ := os.Hostname()
+	for i, extra := range [][]string{nil, {"--anonymize"}} {
+		args := append([]string{"run", "tpcb", "--script", "select-only", "--duration", "1s", "--label", "target=t" + strconv.Itoa(i+1),
+			"--results", results, "--dsn", dsn}, extra...)
+		code, out, errOut := run(t, args...)
+		if code != 0 {
+			t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+		}
+		if want := "host " + host; strings.Contains(out, want) != (extra == nil) {
+			t.Errorf("run %v: the summary's machine line names the host: %v, want %v\n%s", extra, !(extra == nil), extra == nil, out)
+		}
+	}
+	code, shown, errOut := run(t, "show", "2", "--json", "--results", results)
+	var sum struct {
+		Machine map[string]any `json:"client_machine"`
+	}
+	if code != 0 || json.Unmarshal([]byte(shown), &sum) != nil {
+		t.Fatalf("show: exit %d\n%s%s", code, shown, errOut)
+	}
+	if sum.Machine["logical_cpus"] == nil || sum.Machine["go"] == nil || sum.Machine["hostname"] != nil {
+		t.Errorf("stored machine of the anonymized run: %v", sum.Machine)
+	}
+	code, out, errOut := run(t, "compare", "--run", "1,2", "--results", results)
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "host "+host+" (run 1)") || !strings.Contains(out, "(run 2)") {
+		t.Errorf("compare does not name the machine of each run:\n%s", out)
+	}
+}

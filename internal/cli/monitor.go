@@ -1,18 +1,16 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/machine"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -171,25 +169,8 @@ func datasetFit(ctx context.Context, conn *pgconn.PgConn, local *sampler.Local) 
 	f.Bytes, _ = strconv.ParseInt(rows[0][0], 10, 64)
 	f.SharedBuffers, _ = strconv.ParseInt(rows[0][1], 10, 64)
 	if local != nil {
-		f.MemoryBytes = machineMemory()
+		f.MemoryBytes = machine.Memory()
 	}
 	f.Class = classify(f.Bytes, f.SharedBuffers, f.MemoryBytes)
 	return f
-}
-
-// machineMemory is MemTotal from /proc/meminfo, or 0 where there is none.
-func machineMemory() int64 {
-	fh, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,7 +218,7 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 		}
 		r.Baseline = sel.baseline
 	}
-	r.Env = environment(r.Targets)
+	r.Env = environment(r.Targets, r.Workloads)
 	return r, nil
 }
 
@@ -257,6 +256,9 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 		l := sum.LatencyMs
 		run.Latency = report.Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
 		run.Warnings = sum.Warnings
+		if m := sum.ClientMachine; m != nil {
+			run.Machine = m.String()
+		}
 	}
 	for _, f := range d.Flags {
 		run.Flags = append(run.Flags, report.Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason})
@@ -406,13 +408,11 @@ func pointAt(series []report.Point, t float64) int {
 	return best
 }
 
-// environment is the client machine and where the targets' settings differ.
-func environment(targets []report.Target) report.Environment {
+// environment is the client machines that ran the runs and where the targets'
+// settings differ.
+func environment(targets []report.Target, workloads []report.Workload) report.Environment {
 	var env report.Environment
-	env.Client = fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
-	if m := machineMemory(); m > 0 {
-		env.Client += ", " + humanBytes(m) + " memory"
-	}
+	env.Client = clientMachines(workloads)
 	names := map[string]bool{}
 	for _, t := range targets {
 		for k := range t.Settings {
@@ -444,4 +444,31 @@ func environment(targets []report.Target) report.Environment {
 		}
 	}
 	return env
+}
+
+// clientMachines says which machines ran the runs: the one, or each with its runs.
+func clientMachines(workloads []report.Workload) string {
+	runs := map[string][]int64{}
+	for _, w := range workloads {
+		for _, r := range w.Runs {
+			m := cmp.Or(r.Machine, "not recorded")
+			runs[m] = append(runs[m], r.ID)
+		}
+	}
+	if len(runs) == 1 {
+		for m := range runs {
+			return m
+		}
+	}
+	var parts []string
+	for _, m := range slices.Sorted(maps.Keys(runs)) {
+		ids := runs[m]
+		slices.Sort(ids)
+		noun := "runs"
+		if len(ids) == 1 {
+			noun = "run"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s %s)", m, noun, joinIDs(ids)))
+	}
+	return strings.Join(parts, "; ")
 }

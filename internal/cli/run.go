@@ -18,6 +18,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
+	"github.com/pgbakeoff/pgbakeoff/internal/machine"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -67,6 +68,7 @@ type runFlags struct {
 	txTimeout      time.Duration
 	connectTimeout time.Duration
 	resolveOnce    bool
+	anonymize      bool // leave the client machine's hostname out of what is stored
 	// Set by studies: the server's process and data directory when it runs on this
 	// machine, and a node_exporter to read the server machine's CPU and disks from.
 	local        *sampler.Local
@@ -122,6 +124,7 @@ func addRunFlags(fl *pflag.FlagSet, f *runFlags, maxTries int, perClient func() 
 	durationVarP(fl, &f.txTimeout, "tx-timeout", "", time.Minute, "abandon a transaction (and its connection) after this long: a stalled network (0: never)")
 	durationVarP(fl, &f.connectTimeout, "connect-timeout", "", 10*time.Second, "give up one connection attempt after this long")
 	fl.BoolVar(&f.resolveOnce, "resolve-once", false, "resolve the host once at the start and connect every client to that address")
+	fl.BoolVar(&f.anonymize, "anonymize", false, "leave this machine's hostname out of the machine recorded with the run")
 }
 
 // fitThreads settles --thread-per-client when it was not given: the workload's
@@ -217,6 +220,8 @@ type Summary struct {
 	*TPCCFigures
 	// Sysbench holds sysbench's query counts, at the top level of the JSON.
 	*SysbenchFigures
+	// ClientMachine is the machine that ran the benchmark's clients.
+	ClientMachine *machine.Machine `json:"client_machine,omitempty"`
 }
 
 type outageSummary struct {
@@ -580,6 +585,8 @@ func runWorkload(ctx context.Context, env *Env, f runFlags, results string, wl w
 		setup.finish(sum, res)
 	}
 	sum.Dataset = fit
+	m := machine.Describe(f.anonymize)
+	sum.ClientMachine = &m
 	for _, e := range sres.Errors {
 		sum.Warnings = append(sum.Warnings, "sampling the server: "+e)
 	}
@@ -953,6 +960,9 @@ func printSummary(w io.Writer, s *Summary) {
 		threads = "one shared thread"
 	}
 	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores, %s\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores, threads)
+	if m := s.ClientMachine; m != nil {
+		fmt.Fprintf(w, "client machine: %s\n", m)
+	}
 	errs := append([]errorSummary(nil), s.Errors...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Count > errs[j].Count })
 	for _, e := range errs {

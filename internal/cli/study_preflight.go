@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/machine"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
@@ -128,7 +129,7 @@ func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir
 	if err != nil {
 		return err
 	}
-	st.memory = machineMemory()
+	st.memory = machine.Memory()
 	var fs syscall.Statfs_t
 	if syscall.Statfs(srv.DataDir, &fs) == nil {
 		st.free = int64(fs.Bavail) * fs.Bsize

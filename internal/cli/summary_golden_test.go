@@ -12,6 +12,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/machine"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
@@ -59,6 +60,8 @@ func goldenSummaries(t *testing.T) map[string]*Summary {
 	cpu0, cpu1 := cpuSample{user: 1, sys: 0.5, machineBusy: 100, machineTotal: 1000}, cpuSample{user: 4, sys: 2, machineBusy: 9000, machineTotal: 15000}
 	tpcb := summarize(run, res, info, 10, driver.Prepared, f, stats, cpu0, cpu1)
 	tpcb.Dataset = fit{Bytes: 160 << 20, SharedBuffers: 128 << 20, Class: fitBeyondBuffers}
+	tpcb.ClientMachine = &machine.Machine{CPU: "Example CPU @ 3.00GHz", LogicalCPUs: 2, MemoryBytes: 24 << 30, OS: "linux/amd64, Debian GNU/Linux 12 (bookworm)",
+		Kernel: "6.1.0", Go: "go1.26.0", Pgbakeoff: "v0.9.0", Hostname: "bench1"}
 	tpcb.Flags = judge(evidence{committed: res.Committed, failed: res.Failed, clientCommits: tpcb.CommitsTotal, serverCommits: tpcb.Server.Commits,
 		commitsRead: true, checkpoints: 1, autovacuums: 2, others: 0.02, seen: []string{"psql (pid 42)"}})
 

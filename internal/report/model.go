@@ -56,6 +56,7 @@ type Run struct {
 	Repeat   int // 1-based repetition within its cell; 0 when not from a study
 	Started  time.Time
 	Status   string // completed, interrupted, failed
+	Machine  string // the client machine that ran it, "" when not recorded
 	Invalid  bool   // any flag with Invalid set
 	Flags    []Flag
 	Warnings []string
@@ -121,7 +122,7 @@ type Flag struct {
 
 // Environment is what the reader needs to judge the comparison's fairness.
 type Environment struct {
-	Client      string   // the client machine: OS, CPUs, memory, pgbakeoff version
+	Client      string   // the client machines that ran the runs, with their runs when more than one
 	Differences []string // settings that differ between targets: "shared_buffers: pg11 128MB, pg16 1GB"
 	Warnings    []string // preflight and study-level warnings
 }
