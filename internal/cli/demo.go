@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
@@ -101,14 +102,14 @@ func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warm
 		clients int
 		label   string
 	}
-	got := map[key]*Summary{}
+	got := map[key]*engine.Summary{}
 	for _, script := range scripts {
 		for _, c := range clients {
 			for _, s := range servers {
 				fmt.Fprintf(out, "\n%s, %d clients, %s server:\n", script, c, s.label)
-				f := runFlags{dsn: s.srv.DSN(), scripts: []string{script}, clients: c, threads: 1, protocol: "prepared",
-					warmup: warmup, duration: duration, maxTries: 1, progress: 5 * time.Second,
-					labels: []string{"demo=" + s.label}}
+				f := newRunFlags()
+				f.dsn, f.scripts, f.clients, f.warmup, f.duration = s.srv.DSN(), []string{script}, c, warmup, duration
+				f.progress, f.labels = 5*time.Second, []string{"demo=" + s.label}
 				sum, err := runWorkload(ctx, env, f, results, tpcbWorkload(f))
 				if err != nil {
 					return err

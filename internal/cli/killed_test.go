@@ -182,17 +182,7 @@ matrix: {clients: [1], duration: 1s, repeat: 1}
 // the child printed.
 func killChild(t *testing.T, args []string, reached func(line string) bool, after time.Duration) string {
 	t.Helper()
-	encoded, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
+	cmd, sc := startChild(t, args)
 	var seen strings.Builder
 	for sc.Scan() {
 		seen.WriteString(sc.Text() + "\n")
@@ -221,18 +211,8 @@ targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 1}, run: {script: select-only}}]
 matrix: {clients: [1], duration: 30s, repeat: 1}
 `, dsn))
-	encoded, _ := json.Marshal([]string{"study", "run", file, "--results", results, "--progress", "0"})
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, sc := startChild(t, []string{"study", "run", file, "--results", results, "--progress", "0"})
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	sc := bufio.NewScanner(out)
 	for sc.Scan() && !strings.Contains(sc.Text(), "[1/1] ") {
 	}
 	code, again, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0")
@@ -257,4 +237,21 @@ func readFileT(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// startChild starts pgbakeoff with args in a child process and returns it with a
+// scanner of its standard output.
+func startChild(t *testing.T, args []string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	encoded, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewScanner(out)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/report"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
@@ -241,7 +242,7 @@ func withStudyTarget(t *report.Target, st *study.Target) *report.Target {
 // reportRun reduces a stored run to what reports show.
 func reportRun(d *store.RunDetail) (*report.Run, error) {
 	run := &report.Run{ID: d.ID, Clients: d.Clients, Started: d.Started, Status: d.Status}
-	var sum Summary
+	var sum engine.Summary
 	if len(d.Summary) > 0 {
 		if err := json.Unmarshal(d.Summary, &sum); err != nil {
 			return nil, fmt.Errorf("run %d summary: %w", d.ID, err)

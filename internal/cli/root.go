@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/spf13/cobra"
 )
@@ -58,7 +59,7 @@ type usageError struct{ error }
 func (e usageError) Unwrap() error { return e.error }
 
 // ErrInterrupted means the user stopped the command; what was measured is kept.
-var ErrInterrupted = errors.New("interrupted")
+var ErrInterrupted = engine.ErrInterrupted
 
 // Main runs the command line and returns the exit code, printing any error as one line.
 func Main(env *Env) int {
@@ -82,7 +83,7 @@ func Main(env *Env) int {
 	switch {
 	case errors.Is(err, ErrInterrupted):
 		return ExitInterrupted
-	case errors.As(err, &ue), isCobraUsage(msg):
+	case errors.As(err, &ue), errors.As(err, new(engine.UsageError)), isCobraUsage(msg):
 		return ExitUsage
 	}
 	return ExitError
@@ -102,7 +103,7 @@ func isCobraUsage(msg string) bool {
 func NewRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "pgbakeoff",
-		Short:         "Benchmark PostgreSQL deployments side by side: pgbench's TPC-B, with better measurements",
+		Short:         "Benchmark PostgreSQL deployments side by side: pgbench's TPC-B, HammerDB's TPC-C and sysbench's OLTP, compared honestly",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

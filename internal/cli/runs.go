@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -64,7 +65,7 @@ func newShowCmd(env *Env) *cobra.Command {
 			if len(d.Summary) == 0 {
 				return showUnfinished(env, d, asJSON)
 			}
-			var s Summary
+			var s engine.Summary
 			if err := json.Unmarshal(d.Summary, &s); err != nil {
 				return fmt.Errorf("run %d: stored summary unreadable: %w", id, err)
 			}
@@ -73,7 +74,7 @@ func newShowCmd(env *Env) *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(s)
 			}
-			printSummary(env.Stdout, &s)
+			s.WriteText(env.Stdout)
 			fmt.Fprintf(env.Stdout, "intervals stored: %d\n", len(d.Intervals))
 			return nil
 		},
@@ -115,7 +116,7 @@ func printRuns(w io.Writer, runs []store.Run) error {
 	var names [][]string // the target's names, longest first
 	for _, r := range runs {
 		tps, p99 := "-", "-"
-		var s Summary
+		var s engine.Summary
 		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil {
 			tps, p99 = fmt.Sprintf("%.1f", s.TPS), fmt.Sprintf("%.3f", s.LatencyMs.P99)
 		}

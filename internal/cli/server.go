@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/spf13/cobra"
 )
@@ -130,7 +131,7 @@ func newServerListCmd(env *Env) *cobra.Command {
 				if s.Port != 0 {
 					port, dsn = strconv.Itoa(s.Port), s.DSN
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, cmp.Or(s.Version, "-"), serverState(s), port, humanBytes(s.Bytes), dsn)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, cmp.Or(s.Version, "-"), serverState(s), port, engine.FormatBytes(s.Bytes), dsn)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -177,7 +178,7 @@ server uses. Servers started with 'server start' stay until 'server stop NAME --
 			p, err := reg.Prune()
 			var freed int64
 			for _, s := range p.Removed {
-				fmt.Fprintf(env.Stdout, "removed %s (%s, %s): %s\n", s.Name, serverState(s), humanBytes(s.Bytes), filepath.Dir(s.DataDir))
+				fmt.Fprintf(env.Stdout, "removed %s (%s, %s): %s\n", s.Name, serverState(s), engine.FormatBytes(s.Bytes), filepath.Dir(s.DataDir))
 				freed += s.Bytes
 			}
 			for _, s := range p.Running {
@@ -190,7 +191,7 @@ server uses. Servers started with 'server start' stay until 'server stop NAME --
 			if len(p.Removed) == 1 {
 				dirs = "directory"
 			}
-			fmt.Fprintf(env.Stdout, "freed %s: removed %d server %s from %s\n", humanBytes(freed), len(p.Removed), dirs, reg.Dir)
+			fmt.Fprintf(env.Stdout, "freed %s: removed %d server %s from %s\n", engine.FormatBytes(freed), len(p.Removed), dirs, reg.Dir)
 			return nil
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -170,8 +171,8 @@ func loadStudy(env *Env, file string) (s *study.Study, wls []*studyWorkload, err
 		for _, c := range s.Clients(w) {
 			f, wl := studyRunFlags(env, s, sw, c, &errs)
 			err := checkRunFlags(f)
-			if err == nil {
-				err = wl().check()
+			if w := wl(); err == nil && w.Check != nil {
+				err = w.Check()
 			}
 			if err != nil {
 				errs = append(errs, s.Errorf(w.Pos, "workload %s: run: %v", w.Name, err))
@@ -194,7 +195,7 @@ func loadValidStudy(env *Env, file string) (*study.Study, []*studyWorkload, erro
 
 // studyRunFlags builds a run's options from the workload's run: options and the
 // matrix. Errors in the options are added to errs when it is not nil.
-func studyRunFlags(env *Env, s *study.Study, sw *studyWorkload, clients int, errs *study.Errors) (runFlags, func() workload) {
+func studyRunFlags(env *Env, s *study.Study, sw *studyWorkload, clients int, errs *study.Errors) (runFlags, func() engine.Workload) {
 	var f runFlags
 	fl := pflag.NewFlagSet("run "+sw.k.name, pflag.ContinueOnError)
 	wl := sw.k.runFlags(env, fl, &f)
@@ -468,7 +469,7 @@ func checkEdits(s *study.Study, plan []study.Cell, done map[string]store.StudyRu
 
 // studyRun prepares the database for one cell and makes the run.
 func studyRun(ctx context.Context, env *Env, s *study.Study, st *store.Store, state *store.Study, c study.Cell, total int,
-	t *studyTarget, sw *studyWorkload, results string, opts studyOptions) (*Summary, error) {
+	t *studyTarget, sw *studyWorkload, results string, opts studyOptions) (*engine.Summary, error) {
 	fmt.Fprintf(env.Stdout, "\n[%d/%d] %s\n", c.Seq, total, c.Key)
 	if err := prepareRun(ctx, env, t, sw); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
@@ -493,7 +494,7 @@ func studyRun(ctx context.Context, env *Env, s *study.Study, st *store.Store, st
 	return sum, err
 }
 
-func printStudyRun(w io.Writer, sum *Summary) {
+func printStudyRun(w io.Writer, sum *engine.Summary) {
 	fmt.Fprintf(w, "  run %d: %s", sum.RunID, headline(sum))
 	for _, fl := range sum.Flags {
 		if fl.Invalid {
@@ -504,7 +505,7 @@ func printStudyRun(w io.Writer, sum *Summary) {
 }
 
 // headline is a run's main figure with its latency: NOPM for TPC-C, tps otherwise.
-func headline(sum *Summary) string {
+func headline(sum *engine.Summary) string {
 	if t := sum.TPCCFigures; t != nil {
 		return fmt.Sprintf("%.0f NOPM, %.0f TPM, p99 %.2f ms", t.NOPM, t.TPMCluster, sum.LatencyMs.P99)
 	}

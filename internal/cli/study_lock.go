@@ -39,17 +39,23 @@ func lockStudy(results, name string, now time.Time) (*studyLock, error) {
 	path := abs + ".study-" + slug + ".lock"
 	host, _ := os.Hostname()
 	me, _ := json.Marshal(lockOwner{PID: os.Getpid(), Host: host, Started: now})
+	// The owner is written whole to a file of its own, then linked to the lock's
+	// name, which fails when it exists: no one ever reads a lock half written.
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return nil, fmt.Errorf("lock study %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(me)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock study %s: %w", name, err)
+	}
 	for range 2 {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		err := os.Link(tmp.Name(), path)
 		if err == nil {
-			_, werr := f.Write(me)
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				os.Remove(path)
-				return nil, fmt.Errorf("lock study %s: %w", name, werr)
-			}
 			return &studyLock{path: path}, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
@@ -61,7 +67,7 @@ func lockStudy(results, name string, now time.Time) (*studyLock, error) {
 			return nil, fmt.Errorf("study %s is already running against %s (pid %d on %s, since %s): wait for it to end, or stop it; if that process is gone for good, remove %s",
 				name, results, o.PID, o.Host, o.Started.Local().Format("2006-01-02 15:04:05"), path)
 		}
-		// Left by a process that is gone (or half written by one that died): take it over.
+		// Left by a process that is gone: take it over.
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("lock study %s: %w", name, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/machine"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
@@ -240,11 +241,11 @@ func printPreflight(w io.Writer, targets []*studyTarget, wls []*studyWorkload) {
 		sb := t.info.SharedBuffers
 		for _, sw := range wls {
 			if sw.w.Database != "" {
-				fmt.Fprintf(tw, "  %s\t%s\tdatabase %s as it is\t\t%s\t\t\n", t.t.Name, sw.w.Name, sw.w.Database, humanBytes(sb))
+				fmt.Fprintf(tw, "  %s\t%s\tdatabase %s as it is\t\t%s\t\t\n", t.t.Name, sw.w.Name, sw.w.Database, engine.FormatBytes(sb))
 				continue
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", t.t.Name, sw.w.Name, sw.data.describe(), humanBytes(sw.data.bytes()),
-				humanBytes(sb), classify(sw.data.bytes(), sb, t.memory))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", t.t.Name, sw.w.Name, sw.data.describe(), engine.FormatBytes(sw.data.bytes()),
+				engine.FormatBytes(sb), engine.Classify(sw.data.bytes(), sb, t.memory))
 		}
 	}
 	tw.Flush()
@@ -339,7 +340,7 @@ func checkDisk(ctx context.Context, s *study.Study, targets []*studyTarget, wls 
 		f := byFS[dev]
 		if f.need > f.free {
 			errs = append(errs, s.Errorf(f.first.t.Pos, "target %s: the datasets still to load need about %s on disk and %s (shared by %s) has %s free; free some space or use --servers-dir",
-				f.first.t.Name, humanBytes(f.need), filepath.Dir(f.first.srv.DataDir), strings.Join(f.names, ", "), humanBytes(f.free)))
+				f.first.t.Name, engine.FormatBytes(f.need), filepath.Dir(f.first.srv.DataDir), strings.Join(f.names, ", "), engine.FormatBytes(f.free)))
 		}
 	}
 	return errs

@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
@@ -34,7 +35,7 @@ func metricName(kind string) string {
 	return "tps"
 }
 
-func metric(sum *Summary) float64 {
+func metric(sum *engine.Summary) float64 {
 	if t := sum.TPCCFigures; t != nil {
 		return t.NOPM
 	}
@@ -68,11 +69,11 @@ func studyCells(ctx context.Context, st *store.Store, studyID int64, plan []stud
 		if err != nil {
 			return nil, err
 		}
-		var sum Summary
+		var sum engine.Summary
 		if err := json.Unmarshal(r.Summary, &sum); err != nil {
 			return nil, fmt.Errorf("run %d summary: %w", d.RunID, err)
 		}
-		if slices.ContainsFunc(sum.Flags, func(f runFlag) bool { return f.Invalid }) {
+		if slices.ContainsFunc(sum.Flags, func(f engine.Flag) bool { return f.Invalid }) {
 			cr.invalid++
 			continue
 		}
@@ -248,7 +249,7 @@ func studyPlan(ctx context.Context, env *Env, file, results string) error {
 			run = append(run, o.Name+"="+strings.Join(o.Values, ","))
 		}
 		fmt.Fprintf(w, "  %s: %s, about %s, dataset %s, vacuum %s, checkpoint %v", sw.w.Name, sw.data.describe(),
-			humanBytes(sw.data.bytes()), sw.w.Dataset, sw.w.Vacuum, sw.w.Checkpoint)
+			engine.FormatBytes(sw.data.bytes()), sw.w.Dataset, sw.w.Vacuum, sw.w.Checkpoint)
 		if len(run) > 0 {
 			fmt.Fprintf(w, ", %s", strings.Join(run, " "))
 		}
@@ -269,7 +270,7 @@ func studyPlan(ctx context.Context, env *Env, file, results string) error {
 		}
 	}
 	loadTime := time.Duration(float64(loads) / (100 << 20) * float64(time.Second))
-	fmt.Fprintf(w, "data: about %s on disk on each target, %s loaded in all\n", humanBytes(disk), humanBytes(loads))
+	fmt.Fprintf(w, "data: about %s on disk on each target, %s loaded in all\n", engine.FormatBytes(disk), engine.FormatBytes(loads))
 	fmt.Fprintf(w, "time: %s of runs and pauses, and roughly %s of loading\n", s.Estimate().Round(time.Second), loadTime.Round(time.Second))
 
 	made := map[string]bool{}

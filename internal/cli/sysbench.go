@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -80,7 +81,7 @@ type sysbenchFlags struct {
 	opt       sysbench.Options
 }
 
-func sysbenchRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload {
+func sysbenchRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() engine.Workload {
 	sf := &sysbenchFlags{opt: sysbench.DefaultOptions(0, 0)}
 	o := &sf.opt
 	fl.StringVar(&sf.script, "script", "oltp_read_write", "sysbench script: "+strings.Join(sysbench.Names, ", "))
@@ -105,26 +106,10 @@ func sysbenchRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload 
 	// violation for as long as it takes; so do these runs, up to a bound. Each client
 	// has a thread, as in sysbench, unless the script writes.
 	addRunFlags(fl, f, 100, func() bool { return !sysbench.Writes(sf.script, sf.opt) })
-	return func() workload { return sysbenchWorkload(*f, *sf) }
+	return func() engine.Workload { return sysbenchWorkload(*f, *sf) }
 }
 
-// SysbenchFigures are sysbench's own results: its query counts, split as its report
-// splits them.
-type SysbenchFigures struct {
-	Tables       int     `json:"tables"`
-	TableSize    int64   `json:"table_size"`
-	Dist         string  `json:"dist"`
-	ReadQueries  int64   `json:"read_queries"`
-	WriteQueries int64   `json:"write_queries"`
-	OtherQueries int64   `json:"other_queries"`
-	Queries      int64   `json:"queries"`
-	QPS          float64 `json:"qps"`
-	// IgnoredErrors is what sysbench calls the errors after which it restarts an
-	// event: the retries.
-	IgnoredErrors int64 `json:"ignored_errors"`
-}
-
-func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
+func sysbenchWorkload(f runFlags, sf sysbenchFlags) engine.Workload {
 	check := func() error {
 		spec, err := keydist.Parse(cmp.Or(f.dist, sysbenchDefaultDist))
 		if err != nil {
@@ -137,7 +122,7 @@ func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
 		_, err = sysbench.Script(sf.script, opt)
 		return err
 	}
-	return workload{name: "sysbench", check: check, setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+	return engine.Workload{Name: "sysbench", Check: check, Setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*engine.Setup, error) {
 		spec, err := keydist.Parse(cmp.Or(f.dist, sysbenchDefaultDist))
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--dist: %w", err)}
@@ -176,8 +161,8 @@ func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
 		if err != nil {
 			return nil, usageError{err}
 		}
-		fig := SysbenchFigures{Tables: tables, TableSize: size, Dist: spec.String()}
-		finish := func(sum *Summary, res *driver.Result) {
+		fig := engine.SysbenchFigures{Tables: tables, TableSize: size, Dist: spec.String()}
+		finish := func(sum *engine.Summary, res *driver.Result) {
 			var n driver.Queries
 			for _, s := range res.Scripts {
 				n.Add(s.Queries)
@@ -189,9 +174,9 @@ func sysbenchWorkload(f runFlags, sf sysbenchFlags) workload {
 			fig.IgnoredErrors = sum.Retries
 			sum.SysbenchFigures = &fig
 		}
-		return &workloadSetup{scripts: []*driver.Script{script}, scale: tables,
-			size:   fmt.Sprintf("%s of %d rows, %s keys", plural(tables, "table"), size, spec),
-			params: map[string]any{"tables": tables, "table_size": size, "dist": spec.String(), "options": opt},
-			finish: finish}, nil
+		return &engine.Setup{Scripts: []*driver.Script{script}, Scale: tables,
+			Size:   fmt.Sprintf("%s of %d rows, %s keys", plural(tables, "table"), size, spec),
+			Params: map[string]any{"tables": tables, "table_size": size, "dist": spec.String(), "options": opt},
+			Finish: finish}, nil
 	}}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -88,7 +89,7 @@ type tpccFlags struct {
 	opt        tpcc.RunOptions
 }
 
-func tpccRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload {
+func tpccRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() engine.Workload {
 	var tf tpccFlags
 	fl.IntVarP(&tf.warehouses, "warehouses", "w", 0, "expected warehouses; checked against the data (default: detected)")
 	fl.StringVar(&tf.opt.Mode, "mode", tpcc.ModeServer, "server (PL/pgSQL functions, one round trip each) or client-sql (prepared statements)")
@@ -100,36 +101,10 @@ func tpccRunFlags(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload {
 	// TPC-C's New-Orders and Deliveries deadlock now and then; they are retried.
 	addRunFlags(fl, f, 10, nil)
 	f.protocol = "prepared"
-	return func() workload { return tpccWorkload(env, *f, tf) }
+	return func() engine.Workload { return tpccWorkload(env, *f, tf) }
 }
 
-// TPCCFigures are TPC-C's own results, printed beside the common ones and, in JSON,
-// at the top level of the summary.
-type TPCCFigures struct {
-	Mode       string `json:"mode"`
-	Mix        string `json:"mix"`
-	Warehouses int    `json:"warehouses"`
-	// NOPM is HammerDB's: sum(district.d_next_o_id)'s growth over the window, per minute.
-	NOPM float64 `json:"nopm"`
-	// TPM is pg_stat_database's commits plus rollbacks per minute over the window, for
-	// the benchmark database and, as HammerDB counts, for the whole cluster.
-	TPM                   float64        `json:"tpm"`
-	TPMCluster            float64        `json:"tpm_cluster"`
-	ClientNewOrdersPerMin float64        `json:"client_new_orders_per_min"`
-	NOPMDiffPct           float64        `json:"nopm_diff_pct"`
-	EfficiencyPct         float64        `json:"efficiency_pct,omitempty"`
-	ResponseTimes         []responseTime `json:"response_time_limits"`
-}
-
-// responseTime is clause 5.2.5.3's check of one transaction type's 90th percentile.
-type responseTime struct {
-	Transaction string  `json:"transaction"`
-	P90Ms       float64 `json:"p90_ms"`
-	LimitMs     float64 `json:"limit_ms"`
-	Passed      bool    `json:"passed"`
-}
-
-func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
+func tpccWorkload(env *Env, f runFlags, tf tpccFlags) engine.Workload {
 	check := func() error {
 		opt := tf.opt
 		opt.Warehouses = max(tf.warehouses, 1)
@@ -146,7 +121,7 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 		_, err := tpcc.Scripts(opt)
 		return err
 	}
-	return workload{name: "tpcc", check: check, setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*workloadSetup, error) {
+	return engine.Workload{Name: "tpcc", Check: check, Setup: func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*engine.Setup, error) {
 		var dist *keydist.Spec
 		if f.dist != "" && f.dist != "nurand" {
 			spec, err := keydist.Parse(f.dist)
@@ -186,7 +161,7 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 		if f.clients > 10*w {
 			fmt.Fprintf(env.Stderr, "warning: %d clients on %d warehouses is beyond the specification's 10 terminals per warehouse\n", f.clients, w)
 		}
-		var fig TPCCFigures
+		var fig engine.TPCCFigures
 		fig.Mode, fig.Mix, fig.Warehouses = opt.Mode, opt.Mix, w
 		var orders, cluster, db [2]int64
 		window := func(ctx context.Context, ctl *pgconn.PgConn, open bool, own int64) error {
@@ -212,7 +187,7 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 			db[i] -= own
 			return nil
 		}
-		finish := func(sum *Summary, res *driver.Result) {
+		finish := func(sum *engine.Summary, res *driver.Result) {
 			mins := res.WindowEnd.Sub(res.WindowStart).Minutes()
 			if mins <= 0 {
 				return
@@ -239,7 +214,7 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 				if s.Name == tpcc.StockLevel {
 					limit = 20000
 				}
-				rt := responseTime{Transaction: s.Name, P90Ms: s.LatencyMs.P90, LimitMs: limit, Passed: s.LatencyMs.P90 <= limit}
+				rt := engine.ResponseTime{Transaction: s.Name, P90Ms: s.LatencyMs.P90, LimitMs: limit, Passed: s.LatencyMs.P90 <= limit}
 				fig.ResponseTimes = append(fig.ResponseTimes, rt)
 				if !rt.Passed {
 					sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s's 90th percentile response time %.0f ms is over TPC-C's limit of %.0f ms", s.Name, rt.P90Ms, limit))
@@ -247,10 +222,10 @@ func tpccWorkload(env *Env, f runFlags, tf tpccFlags) workload {
 			}
 			sum.TPCCFigures = &fig
 		}
-		return &workloadSetup{scripts: scripts, scale: w, size: fmt.Sprintf("%d warehouses, %s mode", w, opt.Mode), deck: true,
-			params: map[string]any{"warehouses": w, "mode": opt.Mode, "mix": opt.Mix, "all_warehouses": opt.AllWarehouses, "dist": f.dist,
+		return &engine.Setup{Scripts: scripts, Scale: w, Size: fmt.Sprintf("%d warehouses, %s mode", w, opt.Mode), Deck: true,
+			Params: map[string]any{"warehouses": w, "mode": opt.Mode, "mix": opt.Mix, "all_warehouses": opt.AllWarehouses, "dist": f.dist,
 				"keying_thinking": opt.KeyingThinking, "isolation": opt.Isolation},
-			window: window, finish: finish}, nil
+			Window: window, Finish: finish}, nil
 	}}
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/spf13/cobra"
@@ -25,7 +26,7 @@ type kind struct {
 	loadFlags func(fl *pflag.FlagSet) *dataset
 	// runFlags adds run's options to fl, the common ones into f, and returns what
 	// builds the workload from them once they are parsed.
-	runFlags func(env *Env, fl *pflag.FlagSet, f *runFlags) func() workload
+	runFlags func(env *Env, fl *pflag.FlagSet, f *runFlags) func() engine.Workload
 }
 
 // dataset is a workload's data as init's options describe it.
@@ -127,20 +128,6 @@ func newRunKindCmd(env *Env, k kind) *cobra.Command {
 	wl := k.runFlags(env, cmd.Flags(), &f)
 	cmd.RunE = runCommand(env, &f, wl)
 	return cmd
-}
-
-// humanBytes formats n bytes with a binary unit, as PostgreSQL's pg_size_pretty does.
-func humanBytes(n int64) string {
-	units := []string{"bytes", "kB", "MB", "GB", "TB"}
-	v, u := float64(n), 0
-	for v >= 1024 && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	if u == 0 {
-		return fmt.Sprintf("%d bytes", n)
-	}
-	return fmt.Sprintf("%.1f %s", v, units[u])
 }
 
 // checkJobs checks init's --jobs: the loaders take 0 for their default, a user

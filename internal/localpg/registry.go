@@ -147,6 +147,15 @@ func (r Registry) Remove(name string) error {
 	if err != nil {
 		return err
 	}
+	// A server being started holds its directory's lock; what is not there is
+	// not being started.
+	if dir := filepath.Join(r.Dir, name); dirExists(dir) {
+		unlock, ok := tryLockDir(dir)
+		if !ok {
+			return fmt.Errorf("server %q is being started: wait for it, then stop it", name)
+		}
+		defer unlock()
+	}
 	if err := s.Remove(); err != nil {
 		return err
 	}
@@ -341,4 +350,9 @@ func (r Registry) unknown(name string) error {
 		return fmt.Errorf("no server named %q: no servers are registered or left in %s", name, r.Dir)
 	}
 	return fmt.Errorf("no server named %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+func dirExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

@@ -41,7 +41,8 @@ func NewControl(ctx context.Context, connect func(context.Context) (*pgconn.PgCo
 }
 
 // Conn is the session, opened again if it was lost. Whoever runs statements
-// on it says how many with Ran.
+// on it between two readings says how many with Ran; those before the first
+// reading need not be counted, since readings are compared with each other.
 func (c *Control) Conn(ctx context.Context) (*pgconn.PgConn, error) {
 	if c.conn != nil && !c.conn.IsClosed() {
 		return c.conn, nil
@@ -125,11 +126,19 @@ type Reading struct {
 // (the sampler's).
 func (r Reading) Commits(extra int64) int64 { return r.Values["xact_commit"] - r.Own - extra }
 
-// Database reads the counters from a fresh statistics snapshot. Its own
-// transactions of the last second (from 15) or half second (before, when
-// the statistics collector may also answer with a file half a second old) may
-// not be counted yet; Settled waits for them.
+// Database reads the counters from a fresh statistics snapshot, without
+// waiting for other sessions to report: those still connected report at most
+// once a second while busy. From 15 the control's own transactions are
+// reported first; before 15 the last half second of them may be missing, and
+// the statistics collector may answer with a file half a second old. Settled
+// waits for all of it.
 func (c *Control) Database(ctx context.Context) (Reading, error) {
+	if c.version >= 150000 {
+		// An idle session reports only ten seconds after its last report.
+		if _, err := c.query(ctx, "select pg_stat_force_next_flush()"); err != nil && ctx.Err() != nil {
+			return Reading{}, fmt.Errorf("read pg_stat_database: %w", err)
+		}
+	}
 	own := c.own
 	rows, err := c.query(ctx, databaseQuery())
 	if err != nil {
@@ -147,9 +156,10 @@ func (c *Control) Database(ctx context.Context) (Reading, error) {
 // counts reported, and how long to wait between readings.
 func (c *Control) settle() (flush string, pause time.Duration) {
 	if c.version >= 150000 {
-		// From 15 a backend reports its counts at most once a second when
-		// idle, and at once after pg_stat_force_next_flush(); the readings
-		// are of shared memory and current.
+		// From 15 a backend reports its counts when idle at most once a
+		// second (an idle one ten seconds after its last report), and at
+		// once after pg_stat_force_next_flush(); the readings are of shared
+		// memory and current.
 		return "select pg_stat_force_next_flush(); ", 20 * time.Millisecond
 	}
 	// Before 15 a backend sends its counts to the statistics collector
@@ -234,7 +244,10 @@ func (c *Control) WaitGone(ctx context.Context, appName string, pids []uint32, t
 		if err != nil {
 			return err
 		}
-		if len(rows) == 1 && rows[0][0] == "0" {
+		if len(rows) != 1 || len(rows[0]) != 1 {
+			return errors.New("count the benchmark's sessions: unexpected result")
+		}
+		if rows[0][0] == "0" {
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -1,20 +1,35 @@
-package cli_test
+package engine_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
-// TestCommitsAgreeOnEveryVersion runs the same short workloads on servers of every
+// run executes pgbakeoff's command line in the test and returns exit code and output.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv, Now: time.Now, Args: args,
+		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
+	code := cli.Main(env)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestCommitsAgreeOnEveryVersion runs, through the command line, the same short workloads on servers of every
 // supported major and checks that the server's commit count, read once its
 // statistics have settled, agrees with the clients' within 1%: before 15 the
 // counts travel to a statistics collector whose readings may be half a second old,
 // from 15 sessions report at most once a second and as they exit. The subtests
-// run two at a time on two cores, so the servers are under full load.
+// run in parallel, so the servers are under full load.
 func TestCommitsAgreeOnEveryVersion(t *testing.T) {
 	for _, v := range []string{"11", "12", "13", "14", "15", "16", "17", "18"} {
 		t.Run("pg"+v, func(t *testing.T) {
@@ -56,8 +71,11 @@ func TestCommitsAgreeOnEveryVersion(t *testing.T) {
 				if sum.Server.Unread != "" || sum.CommitsTotal == 0 {
 					t.Errorf("%s: server commits unread (%s), client %d", c.script, sum.Server.Unread, sum.CommitsTotal)
 				}
-				if d := sum.Server.DiffPct; d > 1 || d < -1 {
-					t.Errorf("%s: server %d commits, clients %d (%+.2f%%), want within 1%%", c.script, sum.Server.Commits, sum.CommitsTotal, d)
+				// Exact but for a visit of autovacuum's (two commits) now and then: a
+				// session start or a statement miscounted per client would show.
+				if d := sum.Server.Commits - sum.CommitsTotal; d > 4 || d < -4 || sum.Server.Unsettled {
+					t.Errorf("%s: server %d commits, clients %d (%+.2f%%), unsettled %v; want them equal but for autovacuum's",
+						c.script, sum.Server.Commits, sum.CommitsTotal, sum.Server.DiffPct, sum.Server.Unsettled)
 				}
 				for _, f := range sum.Flags {
 					if f.Name == "contaminated" || f.Name == "commits" {

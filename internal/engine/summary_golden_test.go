@@ -1,4 +1,4 @@
-package cli
+package engine
 
 import (
 	"bytes"
@@ -56,9 +56,9 @@ func goldenSummaries(t *testing.T) map[string]*Summary {
 		store.PointWindowEnd:       {"xact_commit": 8000, "xact_rollback": 9, "blks_read": 40, "blks_hit": 90000},
 		store.PointAfterDisconnect: {"xact_commit": 8020},
 	}, unread: map[string]string{}}
-	f := runFlags{clients: 4, threads: 1, warmup: 10 * time.Second}
+	f := Spec{Clients: 4, Jobs: 1, Warmup: 10 * time.Second, Protocol: driver.Prepared}
 	cpu0, cpu1 := cpuSample{user: 1, sys: 0.5, machineBusy: 100, machineTotal: 1000}, cpuSample{user: 4, sys: 2, machineBusy: 9000, machineTotal: 15000}
-	tpcb := summarize(run, res, info, 10, driver.Prepared, f, stats, cpu0, cpu1)
+	tpcb := summarize(run, res, info, 10, f, stats, cpu0, cpu1)
 	tpcb.Dataset = fit{Bytes: 160 << 20, SharedBuffers: 128 << 20, Class: fitBeyondBuffers}
 	tpcb.ClientMachine = &machine.Machine{CPU: "Example CPU @ 3.00GHz", LogicalCPUs: 2, MemoryBytes: 24 << 30, OS: "linux/amd64, Debian GNU/Linux 12 (bookworm)",
 		Kernel: "6.1.0", Go: "go1.26.0", Pgbakeoff: "v0.9.0", Hostname: "bench1"}
@@ -71,9 +71,9 @@ func goldenSummaries(t *testing.T) map[string]*Summary {
 	tpccRes.Scripts = []driver.ScriptResult{{Name: "new_order", Committed: 2700, RolledBack: 27, Latency: latencies(t, 2727, 2000, 40000)},
 		{Name: "payment", Committed: 2580, Latency: latencies(t, 2580, 1000, 20000)}}
 	tpccRes.Errors, tpccRes.Outages, tpccRes.ConnectErrors, tpccRes.Committed, tpccRes.Failed = nil, nil, nil, 5280, 0
-	tpcc := summarize(&tpccRun, &tpccRes, info, 10, driver.Prepared, f, stats, cpu0, cpu1)
+	tpcc := summarize(&tpccRun, &tpccRes, info, 10, f, stats, cpu0, cpu1)
 	tpcc.TPCCFigures = &TPCCFigures{Mode: "server", Mix: "spec", Warehouses: 10, NOPM: 2699, TPM: 6020, TPMCluster: 6110,
-		ClientNewOrdersPerMin: 2700, NOPMDiffPct: -0.04, ResponseTimes: []responseTime{{Transaction: "new_order", P90Ms: 36.2, LimitMs: 5000, Passed: true}}}
+		ClientNewOrdersPerMin: 2700, NOPMDiffPct: -0.04, ResponseTimes: []ResponseTime{{Transaction: "new_order", P90Ms: 36.2, LimitMs: 5000, Passed: true}}}
 	tpcc.Flags = judge(evidence{committed: 5280, clientCommits: tpcc.CommitsTotal, serverCommits: tpcc.CommitsTotal + 500, commitsRead: true})
 
 	sbRun := *run
@@ -83,9 +83,9 @@ func goldenSummaries(t *testing.T) map[string]*Summary {
 	sbRes.Errors, sbRes.Outages, sbRes.ConnectErrors, sbRes.Committed, sbRes.Failed = nil, nil, nil, 3000, 0
 	sbRes.Incomplete, sbRes.IncompleteReason = true, "no client had a connection for 2m0s (the outage timeout)"
 	sbf := f
-	sbf.threadPerClient, sbf.clients = true, 8
+	sbf.ThreadPerClient, sbf.Clients = true, 8
 	unread := serverStats{values: map[string]map[string]int64{store.PointBeforeConnect: {"xact_commit": 1}}, unread: map[string]string{store.PointAfterDisconnect: "read pg_stat_database: connection refused"}}
-	sb := summarize(&sbRun, &sbRes, &target.Info{Address: "/tmp/.s.PGSQL.5432", Version: "18.1"}, 4, driver.Prepared, sbf, unread, cpu0, cpu1)
+	sb := summarize(&sbRun, &sbRes, &target.Info{Address: "/tmp/.s.PGSQL.5432", Version: "18.1"}, 4, sbf, unread, cpu0, cpu1)
 	sb.SysbenchFigures = &SysbenchFigures{Tables: 4, TableSize: 1000000, Dist: "special", ReadQueries: 42000, WriteQueries: 12000, OtherQueries: 6000, Queries: 60000, QPS: 1000, IgnoredErrors: 3}
 	sb.Flags = judge(evidence{incomplete: sbRes.IncompleteReason, committed: 3000, rates: []rate{{5 * time.Second, 100}, {10 * time.Second, 100}, {15 * time.Second, 10}, {20 * time.Second, 100}, {25 * time.Second, 100}}})
 	return map[string]*Summary{"tpcb": tpcb, "tpcc": tpcc, "sysbench": sb}
@@ -97,7 +97,7 @@ func TestSummaryGolden(t *testing.T) {
 	for name, sum := range goldenSummaries(t) {
 		t.Run(name, func(t *testing.T) {
 			var text bytes.Buffer
-			printSummary(&text, sum)
+			sum.WriteText(&text)
 			js, err := json.MarshalIndent(sum, "", "  ")
 			if err != nil {
 				t.Fatal(err)

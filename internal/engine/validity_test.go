@@ -1,4 +1,4 @@
-package cli
+package engine
 
 import (
 	"reflect"
@@ -27,36 +27,49 @@ func TestJudge(t *testing.T) {
 	tests := []struct {
 		name string
 		e    evidence
-		want []runFlag
+		want []Flag
 	}{
 		{"clean", evidence{committed: 10000, failed: 100, rates: steady(10, 1000)}, nil},
-		{"errors above 1%", evidence{committed: 9800, failed: 200}, []runFlag{
+		{"errors above 1%", evidence{committed: 9800, failed: 200}, []Flag{
 			{flagErrors, true, "2.0% of transactions failed (200 of 10000), more than 1%"}}},
-		{"dip below half the median", evidence{committed: 1, rates: dipped}, []runFlag{
+		{"dip below half the median", evidence{committed: 1, rates: dipped}, []Flag{
 			{flagDip, true, "throughput fell to 400 tps in the interval ending at 10 s, below half the run's median of 1000 tps"}}},
-		{"a dip as a checkpoint completes is a note", evidence{committed: 1, rates: dipped, checkpoints: 1, checkpointsAt: []time.Duration{12 * time.Second}}, []runFlag{
+		{"a dip as a checkpoint completes is a note", evidence{committed: 1, rates: dipped, checkpoints: 1, checkpointsAt: []time.Duration{12 * time.Second}}, []Flag{
 			{flagDip, false, "throughput fell to 400 tps in the interval ending at 10 s, below half the run's median of 1000 tps, as a checkpoint completed"},
 			{flagCheckpoint, false, "1 checkpoint(s) during the measured window"}}},
-		{"a checkpoint far from the dip does not excuse it", evidence{committed: 1, rates: dipped, checkpoints: 1, checkpointsAt: []time.Duration{19 * time.Second}}, []runFlag{
+		{"a checkpoint far from the dip does not excuse it", evidence{committed: 1, rates: dipped, checkpoints: 1, checkpointsAt: []time.Duration{19 * time.Second}}, []Flag{
 			{flagDip, true, "throughput fell to 400 tps in the interval ending at 10 s, below half the run's median of 1000 tps"},
 			{flagCheckpoint, false, "1 checkpoint(s) during the measured window"}}},
 		{"a one-second stall is no dip", evidence{committed: 1, rates: stall}, nil},
 		{"too few intervals to judge a dip", evidence{committed: 1, rates: append(steady(10, 1000), steady(4, 10)...)}, nil},
 		{"restart, failover, client, checkpoint", evidence{committed: 1, restarted: true, addressChanged: "10.0.0.1:5432 became 10.0.0.2:5432",
-			clientSaturated: true, clientCores: 0.97, checkpoints: 2}, []runFlag{
+			clientSaturated: true, clientCores: 0.97, checkpoints: 2}, []Flag{
 			{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"},
 			{flagFailover, true, "the server behind the target changed during the run: 10.0.0.1:5432 became 10.0.0.2:5432"},
 			{flagClientCPU, true, "the client was CPU-bound (0.97 cores busy): it, not the server, set the pace"},
 			{flagCheckpoint, false, "2 checkpoint(s) during the measured window"}}},
-		{"a stall of most of the window", evidence{committed: 1, rates: append(steady(25, 1000), steady(35, 0)...)}, []runFlag{
+		{"a stall of most of the window", evidence{committed: 1, rates: append(steady(25, 1000), steady(35, 0)...)}, []Flag{
 			{flagDip, true, "no transaction completed for more than half of the measured window"}}},
 		{"a slow workload's seconds are judged in groups", evidence{committed: 1, rates: slowDip()}, nil},
-		{"autovacuum is a note", evidence{committed: 1, rates: steady(10, 1000), checkpoints: 1, autovacuums: 3, autoanalyzes: 1}, []runFlag{
+		{"autovacuum is a note", evidence{committed: 1, rates: steady(10, 1000), checkpoints: 1, autovacuums: 3, autoanalyzes: 1}, []Flag{
 			{flagCheckpoint, false, "1 checkpoint(s) during the measured window"},
 			{flagAutovacuum, false, "autovacuum finished 3 vacuum(s) and 1 analyze(s) of the database's tables during the measured window"}}},
-		{"an analyze alone", evidence{committed: 1, autoanalyzes: 2}, []runFlag{
+		{"an analyze alone", evidence{committed: 1, autoanalyzes: 2}, []Flag{
 			{flagAutovacuum, false, "autovacuum finished 0 vacuum(s) and 2 analyze(s) of the database's tables during the measured window"}}},
-		{"statistics reset", evidence{committed: 1, statsReset: true}, []runFlag{
+		// A slow run of five minutes: autovacuum's visits (about 2 commits each a
+		// minute) and its two vacuums are not another session's work.
+		{"autovacuum's commits in a slow run", evidence{committed: 300, clientCommits: 300, serverCommits: 335, commitsRead: true,
+			span: 5 * time.Minute, naptime: time.Minute, autovacuumWork: 2}, nil},
+		{"more than autovacuum would commit", evidence{committed: 300, clientCommits: 300, serverCommits: 360, commitsRead: true,
+			span: 5 * time.Minute, naptime: time.Minute, autovacuumWork: 2}, []Flag{
+			{flagContaminated, true, "the server counted 360 commits in the benchmark's database from the first connect to the last disconnect, 60 (+20.0%) more than the clients made: other sessions worked in the database during the run"}}},
+		{"fewer on the server is a note", evidence{committed: 5000, clientCommits: 5000, serverCommits: 4800, commitsRead: true}, []Flag{
+			{flagCommits, false, "the server's statistics counted 4800 commits, 200 (4.0%) fewer than the clients saw acknowledged: its counters missed some reports; the clients' count stands"}}},
+		{"other sessions at work and beyond the commits", evidence{committed: 5000, clientCommits: 5000, serverCommits: 9000, commitsRead: true,
+			others: 0.3, seen: []string{"psql (pid 7)"}}, []Flag{
+			{flagContaminated, true, "the server counted 9000 commits in the benchmark's database from the first connect to the last disconnect, 4000 (+80.0%) more than the clients made: other sessions worked in the database during the run; " +
+				"other sessions were active in the benchmark's database during the window (0.30 on average: psql (pid 7)): their work competed with the benchmark's"}}},
+		{"statistics reset", evidence{committed: 1, statsReset: true}, []Flag{
 			{flagRestarted, true, "the server's statistics went backwards during the run: it crashed and recovered, or someone called pg_stat_reset()"}}},
 	}
 	for _, tc := range tests {

@@ -1,4 +1,4 @@
-package cli
+package engine
 
 import (
 	"fmt"
@@ -29,11 +29,23 @@ const (
 )
 
 // Commit counts agree when they are this close: a share of the clients' and a few
-// transactions, such as autovacuum's in a short run.
+// transactions, besides autovacuum's (autovacuumCommits).
 const (
 	commitsTolerance    = 0.01
 	commitsToleranceAbs = 10
 )
+
+// autovacuumCommits is what autovacuum may add to the database's commits over a
+// span: a worker's visit to the database commits about twice (its start, the
+// list of tables), and each vacuum or analyze it makes about twice more; one
+// more visit for the span's edges, and one for a slack.
+func autovacuumCommits(span, naptime time.Duration, work int) float64 {
+	n := 2 * float64(work)
+	if naptime > 0 {
+		n += 3 * (span.Seconds()/naptime.Seconds() + 2)
+	}
+	return n
+}
 
 // maxOtherSessions is the average number of other active sessions in the
 // benchmark's database above which their work makes the run invalid: a monitoring
@@ -43,8 +55,8 @@ const maxOtherSessions = 0.05
 // maxErrorRate is the share of failed transactions above which a run is invalid.
 const maxErrorRate = 0.01
 
-// runFlag is a store.Flag as the summary shows it.
-type runFlag struct {
+// Flag is a store.Flag as the summary shows it.
+type Flag struct {
 	Name    string `json:"name"`
 	Invalid bool   `json:"invalid"`
 	Reason  string `json:"reason"`
@@ -63,6 +75,10 @@ type evidence struct {
 	checkpointsAt     []time.Duration // when the samples that saw them ended, from the window's start
 	autovacuums       int             // vacuums by autovacuum of the database's tables ended inside the window
 	autoanalyzes      int             // analyzes by autovacuum ended inside the window
+	// Autovacuum over the whole run: the vacuums and analyzes it finished, how long
+	// the commits were counted, and how often it visits each database (0: off).
+	autovacuumWork int
+	span, naptime  time.Duration
 	// The clients' commits and the server's over the same span; commitsRead is false
 	// when the server's could not be read, unsettled when they still moved after the
 	// benchmark's sessions had ended.
@@ -83,30 +99,30 @@ type rate struct {
 }
 
 // judge applies the validity rules.
-func judge(e evidence) []runFlag {
-	var flags []runFlag
+func judge(e evidence) []Flag {
+	var flags []Flag
 	if e.incomplete != "" {
-		flags = append(flags, runFlag{flagIncomplete, true, "the run ended early: " + e.incomplete})
+		flags = append(flags, Flag{flagIncomplete, true, "the run ended early: " + e.incomplete})
 	}
 	if e.restarted {
-		flags = append(flags, runFlag{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"})
+		flags = append(flags, Flag{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"})
 	}
 	if e.statsReset && !e.restarted {
-		flags = append(flags, runFlag{flagRestarted, true, "the server's statistics went backwards during the run: it crashed and recovered, or someone called pg_stat_reset()"})
+		flags = append(flags, Flag{flagRestarted, true, "the server's statistics went backwards during the run: it crashed and recovered, or someone called pg_stat_reset()"})
 	}
 	if e.addressChanged != "" {
-		flags = append(flags, runFlag{flagFailover, true, "the server behind the target changed during the run: " + e.addressChanged})
+		flags = append(flags, Flag{flagFailover, true, "the server behind the target changed during the run: " + e.addressChanged})
 	}
 	flags = append(flags, judgeCommits(e)...)
 	if e.clientSaturated {
-		flags = append(flags, runFlag{flagClientCPU, true, fmt.Sprintf("the client was CPU-bound (%.2f cores busy): it, not the server, set the pace", e.clientCores)})
+		flags = append(flags, Flag{flagClientCPU, true, fmt.Sprintf("the client was CPU-bound (%.2f cores busy): it, not the server, set the pace", e.clientCores)})
 	}
 	if all := e.committed + e.failed; all > 0 && float64(e.failed) > maxErrorRate*float64(all) {
-		flags = append(flags, runFlag{flagErrors, true, fmt.Sprintf("%.1f%% of transactions failed (%d of %d), more than %.0f%%",
+		flags = append(flags, Flag{flagErrors, true, fmt.Sprintf("%.1f%% of transactions failed (%d of %d), more than %.0f%%",
 			100*float64(e.failed)/float64(all), e.failed, all, 100*maxErrorRate)})
 	}
 	if stalled(e.rates) {
-		flags = append(flags, runFlag{flagDip, true, "no transaction completed for more than half of the measured window"})
+		flags = append(flags, Flag{flagDip, true, "no transaction completed for more than half of the measured window"})
 	} else if r := buckets(e.rates); len(r) >= 3 {
 		median := medianRate(r)
 		low := r[0]
@@ -121,19 +137,19 @@ func judge(e evidence) []runFlag {
 			// A checkpoint's sync stalls the server: that is how it behaves, and a
 			// checkpoint in the window is a note, not a reason to distrust the run.
 			if nearCheckpoint(low, bucketWidth(e.rates), e.checkpointsAt) {
-				flags = append(flags, runFlag{flagDip, false, reason + ", as a checkpoint completed"})
+				flags = append(flags, Flag{flagDip, false, reason + ", as a checkpoint completed"})
 			} else {
-				flags = append(flags, runFlag{flagDip, true, reason})
+				flags = append(flags, Flag{flagDip, true, reason})
 			}
 		}
 	}
 	if e.checkpoints > 0 {
-		flags = append(flags, runFlag{flagCheckpoint, false, fmt.Sprintf("%d checkpoint(s) during the measured window", e.checkpoints)})
+		flags = append(flags, Flag{flagCheckpoint, false, fmt.Sprintf("%d checkpoint(s) during the measured window", e.checkpoints)})
 	}
 	// Autovacuum's timing is the server's, not the workload's: two runs of the
 	// same workload differ by whether it struck inside their windows.
 	if e.autovacuums > 0 || e.autoanalyzes > 0 {
-		flags = append(flags, runFlag{flagAutovacuum, false, fmt.Sprintf("autovacuum finished %d vacuum(s) and %d analyze(s) of the database's tables during the measured window",
+		flags = append(flags, Flag{flagAutovacuum, false, fmt.Sprintf("autovacuum finished %d vacuum(s) and %d analyze(s) of the database's tables during the measured window",
 			e.autovacuums, e.autoanalyzes)})
 	}
 	return flags
@@ -141,38 +157,38 @@ func judge(e evidence) []runFlag {
 
 // judgeCommits compares the server's commits with the clients' and looks for
 // other sessions' work in the database.
-func judgeCommits(e evidence) []runFlag {
-	var flags []runFlag
+func judgeCommits(e evidence) []Flag {
+	var flags []Flag
 	if e.commitsRead {
 		gap := e.serverCommits - e.clientCommits
-		tol := max(commitsTolerance*float64(e.clientCommits), commitsToleranceAbs)
+		tol := max(commitsTolerance*float64(e.clientCommits), commitsToleranceAbs+autovacuumCommits(e.span, e.naptime, e.autovacuumWork))
 		pct := 0.0
 		if e.clientCommits > 0 {
 			pct = 100 * float64(gap) / float64(e.clientCommits)
 		}
 		switch {
 		case float64(gap) > tol:
-			flags = append(flags, runFlag{flagContaminated, true, fmt.Sprintf(
+			flags = append(flags, Flag{flagContaminated, true, fmt.Sprintf(
 				"the server counted %d commits in the benchmark's database from the first connect to the last disconnect, %d (%+.1f%%) more than the clients made: other sessions worked in the database during the run",
 				e.serverCommits, gap, pct)})
 		case float64(-gap) > tol:
 			// The server acknowledged every commit the clients count: a lower count is
 			// the statistics' shortfall, not lost transactions.
-			flags = append(flags, runFlag{flagCommits, false, fmt.Sprintf(
+			flags = append(flags, Flag{flagCommits, false, fmt.Sprintf(
 				"the server's statistics counted %d commits, %d (%.1f%%) fewer than the clients saw acknowledged: its counters missed some reports; the clients' count stands",
 				e.serverCommits, -gap, -pct)})
 		case e.unsettled:
-			flags = append(flags, runFlag{flagCommits, false,
+			flags = append(flags, Flag{flagCommits, false,
 				"the server's counters still moved after the benchmark's sessions had ended: something else was committing in the database"})
 		}
 	}
 	switch {
 	case e.others > maxOtherSessions:
-		flags = append(flags, runFlag{flagContaminated, true, fmt.Sprintf(
+		flags = append(flags, Flag{flagContaminated, true, fmt.Sprintf(
 			"other sessions were active in the benchmark's database during the window (%.2f on average: %s): their work competed with the benchmark's",
 			e.others, strings.Join(e.seen, ", "))})
 	case e.others > 0:
-		flags = append(flags, runFlag{flagOthers, false, fmt.Sprintf(
+		flags = append(flags, Flag{flagOthers, false, fmt.Sprintf(
 			"other sessions were seen active in the benchmark's database now and then during the window (%.3f on average: %s)",
 			e.others, strings.Join(e.seen, ", "))})
 	}
@@ -181,8 +197,8 @@ func judgeCommits(e evidence) []runFlag {
 }
 
 // joinFlags merges flags of the same name into the first, invalid if any was.
-func joinFlags(flags []runFlag) []runFlag {
-	var out []runFlag
+func joinFlags(flags []Flag) []Flag {
+	var out []Flag
 	at := map[string]int{}
 	for _, f := range flags {
 		i, ok := at[f.Name]
@@ -197,7 +213,7 @@ func joinFlags(flags []runFlag) []runFlag {
 	return out
 }
 
-func storeFlags(fs []runFlag) []store.Flag {
+func storeFlags(fs []Flag) []store.Flag {
 	out := make([]store.Flag, len(fs))
 	for i, f := range fs {
 		out[i] = store.Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason}

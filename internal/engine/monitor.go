@@ -1,4 +1,4 @@
-package cli
+package engine
 
 import (
 	"context"
@@ -71,6 +71,8 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 	// while the clients disconnect.
 	var others, polled float64 // other sessions' active seconds, and the seconds polled
 	for _, sm := range m.samples {
+		// Autovacuum's work over the whole run, for the commits it adds to the span.
+		e.autovacuumWork += int(sm.Values["autovacuums"] + sm.Values["autoanalyzes"])
 		mid := sm.Start.Add(sm.End.Sub(sm.Start) / 2)
 		if mid.Before(res.WindowStart) || !mid.Before(res.WindowEnd) {
 			continue
@@ -130,9 +132,9 @@ type fit struct {
 }
 
 func (f fit) String() string {
-	s := fmt.Sprintf("%s, %s (shared_buffers %s", humanBytes(f.Bytes), f.Class, humanBytes(f.SharedBuffers))
+	s := fmt.Sprintf("%s, %s (shared_buffers %s", FormatBytes(f.Bytes), f.Class, FormatBytes(f.SharedBuffers))
 	if f.MemoryBytes > 0 {
-		s += ", memory " + humanBytes(f.MemoryBytes)
+		s += ", memory " + FormatBytes(f.MemoryBytes)
 	}
 	return s + ")"
 }
@@ -144,8 +146,8 @@ func (f fit) params() map[string]any {
 	return map[string]any{"dataset_bytes": f.Bytes, "shared_buffers_bytes": f.SharedBuffers, "dataset_fit": f.Class}
 }
 
-// classify names where data of the given size lives; memory is 0 when unknown.
-func classify(bytes, sharedBuffers, memory int64) string {
+// Classify names where data of the given size lives; memory is 0 when unknown.
+func Classify(bytes, sharedBuffers, memory int64) string {
 	switch {
 	case bytes <= sharedBuffers:
 		return fitSharedBuffers
@@ -171,6 +173,20 @@ func datasetFit(ctx context.Context, conn *pgconn.PgConn, local *sampler.Local) 
 	if local != nil {
 		f.MemoryBytes = machine.Memory()
 	}
-	f.Class = classify(f.Bytes, f.SharedBuffers, f.MemoryBytes)
+	f.Class = Classify(f.Bytes, f.SharedBuffers, f.MemoryBytes)
 	return f
+}
+
+// autovacuumNaptime is how often autovacuum visits each database, or 0 when it
+// is off or the setting cannot be read.
+func autovacuumNaptime(ctx context.Context, conn *pgconn.PgConn) time.Duration {
+	rows, err := target.Query(ctx, conn, "select current_setting('autovacuum')::bool, extract(epoch from current_setting('autovacuum_naptime')::interval)")
+	if err != nil || len(rows) != 1 || rows[0][0] != "t" {
+		return 0
+	}
+	secs, err := strconv.ParseFloat(rows[0][1], 64)
+	if err != nil || secs <= 0 {
+		return 0
+	}
+	return time.Duration(secs * float64(time.Second))
 }

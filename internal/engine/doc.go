@@ -1,0 +1,22 @@
+// Package engine makes one benchmark run: the command line, studies and the demo
+// all describe a run as a Spec and hand it to Run.
+//
+//	spec := engine.NewSpec() // the defaults every caller shares
+//	spec.Target, spec.Workload, spec.Clients = t, wl, 16
+//	spec.OpenStore = func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, "results.db") }
+//	sum, err := engine.Run(ctx, spec)
+//	if sum != nil {
+//		sum.WriteText(os.Stdout) // also when err says the run ended early
+//	}
+//
+// Run checks the target before anything is sent (reachability, version,
+// connection slots, the workload's data), reads the server's counters around
+// the run once they have settled and samples the server during it, runs the
+// clients (internal/driver) through the warm-up and the measured window,
+// writes every interval, sample and histogram to the results store as they
+// come, and judges the run's validity: a server that restarted or did not come
+// back, a failover, a CPU-bound client, errors, dips, other sessions' work in
+// the database. A Workload adds its scripts, built once its data was found,
+// and its own figures (TPC-C's NOPM, sysbench's query counts) to the Summary,
+// the result that `run --json`, `show` and the reports read.
+package engine

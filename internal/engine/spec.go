@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+// Spec is one run: where, what, how many clients, for how long, and what to do
+// about faults. NewSpec gives its defaults, which the command line's flags and
+// studies share; Validate checks it whole.
+type Spec struct {
+	Target   *target.Target
+	Workload Workload
+	Clients  int
+	// Jobs is how many threads (GOMAXPROCS) the clients share, as pgbench -j.
+	Jobs int
+	// ThreadPerClient gives each client a thread of its own that waits in the
+	// kernel for its answers (driver.Config.ThreadPerClient).
+	ThreadPerClient bool
+	Protocol        driver.Protocol
+	Warmup          time.Duration // run before measuring, not counted
+	Duration        time.Duration // the measured window, unless Transactions is set
+	Transactions    int           // per client, instead of Duration
+	MaxTries        int           // tries per transaction on serialization failure or deadlock
+	Seed            uint64        // 0: from the clock
+	Labels          map[string]string
+	// Faults: how long the server may stay away, how long a transaction and a
+	// connect may take (0: never), and whether to resolve the host once.
+	OutageTimeout  time.Duration
+	TxTimeout      time.Duration
+	ConnectTimeout time.Duration
+	ResolveOnce    bool
+	// Anonymize leaves the client machine's hostname out of what is stored.
+	Anonymize bool
+	// Local is the server's process and data directory when it runs on this
+	// machine; NodeExporter a node_exporter to read the server machine from.
+	Local        *sampler.Local
+	NodeExporter string
+
+	// OpenStore opens the results store the run is written to, once the target
+	// and its data were found fit.
+	OpenStore func(ctx context.Context) (*store.Store, error)
+	// Progress is how often a progress line goes to Out (0: none); Log takes
+	// the notices and warnings for people. Both may be nil.
+	Progress time.Duration
+	Out, Log io.Writer
+	// Clock is the time; nil is time.Now.
+	Clock func() time.Time
+}
+
+// MaxClients is the most clients a run may have.
+const MaxClients = 100000
+
+// NewSpec is a run with the defaults: one client on one thread for 60 s, prepared
+// statements, no retries, a server away for 2 minutes ending the run.
+func NewSpec() Spec {
+	return Spec{Clients: 1, Jobs: 1, Protocol: driver.Prepared, Duration: 60 * time.Second, MaxTries: 1,
+		OutageTimeout: 2 * time.Minute, TxTimeout: time.Minute, ConnectTimeout: 10 * time.Second}
+}
+
+// Validate checks the run's settings and the workload's options; its messages
+// name the command line's flags. Run also needs Target, Workload and OpenStore.
+func (s *Spec) Validate() error {
+	if err := driver.CheckThreads(s.ThreadPerClient, s.Clients); err != nil {
+		return err
+	}
+	switch {
+	case s.Clients < 1:
+		return fmt.Errorf("--clients must be at least 1, got %d", s.Clients)
+	case s.Clients > MaxClients:
+		return fmt.Errorf("--clients %d is more than pgbakeoff supports (%d)", s.Clients, MaxClients)
+	case s.Jobs < 1:
+		return fmt.Errorf("--jobs must be at least 1, got %d", s.Jobs)
+	case s.Transactions < 0:
+		return fmt.Errorf("--transactions must be positive, got %d", s.Transactions)
+	case s.Transactions == 0 && s.Duration <= 0:
+		return fmt.Errorf("--duration must be positive, got %s", s.Duration)
+	case s.Warmup < 0:
+		return fmt.Errorf("--warmup must not be negative, got %s", s.Warmup)
+	case s.Progress < 0:
+		return fmt.Errorf("--progress must not be negative, got %s", s.Progress)
+	case s.OutageTimeout < 0 || s.TxTimeout < 0 || s.ConnectTimeout < 0:
+		return fmt.Errorf("--outage-timeout, --tx-timeout and --connect-timeout must not be negative")
+	case s.MaxTries < 1:
+		return fmt.Errorf("--max-tries must be at least 1, got %d", s.MaxTries)
+	}
+	if s.Workload.Check != nil {
+		return s.Workload.Check()
+	}
+	return nil
+}
+
+// Now is the spec's clock.
+func (s *Spec) Now() time.Time {
+	if s.Clock != nil {
+		return s.Clock()
+	}
+	return time.Now()
+}
+
+// UsageError marks a spec that cannot run as given.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// ErrInterrupted means the run was stopped early by its context; what was
+// measured is stored.
+var ErrInterrupted = errors.New("interrupted")

@@ -1,0 +1,357 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/machine"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+// Summary is a run's result as `run --json` and `show --json` print it.
+type Summary struct {
+	RunID        int64             `json:"run_id"`
+	Workload     string            `json:"workload"`
+	Script       string            `json:"script"`
+	Target       string            `json:"target"`
+	Address      string            `json:"address"`
+	Protocol     string            `json:"protocol"`
+	Scale        int               `json:"scale"`
+	Clients      int               `json:"clients"`
+	Status       string            `json:"status"`
+	Started      time.Time         `json:"started"`
+	WarmupS      float64           `json:"warmup_s"`
+	DurationS    float64           `json:"duration_s"`
+	Transactions int64             `json:"transactions"`
+	TPS          float64           `json:"tps"`
+	LatencyMs    histogram.Summary `json:"latency_ms"`
+	Failed       int64             `json:"failed"`
+	Retried      int64             `json:"retried"`
+	Retries      int64             `json:"retries"`
+	CommitsTotal int64             `json:"commits_total"`
+	Server       serverSummary     `json:"server"`
+	ClientCPUS   float64           `json:"client_cpu_s"`
+	ClientCPU    clientCPU         `json:"client_cpu"`
+	Scripts      []scriptSummary   `json:"scripts"`
+	Errors       []errorSummary    `json:"errors,omitempty"`
+	Reconnects   int               `json:"reconnects"`
+	// OutageS is the wall time during which clients had lost their connection,
+	// summed over clients; Outages says when each was lost, why and for how long.
+	OutageS       float64             `json:"outage_s"`
+	Outages       []outageSummary     `json:"outages,omitempty"`
+	ConnectErrors []connectErrSummary `json:"connect_errors,omitempty"`
+	// Address is where the clients connected (the address resolved once, with
+	// --resolve-once).
+	ClientAddress string            `json:"client_address,omitempty"`
+	Warnings      []string          `json:"warnings,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	// Flags say why the run is not to be trusted (invalid) or deserves a note.
+	Flags   []Flag `json:"flags,omitempty"`
+	Dataset fit    `json:"dataset"`
+	// TPCC holds TPC-C's figures (nopm, tpm, ...), at the top level of the JSON.
+	*TPCCFigures
+	// Sysbench holds sysbench's query counts, at the top level of the JSON.
+	*SysbenchFigures
+	// ClientMachine is the machine that ran the benchmark's clients.
+	ClientMachine *machine.Machine `json:"client_machine,omitempty"`
+}
+
+type outageSummary struct {
+	Client    int       `json:"client"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Seconds   float64   `json:"seconds"`
+	Cause     string    `json:"cause"`
+	Error     string    `json:"error,omitempty"`
+	Attempts  int       `json:"attempts"`
+	FailedTx  int       `json:"failed_tx"`
+	Recovered bool      `json:"recovered"`
+}
+
+type connectErrSummary struct {
+	Cause   string `json:"cause"`
+	Count   int64  `json:"count"`
+	Example string `json:"example,omitempty"`
+}
+
+type serverSummary struct {
+	Version string `json:"version"`
+	// TLS is the protocol version and cipher of the control connection, "" without TLS.
+	TLS string `json:"tls,omitempty"`
+	// Commits is pg_stat_database.xact_commit's growth from before the first client
+	// connected to after the last one disconnected, without pgbakeoff's own
+	// monitoring transactions: the span of commits_total.
+	Commits        int64   `json:"commits"`
+	CommitsDiffPct float64 `json:"commits_diff_pct"`
+	// CommitsUnread says why Commits could not be read; Commits is then 0 and
+	// means nothing.
+	CommitsUnread string `json:"commits_unread,omitempty"`
+	// CommitsUnsettled: the counters still moved after the benchmark's sessions
+	// had ended, so something else was committing in the database (or, before
+	// PostgreSQL 15, the statistics collector fell behind).
+	CommitsUnsettled bool  `json:"commits_unsettled,omitempty"`
+	WindowCommits    int64 `json:"window_commits"`
+	WindowRollbacks  int64 `json:"window_rollbacks"`
+	BlksRead         int64 `json:"window_blks_read"`
+	BlksHit          int64 `json:"window_blks_hit"`
+}
+
+type clientCPU struct {
+	UserS          float64 `json:"user_s"`
+	SysS           float64 `json:"sys_s"`
+	PerTxUs        float64 `json:"per_tx_us"`
+	Cores          float64 `json:"cores"` // average cores busy
+	Saturated      bool    `json:"saturated"`
+	MachineBusyPct float64 `json:"machine_busy_pct,omitempty"`
+	// How the clients were run: a thread each, or sharing Threads threads.
+	ThreadPerClient bool `json:"thread_per_client"`
+	Threads         int  `json:"threads"`
+	// ReadAtOnce is, for a thread per client on a Unix-domain socket, the share of
+	// answers read without polling first (driver.Result.ReadAtOnce).
+	ReadAtOnce *float64 `json:"read_at_once,omitempty"`
+}
+
+type scriptSummary struct {
+	Name         string            `json:"name"`
+	Weight       int               `json:"weight"`
+	Transactions int64             `json:"transactions"`
+	TPS          float64           `json:"tps"`
+	Failed       int64             `json:"failed"`
+	Retried      int64             `json:"retried"`
+	RolledBack   int64             `json:"rolled_back"`
+	LatencyMs    histogram.Summary `json:"latency_ms"`
+}
+
+type errorSummary struct {
+	SQLState string `json:"sqlstate"`
+	Script   string `json:"script"`
+	Retried  bool   `json:"retried"`
+	Count    int64  `json:"count"`
+	Example  string `json:"example,omitempty"`
+}
+
+func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int, spec Spec,
+	stats serverStats, cpu0, cpu1 cpuSample) *Summary {
+	proto := spec.Protocol
+	window := res.WindowEnd.Sub(res.WindowStart).Seconds()
+	all := histogram.New()
+	sum := &Summary{
+		RunID: run.ID, Workload: run.Workload, Script: run.Script, Target: run.Target, Address: info.Address,
+		Protocol: proto.String(), Scale: scale, Clients: spec.Clients, Started: run.Started,
+		WarmupS: spec.Warmup.Seconds(), DurationS: window, Transactions: res.Committed, Failed: res.Failed,
+		CommitsTotal: res.CommitsTotal, Labels: run.Labels, Status: store.StatusCompleted,
+	}
+	if window > 0 {
+		sum.TPS = float64(res.Committed) / window
+	}
+	for _, s := range res.Scripts {
+		all.Merge(s.Latency)
+		ss := scriptSummary{Name: s.Name, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried, RolledBack: s.RolledBack,
+			LatencyMs: histogram.Summarize(s.Latency)}
+		if window > 0 {
+			ss.TPS = float64(s.Committed) / window
+		}
+		sum.Scripts = append(sum.Scripts, ss)
+		sum.Retried += s.Retried
+		sum.Retries += s.Retries
+	}
+	sum.LatencyMs = histogram.Summarize(all)
+	for _, e := range res.Errors {
+		sum.Errors = append(sum.Errors, errorSummary{SQLState: e.SQLState, Script: e.Script, Retried: e.Retried, Count: e.Count, Example: e.Example})
+	}
+	sum.Reconnects = len(res.Outages)
+	sum.OutageS = res.OutageSeconds()
+	for _, o := range res.Outages {
+		sum.Outages = append(sum.Outages, outageSummary{Client: o.Client, Start: o.Start, End: o.End, Seconds: o.End.Sub(o.Start).Seconds(),
+			Cause: driver.CauseName(o.Cause), Error: o.Error, Attempts: o.Attempts, FailedTx: o.FailedTx, Recovered: o.Recovered})
+	}
+	for _, c := range res.ConnectErrors {
+		sum.ConnectErrors = append(sum.ConnectErrors, connectErrSummary{Cause: driver.CauseName(c.Cause), Count: c.Count, Example: c.Example})
+	}
+	sum.ClientAddress = res.Address
+	if res.Incomplete {
+		sum.Status = store.StatusIncomplete
+	}
+
+	sum.Server.Version = info.Version
+	if info.SSL {
+		sum.Server.TLS = strings.TrimSpace(info.TLSVersion + " " + info.TLSCipher)
+	}
+	if b, a := stats.values[store.PointBeforeConnect], stats.values[store.PointAfterDisconnect]; b != nil && a != nil {
+		sum.Server.Commits = a["xact_commit"] - b["xact_commit"]
+		if sum.CommitsTotal > 0 {
+			sum.Server.CommitsDiffPct = 100 * float64(sum.Server.Commits-sum.CommitsTotal) / float64(sum.CommitsTotal)
+		}
+		sum.Server.CommitsUnsettled = len(stats.unsettled) > 0
+	} else {
+		sum.Server.CommitsUnread = cmp.Or(stats.unread[store.PointAfterDisconnect], stats.unread[store.PointBeforeConnect], "not read")
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the server's commit count could not be read (%s): the clients' %d commits are not checked against it",
+			sum.Server.CommitsUnread, sum.CommitsTotal))
+	}
+	values := stats.values
+	if b, a := values[store.PointWindowStart], values[store.PointWindowEnd]; b != nil && a != nil {
+		sum.Server.WindowCommits = a["xact_commit"] - b["xact_commit"]
+		sum.Server.WindowRollbacks = a["xact_rollback"] - b["xact_rollback"]
+		sum.Server.BlksRead = a["blks_read"] - b["blks_read"]
+		sum.Server.BlksHit = a["blks_hit"] - b["blks_hit"]
+	}
+
+	wall := res.End.Sub(res.Start).Seconds()
+	c := &sum.ClientCPU
+	c.UserS, c.SysS = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
+	c.ThreadPerClient, c.Threads = spec.ThreadPerClient, max(1, spec.Jobs)
+	if spec.ThreadPerClient {
+		c.Threads = spec.Clients
+		if strings.HasPrefix(res.Address, "/") {
+			c.ReadAtOnce = &res.ReadAtOnce
+		}
+	}
+	sum.ClientCPUS = c.UserS + c.SysS
+	if res.CommitsTotal > 0 {
+		c.PerTxUs = 1e6 * sum.ClientCPUS / float64(res.CommitsTotal)
+	}
+	if wall > 0 {
+		c.Cores = sum.ClientCPUS / wall
+	}
+	if cpu1.machineTotal > cpu0.machineTotal {
+		c.MachineBusyPct = 100 * float64(cpu1.machineBusy-cpu0.machineBusy) / float64(cpu1.machineTotal-cpu0.machineTotal)
+	}
+	// The client can use at most GOMAXPROCS cores; near that, it is what is measured.
+	limit, more := float64(min(max(1, spec.Jobs), runtime.NumCPU())), "add --jobs or client machines"
+	if spec.ThreadPerClient {
+		limit, more = float64(min(spec.Jobs+spec.Clients, runtime.NumCPU())), "add client machines"
+	}
+	if c.Cores >= 0.9*limit {
+		c.Saturated = true
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the client was CPU-bound (%.2f of %.0f cores it may use): it, not the server, limited throughput; %s", c.Cores, limit, more))
+	} else if c.MachineBusyPct > 95 {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("this machine's CPUs were %.0f%% busy and the client used %.2f cores of them: client and server compete for CPU", c.MachineBusyPct, c.Cores))
+	}
+	if res.Interrupted {
+		sum.Status = store.StatusInterrupted
+	}
+	if sum.Reconnects > 0 {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("connections were lost %d times; clients were without a connection for %.1f s in all", sum.Reconnects, sum.OutageS))
+	}
+	return sum
+}
+
+// WriteText writes the summary for people, as `run` and `show` print it.
+func (s *Summary) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "run %d: %s, %s\n", s.RunID, s.Workload, s.Status)
+	if t := s.TPCCFigures; t != nil {
+		fmt.Fprintf(w, "mix: %s, %d warehouses, %s mode, %d clients\n", s.Script, t.Warehouses, t.Mode, s.Clients)
+	} else if sb := s.SysbenchFigures; sb != nil {
+		fmt.Fprintf(w, "script: %s, %s of %d rows, %s keys, %d clients\n", s.Script, plural(sb.Tables, "table"), sb.TableSize, sb.Dist, s.Clients)
+	} else {
+		fmt.Fprintf(w, "script: %s, scale %d, %s protocol, %d clients\n", s.Script, s.Scale, s.Protocol, s.Clients)
+	}
+	fmt.Fprintf(w, "target: %s (PostgreSQL %s at %s)\n", s.Target, s.Server.Version, s.Address)
+	fmt.Fprintf(w, "window: %.1f s after %.1f s warm-up\n", s.DurationS, s.WarmupS)
+	fmt.Fprintf(w, "transactions: %d committed, %d failed, %d retried\n", s.Transactions, s.Failed, s.Retried)
+	fmt.Fprintf(w, "tps: %.1f\n", s.TPS)
+	l := s.LatencyMs
+	fmt.Fprintf(w, "latency ms: avg %.3f  stddev %.3f  p50 %.3f  p90 %.3f  p95 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
+		l.Avg, l.Stddev, l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
+	if len(s.Scripts) > 1 {
+		for _, sc := range s.Scripts {
+			fmt.Fprintf(w, "  %-14s %9d tx  %10.1f tps  p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  %d failed  %d rolled back\n", sc.Name, sc.Transactions, sc.TPS, sc.LatencyMs.P50, sc.LatencyMs.P90, sc.LatencyMs.P99, sc.Failed, sc.RolledBack)
+		}
+	}
+	if t := s.TPCCFigures; t != nil {
+		fmt.Fprintf(w, "NOPM: %.0f (database), client New-Orders per minute %.0f (%+.2f%%)\n", t.NOPM, t.ClientNewOrdersPerMin, t.NOPMDiffPct)
+		fmt.Fprintf(w, "TPM: %.0f (this database), %.0f (whole cluster, as HammerDB counts)\n", t.TPM, t.TPMCluster)
+		if t.EfficiencyPct > 0 {
+			fmt.Fprintf(w, "efficiency: %.1f%% of 12.86 tpmC per warehouse\n", t.EfficiencyPct)
+		}
+	}
+	if sb := s.SysbenchFigures; sb != nil {
+		fmt.Fprintf(w, "queries: %d (%.1f per s): read %d, write %d, other %d; ignored errors %d, reconnects %d\n",
+			sb.Queries, sb.QPS, sb.ReadQueries, sb.WriteQueries, sb.OtherQueries, sb.IgnoredErrors, s.Reconnects)
+	}
+	if s.Server.CommitsUnread != "" {
+		fmt.Fprintf(w, "commits: client %d, server not read (%s)\n", s.CommitsTotal, s.Server.CommitsUnread)
+	} else {
+		fmt.Fprintf(w, "commits: client %d, server %d (%+.2f%%) from first connect to last disconnect\n", s.CommitsTotal, s.Server.Commits, s.Server.CommitsDiffPct)
+	}
+	threads := fmt.Sprintf("%d shared threads", s.ClientCPU.Threads)
+	switch {
+	case s.ClientCPU.ThreadPerClient:
+		threads = "a thread per client"
+		if r := s.ClientCPU.ReadAtOnce; r != nil {
+			threads += fmt.Sprintf(", %.0f%% of answers read without polling first", 100**r)
+		}
+	case s.ClientCPU.Threads == 1:
+		threads = "one shared thread"
+	}
+	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores, %s\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores, threads)
+	if m := s.ClientMachine; m != nil {
+		fmt.Fprintf(w, "client machine: %s\n", m)
+	}
+	errs := append([]errorSummary(nil), s.Errors...)
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Count > errs[j].Count })
+	for _, e := range errs {
+		kind := "failed"
+		if e.Retried {
+			kind = "retried"
+		}
+		fmt.Fprintf(w, "error %s (%s, %s): %d  %s\n", e.SQLState, e.Script, kind, e.Count, e.Example)
+	}
+	if s.Reconnects > 0 {
+		fmt.Fprintf(w, "reconnects: %d, outage %.1f s\n", s.Reconnects, s.OutageS)
+		for _, o := range s.Outages {
+			end := fmt.Sprintf("%.1f s, %d attempts", o.Seconds, o.Attempts)
+			if !o.Recovered {
+				end = "not recovered"
+			}
+			fmt.Fprintf(w, "  client %d lost its connection at %s (%s), %d transaction(s) lost, %s\n",
+				o.Client, o.Start.Local().Format("15:04:05.000"), o.Cause, o.FailedTx, end)
+		}
+	}
+	for _, c := range s.ConnectErrors {
+		fmt.Fprintf(w, "failed connection attempts: %d %s  %s\n", c.Count, c.Cause, c.Example)
+	}
+	if s.Dataset.Bytes > 0 {
+		fmt.Fprintf(w, "dataset: %s\n", s.Dataset)
+	}
+	for _, fl := range s.Flags {
+		kind := "note"
+		if fl.Invalid {
+			kind = "INVALID"
+		}
+		fmt.Fprintf(w, "%s (%s): %s\n", kind, fl.Name, fl.Reason)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+// FormatBytes is a size for people, in binary units as PostgreSQL's
+// pg_size_pretty gives them: "160.0 MB".
+func FormatBytes(n int64) string {
+	units := []string{"bytes", "kB", "MB", "GB", "TB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
