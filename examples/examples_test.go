@@ -1,0 +1,105 @@
+// Package examples_test runs the example study files as a user would, each with
+// its windows shortened, in a test binary of its own.
+package examples_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+// run executes pgbakeoff's command line in the test and returns exit code and output.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv, Now: time.Now, Args: args,
+		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
+	code := cli.Main(env)
+	return code, stdout.String(), stderr.String()
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStudyExamples runs each study in examples/ with its windows shortened: the
+// servers, versions, loads, policies and comparison are the file's own.
+func TestStudyExamples(t *testing.T) {
+	shorten := []struct{ re, with string }{
+		{`(?m)^  warmup: .*$`, "  warmup: 0s"},
+		{`(?m)^  duration: .*$`, "  duration: 2s"},
+		{`(?m)^  pause: .*$`, "  pause: 0s"},
+	}
+	tests := []struct {
+		file   string
+		repeat bool // keep three repetitions: the median of three is what the example shows
+		want   []string
+	}{
+		{"pg11-vs-pg16.yaml", true, []string{"PostgreSQL 11.", "PostgreSQL 16.", "pg16/pg11", "NOPM", "(n=3)"}},
+		{"clients-sweep.yaml", false, []string{"read-write", "select-only", "tuned/default", " 64 "}},
+		{"in-memory-vs-io.yaml", false, []string{"in-memory", "beyond-buffers", "pg16/pg15", "os-cache"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			b, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(b)
+			for _, s := range shorten {
+				text = regexp.MustCompile(s.re).ReplaceAllString(text, s.with)
+			}
+			if !tc.repeat {
+				text = regexp.MustCompile(`(?m)^  repeat: .*$`).ReplaceAllString(text, "  repeat: 1")
+			}
+			dir := t.TempDir()
+			for _, d := range []string{filepath.Dir(dir), dir} {
+				if err := os.Chmod(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The examples name ../prices/seed-reports.yaml.
+			for _, d := range []string{"examples", "prices"} {
+				if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			prices, err := os.ReadFile(filepath.Join("..", "prices", "seed-reports.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(dir, "prices", "seed-reports.yaml"), string(prices))
+			file := filepath.Join(dir, "examples", tc.file)
+			writeFile(t, file, text)
+			code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"),
+				"--servers-dir", filepath.Join(dir, "servers"), "--progress", "0")
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out+errOut, w) {
+					t.Errorf("output lacks %q", w)
+				}
+			}
+			if regexp.MustCompile(`\s-\s+\(n=0`).MatchString(out) {
+				t.Errorf("a cell has no valid run:\n%s", out)
+			}
+			if t.Failed() {
+				t.Logf("output:\n%s", out)
+			}
+		})
+	}
+}
