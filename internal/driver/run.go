@@ -57,7 +57,8 @@ type Config struct {
 	// it pays for transactions that only read, not for those that write and so wait
 	// for their commits' WAL flushes.
 	// Run raises GOMAXPROCS by Clients for the run; at most MaxThreadClients. TLS
-	// connections are multiplexed either way.
+	// connections are multiplexed either way, and so are all connections on other
+	// systems than Linux (see transport_other.go).
 	ThreadPerClient bool
 	// OnInterval receives each interval as it ends, from one goroutine.
 	OnInterval func(Interval)
