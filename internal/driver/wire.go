@@ -25,7 +25,7 @@ import (
 // the client shares with the server that CPU is taken from the server.
 type wire struct {
 	nc  net.Conn        // closed at once when blocking
-	raw syscall.RawConn // nil for TLS (then reads and writes go through nc) and when blocking
+	raw syscall.RawConn // nil for TLS and off Linux (then reads and writes go through nc), and when blocking
 	// With a raw connection the request is written from inside the read callback:
 	// Go's RawConn.Read forgets any readiness seen before it starts, so a request
 	// written earlier could be answered before the wait begins and the answer would
