@@ -5,6 +5,7 @@ package driver
 import (
 	"errors"
 	"net"
+	"syscall"
 )
 
 // Elsewhere than Linux every client talks to the server through Go's network poller
@@ -15,7 +16,37 @@ import (
 
 // newWire takes over nc, a connection pgx has set up; blocking is ignored here.
 func newWire(nc net.Conn, blocking bool) *wire {
-	return &wire{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
+	c := &wire{out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
+	c.nc = keepConn{Conn: nc, w: c}
+	return c
+}
+
+// keepConn keeps a write's broken pipe or reset for the read that follows, as
+// sendFailed does on Linux: a server that ended the session said why before it
+// closed, and the read returns that.
+type keepConn struct {
+	net.Conn
+	w *wire
+}
+
+func (k keepConn) Write(b []byte) (int, error) {
+	n, err := k.Conn.Write(b)
+	if err != nil && isBroken(err) {
+		k.w.werr = err
+		return len(b), nil
+	}
+	return n, err
+}
+
+// isBroken tells a connection the server closed: a broken pipe or a reset, or on
+// Windows WSAECONNABORTED (10053) and WSAECONNRESET (10054).
+func isBroken(err error) bool {
+	for _, e := range []error{syscall.EPIPE, syscall.ECONNRESET, syscall.Errno(10053), syscall.Errno(10054)} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // errNotBlocking is never seen: without blocking sockets these are never called.
