@@ -82,7 +82,7 @@ func run() error {
 		}},
 		{"server SIGKILLed, restarted after 3 s", nil, func(ctx context.Context, f *fixture) (time.Duration, error) {
 			start := time.Now()
-			if err := syscall.Kill(f.srv.PID, syscall.SIGKILL); err != nil {
+			if err := f.srv.Signal(syscall.SIGKILL); err != nil {
 				return 0, err
 			}
 			time.Sleep(3 * time.Second)

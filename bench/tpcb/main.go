@@ -108,7 +108,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	peakMiB := float64(ru.Maxrss) / 1024
+	peakMiB := benchkit.PeakMiB(ru)
 
 	fmt.Printf("\n%-28s %12s %12s %8s %s\n", "measurement (median)", "pgbench", "pgbakeoff", "ratio", "goal")
 	lp, lo := benchkit.Median(loads["pgbench"]), benchkit.Median(loads["pgbakeoff"])

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
@@ -131,10 +130,7 @@ func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir
 		return err
 	}
 	st.memory = machine.Memory()
-	var fs syscall.Statfs_t
-	if syscall.Statfs(srv.DataDir, &fs) == nil {
-		st.free = int64(fs.Bavail) * fs.Bsize
-	}
+	st.free, _ = localpg.FreeBytes(srv.DataDir)
 	return nil
 }
 
@@ -320,11 +316,10 @@ func checkDisk(ctx context.Context, s *study.Study, targets []*studyTarget, wls 
 		if t.srv == nil || t.info == nil || t.free <= 0 {
 			continue
 		}
-		var st syscall.Stat_t
-		if syscall.Stat(t.srv.DataDir, &st) != nil {
+		dev, ok := localpg.FileSystem(t.srv.DataDir)
+		if !ok {
 			continue
 		}
-		dev := uint64(st.Dev)
 		f := byFS[dev]
 		if f == nil {
 			f = &fsNeed{free: t.free, first: t}

@@ -67,7 +67,7 @@ func TestServerFaults(t *testing.T) {
 					t.Errorf("want a completed run flagged restarted")
 				}
 			}},
-		{"SIGKILL and restart", func(srv *localpg.Server) error { return syscall.Kill(srv.PID, syscall.SIGKILL) }, true,
+		{"SIGKILL and restart", func(srv *localpg.Server) error { return srv.Signal(syscall.SIGKILL) }, true,
 			[]string{"--duration", "6s"}, 0, func(t *testing.T, sum faultSummary) {
 				if !sum.flagged("restarted") || len(sum.ConnectErrors) == 0 {
 					t.Errorf("want a run flagged restarted, with failed connection attempts counted")
@@ -161,7 +161,7 @@ func TestServerShuttingDownAtRunStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close(context.Background())
-	if err := syscall.Kill(srv.PID, syscall.SIGTERM); err != nil { // smart shutdown
+	if err := srv.Signal(syscall.SIGTERM); err != nil { // smart shutdown
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)

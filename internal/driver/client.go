@@ -1,10 +1,8 @@
 package driver
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -50,70 +48,6 @@ var never = time.Unix(1<<62, 0)
 
 func stmtName(script, cmd int) string { return "P" + strconv.Itoa(script) + "_" + strconv.Itoa(cmd) }
 
-// connect opens the connection, prepares the statements when the protocol asks for
-// it, and takes the connection over from pgx for the hot path.
-func (c *client) connect(ctx context.Context) error {
-	if t := c.r.cfg.ConnectTimeout; t > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, t)
-		defer cancel()
-	}
-	conn, err := c.r.target.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	c.r.prepares.Add(1) // the session's start reads the catalogs in a transaction
-	for si, s := range c.r.cfg.Scripts {
-		for i, sql := range s.Statements {
-			if _, err := conn.Prepare(ctx, stmtName(si, i), sql, nil); err != nil {
-				conn.Close(context.Background())
-				return fmt.Errorf("prepare %q: %w", sql, err)
-			}
-			c.r.prepares.Add(1)
-		}
-	}
-	if c.r.cfg.Protocol == Prepared {
-		for si, s := range c.r.cfg.Scripts {
-			for ci, cmd := range s.Commands {
-				if _, err := conn.Prepare(ctx, stmtName(si, ci), cmd.SQL, nil); err != nil {
-					conn.Close(context.Background())
-					return fmt.Errorf("prepare %q: %w", cmd.SQL, err)
-				}
-				c.r.prepares.Add(1)
-			}
-		}
-	}
-	hc, err := conn.Hijack()
-	if err != nil {
-		conn.Close(context.Background())
-		return fmt.Errorf("take over connection: %w", err)
-	}
-	c.r.mu.Lock()
-	if c.r.address == "" {
-		if a := hc.Conn.RemoteAddr(); a != nil && a.String() != "" {
-			c.r.address = a.String()
-		} else {
-			c.r.address = c.r.target.Address()
-		}
-	}
-	c.r.mu.Unlock()
-	w := newWire(hc.Conn, c.r.cfg.ThreadPerClient)
-	w.waits, w.waitCount = c.r.waits, &c.waits
-	w.stmts = &c.stmts
-	c.mu.Lock()
-	c.w = w
-	stopping := c.r.stopping.Load()
-	c.mu.Unlock()
-	if stopping {
-		w.setDeadline(c.r.hardStop())
-	}
-	c.rearm = never
-	if c.r.cfg.TxTimeout > 0 {
-		c.rearm = time.Time{} // the first transaction sets the deadline
-	}
-	return nil
-}
-
 // armTimeout moves the connection's deadline for Config.TxTimeout T so that a
 // transaction starting now has at least T, and at most 1.5 T, to complete. Moved only
 // once every T/2, not for each transaction: each move updates a runtime timer, which
@@ -129,28 +63,6 @@ func (c *client) armTimeout(now time.Time) {
 	}
 	if c.w != nil {
 		c.w.setDeadline(d)
-	}
-	c.mu.Unlock()
-}
-
-func (c *client) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.w != nil {
-		// Terminate politely so the backend flushes its statistics at once.
-		c.w.out = append(c.w.out[:0], 'X', 0, 0, 0, 4)
-		c.w.setDeadline(time.Now().Add(time.Second))
-		_ = c.w.writeNow()
-		c.w.close()
-		c.w = nil
-	}
-}
-
-// setDeadline makes a blocked read return; used when the run must end now.
-func (c *client) setDeadline(t time.Time) {
-	c.mu.Lock()
-	if c.w != nil {
-		c.w.setDeadline(t)
 	}
 	c.mu.Unlock()
 }
@@ -295,98 +207,6 @@ func connectionState(err error) string {
 		return pe.Code
 	}
 	return "08006"
-}
-
-func (c *client) dropConn() {
-	c.mu.Lock()
-	if c.w != nil {
-		c.w.close()
-		c.w = nil
-	}
-	c.mu.Unlock()
-}
-
-// reconnect tries again with bounded, jittered exponential backoff until it succeeds
-// or the run ends, and records the time without a connection: lost is what ended the
-// connection, failedTx the transactions lost with it. ctx is cancelled as the run
-// stops.
-func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
-	o := Outage{Client: c.id, Start: time.Now(), Cause: Cause(lost), Error: c.r.scrub(lost.Error()), FailedTx: failedTx}
-	c.r.enterOutage()
-	backoff := 10 * time.Millisecond
-	for !c.r.stopping.Load() && ctx.Err() == nil {
-		o.Attempts++
-		err := c.connect(ctx)
-		if err == nil {
-			o.End, o.Recovered = time.Now(), true
-			c.r.leaveOutage(o)
-			return true
-		}
-		if c.r.stopping.Load() || ctx.Err() != nil {
-			o.Attempts-- // cut short by the end of the run: not a failure
-			break
-		}
-		c.r.connectFailed(err)
-		sleep := backoff/2 + time.Duration(c.rng.Uint64()%uint64(backoff/2+1))
-		t := time.NewTimer(sleep)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		case <-c.r.stop:
-		}
-		t.Stop()
-		backoff = min(backoff*2, c.r.cfg.MaxBackoff)
-	}
-	o.End = time.Now()
-	c.r.leaveOutage(o)
-	return false
-}
-
-// StartingUpWait is how long WaitStartingUp waits when no time is given.
-const StartingUpWait = 30 * time.Second
-
-// WaitStartingUp calls try until it succeeds or fails with anything but a server
-// that says it is starting up, in recovery or shutting down (57P03), or a name server
-// that timed out: those are tried again with jittered backoff up to maxBackoff, for up
-// to wait (0: StartingUpWait), each failure passed to failed (which may be nil).
-// Anything else (a wrong password, a missing database, too many connections for the
-// clients asked for) returns at once, since waiting would not mend it; giving up
-// says how long it tried.
-func WaitStartingUp(ctx context.Context, wait, maxBackoff time.Duration, try func() error, failed func(error)) error {
-	start := time.Now()
-	wait = cmp.Or(wait, StartingUpWait)
-	backoff := 10 * time.Millisecond
-	for tries := 1; ; tries++ {
-		err := try()
-		if err == nil || ctx.Err() != nil || !transientAtStart(Cause(err)) {
-			return err
-		}
-		if time.Since(start) >= wait {
-			return fmt.Errorf("%w (tried %d times over %s)", err, tries, time.Since(start).Round(time.Millisecond))
-		}
-		if failed != nil {
-			failed(err)
-		}
-		// The last sleep ends at the deadline, for one more try there.
-		t := time.NewTimer(min(backoff/2+rand.N(backoff/2+1), wait-time.Since(start)))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		backoff = min(backoff*2, max(maxBackoff, backoff))
-	}
-}
-
-// connectFirst opens a client's first connection, waiting out a server that is
-// starting up for the outage timeout and counting each failure as a connect error.
-func (c *client) connectFirst(ctx context.Context) error {
-	return WaitStartingUp(ctx, c.r.cfg.OutageTimeout, c.r.cfg.MaxBackoff, func() error { return c.connect(ctx) }, c.r.connectFailed)
-}
-
-// transientAtStart tells the causes worth waiting out before a run starts.
-func transientAtStart(cause string) bool {
-	return cause == "57P03" || cause == "dns: timeout"
 }
 
 // exec runs script s once. A *pgconn.PgError is an SQL error with the connection

@@ -165,7 +165,7 @@ func (s *ownServer) current() *localpg.Server {
 // kill sends SIGKILL to the postmaster and waits until it is gone.
 func (s *ownServer) kill() error {
 	srv := s.current()
-	if err := syscall.Kill(srv.PID, syscall.SIGKILL); err != nil {
+	if err := srv.Signal(syscall.SIGKILL); err != nil {
 		return err
 	}
 	for deadline := time.Now().Add(10 * time.Second); srv.Running(); time.Sleep(10 * time.Millisecond) {
@@ -703,7 +703,7 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := s.current()
-	if err := syscall.Kill(srv.PID, syscall.SIGTERM); err != nil { // smart shutdown
+	if err := srv.Signal(syscall.SIGTERM); err != nil { // smart shutdown
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -57,50 +56,14 @@ type Config struct {
 	// it pays for transactions that only read, not for those that write and so wait
 	// for their commits' WAL flushes.
 	// Run raises GOMAXPROCS by Clients for the run; at most MaxThreadClients. TLS
-	// connections are multiplexed either way.
+	// connections are multiplexed either way, and so are all connections on other
+	// systems than Linux (see transport_other.go).
 	ThreadPerClient bool
 	// OnInterval receives each interval as it ends, from one goroutine.
 	OnInterval func(Interval)
 	// OnWindow is called as the measurement window opens (true) and closes (false),
 	// from the same goroutine as OnInterval; it should return quickly.
 	OnWindow func(open bool)
-}
-
-// MaxThreadClients is the most clients Config.ThreadPerClient gives a thread each.
-const MaxThreadClients = 1024
-
-// CheckThreads refuses a thread per client for more than MaxThreadClients clients.
-func CheckThreads(perClient bool, clients int) error {
-	if perClient && clients > MaxThreadClients {
-		return fmt.Errorf("--thread-per-client allows at most %d clients, got %d; add --thread-per-client=false to share --jobs threads among them", MaxThreadClients, clients)
-	}
-	return nil
-}
-
-// procs counts the Ps that runs with a thread per client have added to GOMAXPROCS,
-// so that runs overlapping in one process (tests do) restore it correctly.
-var procs struct {
-	sync.Mutex
-	base, added int
-}
-
-// addProcs raises GOMAXPROCS by n until the returned function is called. A client
-// waiting in the kernel holds its P: the runner, the sampler and reconnections run
-// on the ones there were before.
-func addProcs(n int) (release func()) {
-	procs.Lock()
-	if procs.added == 0 {
-		procs.base = runtime.GOMAXPROCS(0)
-	}
-	procs.added += n
-	runtime.GOMAXPROCS(procs.base + procs.added)
-	procs.Unlock()
-	return func() {
-		procs.Lock()
-		procs.added -= n
-		runtime.GOMAXPROCS(procs.base + procs.added)
-		procs.Unlock()
-	}
 }
 
 // Phase of a transaction, by the time it ended.

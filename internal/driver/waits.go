@@ -2,7 +2,6 @@ package driver
 
 import (
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -26,11 +25,6 @@ import (
 // directMaxExtra more switches per wait. It measures the way not in use again every
 // probeEvery epochs. A workload too slow to measure (fewer than minEpochWaits waits
 // an epoch) keeps polling.
-//
-// Measured on 2 cores with 8 clients and PostgreSQL 18 on the same machine, with a
-// throwaway build forced to one way for a whole 6 s run: sysbench's oltp_point_select cost 0.09 more voluntary
-// switches per query reading at once, and ran 9% faster (73,300 against 67,300
-// tps); oltp_read_write cost 0.85 more, and ran 15% slower (1,060 against 1,240).
 type waitChooser struct {
 	direct atomic.Bool // read at once; polling first otherwise
 	waits  []*atomic.Int64
@@ -50,15 +44,6 @@ const (
 	directMaxExtra = 0.25
 	minEpochWaits  = 100 // fewer waits than this in an epoch measure nothing
 )
-
-// voluntarySwitches is the process's voluntary context switches so far.
-func voluntarySwitches() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Nvcsw
-}
 
 func (w *waitChooser) totalWaits() int64 {
 	var n int64

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -27,7 +25,7 @@ import (
 // the client shares with the server that CPU is taken from the server.
 type wire struct {
 	nc  net.Conn        // closed at once when blocking
-	raw syscall.RawConn // nil for TLS (then reads and writes go through nc) and when blocking
+	raw syscall.RawConn // nil for TLS and off Linux (then reads and writes go through nc), and when blocking
 	// With a raw connection the request is written from inside the read callback:
 	// Go's RawConn.Read forgets any readiness seen before it starts, so a request
 	// written earlier could be answered before the wait begins and the answer would
@@ -66,11 +64,10 @@ type wire struct {
 	//
 	// On a Unix-domain socket a read sleeping on the socket is also woken, for
 	// nothing, each time the server takes in the request, since it frees send-buffer
-	// space; poll wakes only for data. In sysbench's read-write transaction polling
-	// first took the client from 38 context switches per transaction to 23, but for
-	// point selects reading at once is faster: waits (see waitChooser) picks the way
-	// by measuring both, and waitCount counts the waits for it. TCP wakes a reader only
-	// for data, so there the read always waits itself, a system call fewer.
+	// space; poll wakes only for data. Which way costs less depends on the workload:
+	// waits (see waitChooser) picks it by measuring both, and waitCount counts the
+	// waits for it. TCP wakes a reader only for data, so there the read always waits
+	// itself, a system call fewer.
 	blocking  bool
 	unixSock  bool
 	waits     *waitChooser
@@ -80,87 +77,10 @@ type wire struct {
 	yieldAt   int64 // unix nanoseconds: when readBlocking next yields (see yieldEvery)
 }
 
-// blockingTick bounds each wait of a blocking read or write (SO_RCVTIMEO and
-// SO_SNDTIMEO), so that deadlines are noticed within it. With a timeout set, a signal
-// also interrupts the wait (EINTR instead of a restart), which lets the runtime stop
-// the thread for garbage collection while it waits.
-const blockingTick = 20 * time.Millisecond
-
-// yieldEvery is how often a client that waits in the kernel hands its thread back to
-// the runtime for a moment. A goroutine inside a raw system call looks to Go's
-// runtime as if it were running, and the runtime's monitor preempts one that has run
-// 10 ms without being rescheduled: it then went to the global run queue and came
-// back on whichever thread was free first. Clients kept moving between threads, a
-// backend woke a different thread (often on the other core) from one answer to the
-// next, and on point selects at 8 clients 5-11% of the wake-ups between clients and
-// backends crossed cores, against 0.3-0.7% for sysbench. goyield puts the goroutine
-// on its own processor's queue, where the same thread runs it again at once, and it
-// counts as rescheduled, so the monitor leaves the client alone: with a yield every
-// 2 ms the crossings fell to sysbench's share.
-var yieldEvery = 2 * time.Millisecond // a variable only for a test to compare without
-
-// goyield is the runtime's yield to the current processor's own run queue; unlike
-// runtime.Gosched it neither moves the goroutine to the global queue nor wakes
-// another thread. The runtime keeps it reachable by linkname for outside packages
-// (go.dev/issue/67401).
-//
-//go:linkname goyield runtime.goyield
-func goyield()
-
-func newWire(nc net.Conn, blocking bool) *wire {
-	c := &wire{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
-		return c
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return c
-	}
-	c.raw = raw
-	c.readFn = c.rawRead
-	if blocking {
-		fd := -1
-		raw.Control(func(f uintptr) { fd = blockingDup(int(f)) })
-		if fd >= 0 {
-			// Closing the original takes the socket out of Go's poller, which would
-			// otherwise wake a thread of its own for every answer; the duplicate
-			// keeps the connection open.
-			_, c.unixSock = nc.RemoteAddr().(*net.UnixAddr)
-			nc.Close()
-			c.blocking, c.fd, c.raw = true, fd, nil
-		}
-	}
-	return c
-}
-
-// blockingDup duplicates a socket into a blocking descriptor with blockingTick
-// timeouts, or returns -1.
-func blockingDup(fd int) int {
-	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
-	if errno != 0 {
-		return -1
-	}
-	tv := syscall.NsecToTimeval(int64(blockingTick))
-	err := syscall.SetsockoptTimeval(int(nfd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
-	if err == nil {
-		err = syscall.SetsockoptTimeval(int(nfd), syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
-	}
-	if err == nil {
-		err = syscall.SetNonblock(int(nfd), false)
-	}
-	if err != nil {
-		syscall.Close(int(nfd))
-		return -1
-	}
-	return int(nfd)
-}
-
 // close closes the connection.
 func (c *wire) close() {
 	if c.blocking {
-		syscall.Close(c.fd)
-		c.fd = -1
+		c.closeBlocking()
 		return
 	}
 	c.nc.Close()
@@ -175,80 +95,6 @@ func (c *wire) setDeadline(t time.Time) {
 	c.nc.SetDeadline(t)
 }
 
-// waited is called when a blocking read or write returns EAGAIN (blockingTick
-// passed) or EINTR (a signal): it fails once the deadline has passed. A signal is
-// how the runtime asks a goroutine to stop, for the garbage collector or because it
-// ran 10 ms without a break (a wait longer than yieldEvery): rawIO has no point
-// where the goroutine could stop, so it yields here, to its own processor's queue.
-//
-//go:noinline
-func (c *wire) waited(err error) error {
-	if err == syscall.EINTR {
-		goyield()
-	}
-	if d := c.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
-		return os.ErrDeadlineExceeded
-	}
-	return nil
-}
-
-// readBlocking reads into in[w:], sleeping in the kernel until something arrives.
-func (c *wire) readBlocking() (int, error) {
-	for {
-		var n int
-		var err error
-		if now := time.Now().UnixNano(); now >= c.yieldAt {
-			goyield()
-			c.yieldAt = now + int64(yieldEvery)
-		}
-		if c.unixSock {
-			c.waitCount.Add(1)
-			if !c.waits.direct.Load() {
-				err = pollIn(c.fd)
-			}
-		}
-		if err == nil {
-			n, err = rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
-		}
-		switch err {
-		case nil:
-			if n == 0 {
-				return 0, io.EOF
-			}
-			return n, nil
-		case syscall.EAGAIN, syscall.EINTR:
-			if err := c.waited(err); err != nil {
-				return 0, err
-			}
-		default:
-			return 0, err
-		}
-	}
-}
-
-// writeBlocking sends out whole, then empties it.
-func (c *wire) writeBlocking() error {
-	b := c.out
-	c.out = c.out[:0]
-	for len(b) > 0 {
-		n, err := rawIO(syscall.SYS_WRITE, c.fd, b)
-		switch err {
-		case nil:
-			b = b[n:]
-		case syscall.EAGAIN, syscall.EINTR:
-			if err := c.waited(err); err != nil {
-				return err
-			}
-		default:
-			if c.sendFailed(err) {
-				return nil
-			}
-			return err
-		}
-	}
-	return nil
-}
-
 // sendFailed keeps a write's broken pipe or connection reset for the read that
 // follows. A server that ends the session (terminated: 57P01) sends a FATAL error
 // before closing; a request written after that fails, and the error that says why
@@ -260,72 +106,6 @@ func (c *wire) sendFailed(err error) bool {
 		return true
 	}
 	return false
-}
-
-// rawRead is the callback for syscall.RawConn.Read: false means "wait until readable".
-func (c *wire) rawRead(fd uintptr) bool {
-	if c.pending {
-		c.pending = false
-		if err := c.writeRaw(int(fd)); err != nil {
-			c.rerr = err
-			return true
-		}
-		if c.werr == nil {
-			return false // the answer cannot be there yet
-		}
-		// The server is gone: what it left is there already, and no new readiness
-		// will come to wake a wait for it.
-	}
-	n, err := rawIO(syscall.SYS_READ, int(fd), c.in[c.w:])
-	for err == syscall.EINTR {
-		n, err = rawIO(syscall.SYS_READ, int(fd), c.in[c.w:])
-	}
-	if err == syscall.EAGAIN {
-		return false
-	}
-	c.nread, c.rerr = n, err
-	if n == 0 && err == nil {
-		c.rerr = io.EOF
-	}
-	return true
-}
-
-// pollIn waits until fd is readable (or closed, or in error), for at most
-// blockingTick: then it returns EAGAIN.
-func pollIn(fd int) error {
-	pfd := struct {
-		fd             int32
-		events, revent int16
-	}{fd: int32(fd), events: 0x1} // POLLIN
-	ts := syscall.NsecToTimespec(int64(blockingTick))
-	n, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
-	if errno != 0 {
-		return errno
-	}
-	if n == 0 {
-		return syscall.EAGAIN
-	}
-	return nil
-}
-
-// rawIO reads or writes a non-blocking socket without telling the scheduler about a
-// system call. syscall.Read and Write mark the thread as in a system call; when the
-// kernel preempts it there (the server shares the cores), the runtime's monitor hands
-// the scheduler to another thread, and the two threads then wake each other with
-// futexes: measured at 1.7 extra context switches per TPC-B transaction. A read or
-// write on a non-blocking socket never blocks, so the mark buys nothing here. The
-// blocking sockets of a thread per client (and pollIn) skip it too: each client then
-// keeps its P while it waits, which Run's extra Ps allow for; marked, oltp_point_select
-// at 8 clients fell from 53,000-58,000 tps to 42,000-48,000.
-func rawIO(trap uintptr, fd int, b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	n, _, errno := syscall.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
 }
 
 // beginMsg appends a message type and a length placeholder; endMsg fills the length.
@@ -432,27 +212,6 @@ func (c *wire) writeNow() error {
 		return c.writeBlocking()
 	}
 	_, err := c.nc.Write(c.out)
-	c.out = c.out[:0]
-	return err
-}
-
-// writeRaw writes out on the socket directly; a full socket buffer falls back to the
-// blocking net.Conn write (which holds a different lock than the read in progress).
-func (c *wire) writeRaw(fd int) error {
-	n, err := rawIO(syscall.SYS_WRITE, fd, c.out)
-	if err == syscall.EAGAIN || err == syscall.EINTR {
-		n, err = 0, nil
-	}
-	if err != nil {
-		c.out = c.out[:0]
-		if c.sendFailed(err) {
-			return nil
-		}
-		return err
-	}
-	if n < len(c.out) {
-		_, err = c.nc.Write(c.out[n:])
-	}
 	c.out = c.out[:0]
 	return err
 }

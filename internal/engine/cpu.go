@@ -4,7 +4,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // cpuSample is this process's CPU time and, where /proc/stat exists, the machine's.
@@ -15,11 +14,7 @@ type cpuSample struct {
 
 func readCPU() cpuSample {
 	var s cpuSample
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		s.user = float64(ru.Utime.Sec) + float64(ru.Utime.Usec)/1e6
-		s.sys = float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
-	}
+	s.user, s.sys = processCPU()
 	if b, err := os.ReadFile("/proc/stat"); err == nil {
 		line, _, _ := strings.Cut(string(b), "\n")
 		f := strings.Fields(line)

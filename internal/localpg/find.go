@@ -47,6 +47,9 @@ func FindBinaries(ctx context.Context, version string, log io.Writer) (*Install,
 // including earlier downloads, are preferred over the network even when a
 // newer minor release is available.
 func (f Finder) Find(ctx context.Context, version string) (*Install, error) {
+	if err := supported(); err != nil {
+		return nil, err
+	}
 	req, err := parseRequest(version)
 	if err != nil {
 		return nil, f.unavailable(ctx, err)

@@ -110,6 +110,9 @@ var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 // directory, trusts local connections, and logs to Server.LogFile.
 // Apart from that and Options.Settings, its configuration is initdb's.
 func Start(ctx context.Context, opts Options) (_ *Server, err error) {
+	if err := supported(); err != nil {
+		return nil, err
+	}
 	log := opts.Log
 	if log == nil {
 		log = io.Discard
@@ -227,34 +230,6 @@ func removeFailedStart(dir string, s *Server) {
 	_ = os.Remove(dir)
 }
 
-// lockDir holds an exclusive lock on a server's directory while Start works
-// in it, so that Prune, which tries the same lock, leaves it alone.
-func lockDir(dir string) (unlock func(), err error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
-	}
-	return func() { _ = f.Close() }, nil
-}
-
-// tryLockDir is lockDir without waiting: ok is false while a Start holds
-// the lock.
-func tryLockDir(dir string) (unlock func(), ok bool) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, false
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		return nil, false
-	}
-	return func() { _ = f.Close() }, true
-}
-
 // initdb creates the data directory, or checks that an existing one
 // belongs to the same major version.
 func (s *Server) initdb(ctx context.Context, acct account, args []string, log io.Writer) error {
@@ -353,7 +328,7 @@ func (s *Server) launch(ctx context.Context, acct account, settings []Setting, t
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.SysProcAttr = acct.credential()
-	cmd.SysProcAttr.Setsid = true
+	ownSession(cmd.SysProcAttr)
 	err = cmd.Start()
 	if cerr := logf.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close server log: %w", cerr)
@@ -499,7 +474,7 @@ func (s *Server) postmaster() (int, bool) {
 		default:
 		}
 	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+	if err := kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return 0, false
 	}
 	return pid, true
@@ -528,9 +503,18 @@ func (s *Server) Stop(ctx context.Context) error {
 	return fmt.Errorf("stop server %q (pid %d): fast shutdown did not finish (%v); used immediate shutdown", s.Name, pid, ctx.Err())
 }
 
+// Signal sends sig to the postmaster, to crash or stop the server from outside as a
+// fault would.
+func (s *Server) Signal(sig syscall.Signal) error {
+	if err := kill(s.PID, sig); err != nil {
+		return fmt.Errorf("send %v to server %q (pid %d): %w", sig, s.Name, s.PID, err)
+	}
+	return nil
+}
+
 // signalAndWait sends sig to the postmaster and waits until it is gone.
 func (s *Server) signalAndWait(ctx context.Context, sig syscall.Signal, pid int) error {
-	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("send %v: %w", sig, err)
 	}
 	for {

@@ -43,7 +43,7 @@ func (s *Server) StopOnInterrupt(ctx context.Context, log io.Writer) (cancel fun
 			}
 			cancelStop()
 			stopWatching()
-			if err := syscall.Kill(os.Getpid(), sig.(syscall.Signal)); err != nil {
+			if err := kill(os.Getpid(), sig.(syscall.Signal)); err != nil {
 				fmt.Fprintf(log, "resend %v: %v\n", sig, err)
 			}
 		case <-ctx.Done():

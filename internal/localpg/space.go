@@ -19,7 +19,7 @@ func errNoSpace(dir, version string, need, free int64) error {
 
 // checkSpace fails early when dir's file system cannot hold need bytes.
 func checkSpace(dir, version string, need int64) error {
-	free, ok := freeBytes(dir)
+	free, ok := FreeBytes(dir)
 	if !ok || free >= need {
 		return nil
 	}
@@ -32,6 +32,6 @@ func asNoSpace(err error, dir, version string, need int64) error {
 	if !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
 		return nil
 	}
-	free, _ := freeBytes(dir)
+	free, _ := FreeBytes(dir)
 	return errNoSpace(dir, version, need, free)
 }

@@ -2,5 +2,8 @@
 
 package localpg
 
-// freeBytes is unknown here; a full disk is then reported when a write fails.
-func freeBytes(string) (int64, bool) { return 0, false }
+// FreeBytes is unknown here; a full disk is then reported when a write fails.
+func FreeBytes(string) (int64, bool) { return 0, false }
+
+// FileSystem is unknown here.
+func FileSystem(string) (uint64, bool) { return 0, false }

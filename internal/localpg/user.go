@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // account is the operating-system user that PostgreSQL runs as. The zero
@@ -22,15 +21,6 @@ type account struct {
 }
 
 func (a account) isCurrent() bool { return a.Name == "" }
-
-// credential makes a command run as the account; nil for the current user.
-func (a account) credential() *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{}
-	if !a.isCurrent() {
-		attr.Credential = &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID), Groups: []uint32{}}
-	}
-	return attr
-}
 
 // chown gives path to the account; a no-op for the current user.
 func (a account) chown(path string) error {
@@ -119,13 +109,13 @@ func (a account) checkReachable(path string) error {
 		if err != nil {
 			return fmt.Errorf("check access to %s: %w", path, err)
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
+		uid, gid, ok := owner(fi)
 		mode := fi.Mode().Perm()
 		var allowed bool
 		switch {
-		case ok && int(st.Uid) == a.UID:
+		case ok && uid == a.UID:
 			allowed = mode&0o100 != 0
-		case ok && int(st.Gid) == a.GID:
+		case ok && gid == a.GID:
 			allowed = mode&0o010 != 0
 		default:
 			allowed = mode&0o001 != 0

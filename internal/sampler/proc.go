@@ -3,10 +3,13 @@ package sampler
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -90,6 +93,9 @@ type cpuReading struct {
 func readServerCPU(proc string, root int) (*cpuReading, error) {
 	before := time.Now()
 	entries, err := os.ReadDir(proc)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("server CPU is read from %s, which %s does not have", proc, runtime.GOOS)
+	}
 	if err != nil {
 		return nil, err
 	}

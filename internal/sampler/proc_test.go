@@ -3,6 +3,7 @@ package sampler
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -116,5 +117,14 @@ func TestMountSource(t *testing.T) {
 				t.Errorf("mountSource = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestNoProc: where there is no /proc, as on macOS, the server's CPU time is missing
+// for a reason the sampler's error list can show.
+func TestNoProc(t *testing.T) {
+	_, err := readServerCPU(filepath.Join(t.TempDir(), "proc"), 1)
+	if err == nil || !strings.Contains(err.Error(), "server CPU is read from") {
+		t.Errorf("error %v, want one that says the server's CPU time comes from /proc", err)
 	}
 }

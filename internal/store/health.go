@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -93,7 +92,7 @@ func (p Process) gone() bool {
 	if p.PID <= 0 {
 		return false
 	}
-	if err := syscall.Kill(p.PID, 0); errors.Is(err, syscall.ESRCH) {
+	if noProcess(p.PID) {
 		return true
 	}
 	if p.Start == "" {

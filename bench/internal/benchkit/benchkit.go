@@ -84,8 +84,7 @@ func CPUPerTx(ru *syscall.Rusage, tx float64) float64 {
 	if tx <= 0 {
 		return 0
 	}
-	s := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-	return 1e6 * s / tx
+	return 1e6 * cpuSeconds(ru) / tx
 }
 
 // Reschedules is the machine's count of rescheduling interrupts so far (the RES row
