@@ -83,6 +83,9 @@ func newInitKindCmd(env *Env, k kind) *cobra.Command {
 		defer stop()
 		resume, note, err := resumable(ctx, conn, k, ds, reload)
 		conn.Close(context.Background())
+		if err != nil && ctx.Err() != nil {
+			return fmt.Errorf("%w: before the load began", ErrInterrupted)
+		}
 		if err != nil {
 			return err
 		}
