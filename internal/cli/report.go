@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,26 +19,26 @@ import (
 const defaultNoise = 0.05
 
 // addSelectionFlags adds the options that choose what report, compare and export cover.
-func addSelectionFlags(fl *pflag.FlagSet, sel *selection) {
-	fl.StringVar(&sel.study, "study", "", "the runs of this study (its name:)")
-	fl.Int64SliceVar(&sel.runs, "run", nil, "run ids, instead of a study (repeatable, or comma-separated)")
-	fl.StringArrayVar(&sel.labels, "label", nil, "runs with this label key=value, instead of a study (repeatable: all must match)")
-	fl.StringVar(&sel.baseline, "baseline", "", "the target the others are compared with (default: the first)")
-	fl.Float64Var(&sel.noise, "noise", defaultNoise, "relative difference below which targets are within noise")
+func addSelectionFlags(fl *pflag.FlagSet, sel *report.Selection) {
+	fl.StringVar(&sel.Study, "study", "", "the runs of this study (its name:)")
+	fl.Int64SliceVar(&sel.Runs, "run", nil, "run ids, instead of a study (repeatable, or comma-separated)")
+	fl.StringArrayVar(&sel.Labels, "label", nil, "runs with this label key=value, instead of a study (repeatable: all must match)")
+	fl.StringVar(&sel.Baseline, "baseline", "", "the target the others are compared with (default: the first)")
+	fl.Float64Var(&sel.Noise, "noise", defaultNoise, "relative difference below which targets are within noise")
 }
 
-func checkSelection(sel selection) error {
-	if sel.study != "" && (len(sel.runs) > 0 || len(sel.labels) > 0) {
+func checkSelection(sel report.Selection) error {
+	if sel.Study != "" && (len(sel.Runs) > 0 || len(sel.Labels) > 0) {
 		return fmt.Errorf("--study and --run/--label choose runs in different ways: give one")
 	}
-	if sel.noise <= 0 || sel.noise >= 1 {
-		return fmt.Errorf("--noise %g is out of range: give a fraction such as 0.05 for 5%%", sel.noise)
+	if sel.Noise <= 0 || sel.Noise >= 1 {
+		return fmt.Errorf("--noise %g is out of range: give a fraction such as 0.05 for 5%%", sel.Noise)
 	}
 	return nil
 }
 
 func newReportCmd(env *Env) *cobra.Command {
-	var sel selection
+	var sel report.Selection
 	var out, format string
 	cmd := &cobra.Command{
 		Use:   "report",
@@ -101,7 +102,7 @@ func reportFormat(out string) (string, error) {
 }
 
 func newCompareCmd(env *Env) *cobra.Command {
-	var sel selection
+	var sel report.Selection
 	cmd := &cobra.Command{
 		Use:   "compare",
 		Short: "Print the targets side by side: aggregates, spread, ratios and whether differences exceed the noise",
@@ -124,7 +125,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 }
 
 func newExportCmd(env *Env) *cobra.Command {
-	var sel selection
+	var sel report.Selection
 	var format, out string
 	cmd := &cobra.Command{
 		Use:   "export",
@@ -218,11 +219,15 @@ func relTo(out, dir string) string {
 }
 
 // selectedReport reads the selected runs from the results store named by --results.
-func selectedReport(cmd *cobra.Command, env *Env, sel selection) (*report.Report, error) {
+func selectedReport(cmd *cobra.Command, env *Env, sel report.Selection) (*report.Report, error) {
 	st, err := openExisting(cmd)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	return assemble(cmd.Context(), st, sel, env.Now())
+	r, err := report.Assemble(cmd.Context(), st, sel, env.Now())
+	if errors.As(err, new(report.SelectionError)) {
+		return nil, usageError{err}
+	}
+	return r, err
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/report"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/spf13/cobra"
 )
@@ -123,7 +124,7 @@ func printRuns(w io.Writer, runs []store.Run) error {
 		version, _, _ := strings.Cut(r.ServerVersion, " ") // "16.4 (Debian 16.4-1.pgdg120+2)"
 		rows = append(rows, []string{strconv.FormatInt(r.ID, 10), r.Started.Local().Format("01-02 15:04"),
 			r.Workload + " " + r.Script, strconv.Itoa(r.Clients), tps, p99, r.Status, cutEnd(version, 10), ""})
-		names = append(names, runNames(&r))
+		names = append(names, report.RunNames(&r))
 	}
 	// The target takes its longest name that fits beside the workload and
 	// script at full width, else a shorter one in up to half the room left by

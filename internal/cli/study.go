@@ -413,7 +413,7 @@ func checkServers(ctx context.Context, st *store.Store, done map[string]store.St
 				diffs = append(diffs, fmt.Sprintf("version %s, now %s", r.ServerVersion, t.info.Version))
 			}
 			for _, k := range slices.Sorted(maps.Keys(mergeKeys(r.Settings, t.info.Settings))) {
-				if !settingsNoise[k] && r.Settings[k] != t.info.Settings[k] {
+				if !target.IncidentalSettings[k] && r.Settings[k] != t.info.Settings[k] {
 					diffs = append(diffs, fmt.Sprintf("%s %s, now %s", k, valueOr(r.Settings[k], "default"), valueOr(t.info.Settings[k], "default")))
 				}
 			}

@@ -199,17 +199,6 @@ func datasetBytes(wls []*studyWorkload) (loaded, disk int64) {
 	return loaded, loaded + disk
 }
 
-// settingsNoise are settings that differ between any two servers and say nothing
-// about performance.
-var settingsNoise = map[string]bool{
-	"application_name": true, "config_file": true, "data_directory": true, "hba_file": true, "ident_file": true,
-	"port": true, "unix_socket_directories": true, "listen_addresses": true, "external_pid_file": true,
-	"log_directory": true, "log_filename": true, "logging_collector": true, "log_destination": true,
-	"lc_messages": true, "lc_monetary": true, "lc_numeric": true, "lc_time": true, "DateStyle": true,
-	"TimeZone": true, "log_timezone": true, "default_text_search_config": true, "client_encoding": true,
-	"dynamic_shared_memory_type": true, "unix_socket_permissions": true, "unix_socket_group": true,
-}
-
 // printPreflight prints what each target is, where its data will live, and a
 // comparability table of where the targets differ.
 func printPreflight(w io.Writer, targets []*studyTarget, wls []*studyWorkload) {
@@ -276,7 +265,7 @@ func printPreflight(w io.Writer, targets []*studyTarget, wls []*studyWorkload) {
 	labels := map[string]bool{}
 	for _, t := range open {
 		for k := range t.info.Settings {
-			if !settingsNoise[k] {
+			if !target.IncidentalSettings[k] {
 				names[k] = true
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/report"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
@@ -25,21 +26,6 @@ type cellRuns struct {
 	values  []float64 // the headline figure of each valid completed run
 	invalid int
 	pending int
-}
-
-// metricName is what a workload's results are compared by.
-func metricName(kind string) string {
-	if kind == "tpcc" {
-		return "NOPM"
-	}
-	return "tps"
-}
-
-func metric(sum *engine.Summary) float64 {
-	if t := sum.TPCCFigures; t != nil {
-		return t.NOPM
-	}
-	return sum.TPS
 }
 
 // studyCells reads the stored runs of every cell of the plan.
@@ -77,7 +63,7 @@ func studyCells(ctx context.Context, st *store.Store, studyID int64, plan []stud
 			cr.invalid++
 			continue
 		}
-		cr.values = append(cr.values, metric(&sum))
+		cr.values = append(cr.values, report.Metric(&sum))
 	}
 	return cells, nil
 }
@@ -108,7 +94,7 @@ func printStudyResults(ctx context.Context, env *Env, s *study.Study, st *store.
 	fmt.Fprintln(tw)
 	for _, wl := range s.Workloads {
 		for _, c := range s.Clients(wl) {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t", wl.Name, c, metricName(wl.Kind))
+			fmt.Fprintf(tw, "%s\t%d\t%s\t", wl.Name, c, report.MetricName(wl.Kind))
 			aggs := make([]float64, len(s.Targets))
 			for i, t := range s.Targets {
 				cr := cells[fmt.Sprintf("%s/%s/%d", t.Name, wl.Name, c)]

@@ -1,18 +1,17 @@
-// Package report turns a Report, the runs of a study as the CLI reads them from the
-// results store, into what people read: Terminal for `pgbakeoff compare`, Markdown
-// with its charts as SVG files, one self-contained HTML page, and CSV. Renderers
-// write to an io.Writer and read neither the store nor the clock, so the same
-// Report always gives the same bytes.
+// Package report reads the runs of a study, or runs chosen by id or label, from
+// the results store into a Report (Assemble), and turns a Report into what people
+// read: Terminal for `pgbakeoff compare`, Markdown with its charts as SVG files,
+// one self-contained HTML page, and CSV. Renderers write to an io.Writer and read
+// neither the store nor the clock, so the same Report always gives the same bytes.
 //
-//	r := &report.Report{
-//		Title: "pg11 vs pg16", Baseline: "pg11", Noise: 0.05, Aggregate: "median",
-//		Targets:   []report.Target{{Name: "pg11"}, {Name: "pg16"}},
-//		Workloads: workloads, // each with all its runs
+//	r, err := report.Assemble(ctx, st, report.Selection{Study: "pg11-vs-pg16", Noise: 0.05}, time.Now())
+//	if err != nil {
+//		return err
 //	}
 //	if err := report.Terminal(os.Stdout, r); err != nil {
 //		return err
 //	}
-//	err := report.HTML(htmlFile, r)
+//	err = report.HTML(htmlFile, r)
 //
 // Every table has one row per metric and one column per target, and each target
 // after the baseline has a column with its ratio to the baseline. Only runs that

@@ -113,3 +113,14 @@ func query(ctx context.Context, conn *pgconn.PgConn, sql string) ([][]string, er
 func Query(ctx context.Context, conn *pgconn.PgConn, sql string) ([][]string, error) {
 	return query(ctx, conn, sql)
 }
+
+// IncidentalSettings are settings that differ between any two servers and say nothing
+// about performance.
+var IncidentalSettings = map[string]bool{
+	"application_name": true, "config_file": true, "data_directory": true, "hba_file": true, "ident_file": true,
+	"port": true, "unix_socket_directories": true, "listen_addresses": true, "external_pid_file": true,
+	"log_directory": true, "log_filename": true, "logging_collector": true, "log_destination": true,
+	"lc_messages": true, "lc_monetary": true, "lc_numeric": true, "lc_time": true, "DateStyle": true,
+	"TimeZone": true, "log_timezone": true, "default_text_search_config": true, "client_encoding": true,
+	"dynamic_shared_memory_type": true, "unix_socket_permissions": true, "unix_socket_group": true,
+}

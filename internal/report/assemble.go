@@ -1,4 +1,4 @@
-package cli
+package report
 
 import (
 	"cmp"
@@ -16,37 +16,44 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
-	"github.com/pgbakeoff/pgbakeoff/internal/report"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
-// selection is which stored runs a report covers: a study's, or runs chosen by id
+// Selection is which stored runs a report covers: a study's, or runs chosen by id
 // or label.
-type selection struct {
-	study    string
-	runs     []int64
-	labels   []string
-	baseline string
-	noise    float64
+type Selection struct {
+	Study    string
+	Runs     []int64
+	Labels   []string // key=value; values of one key are alternatives, keys must all match
+	Baseline string   // the target the others are compared with; "" for the first
+	Noise    float64  // differences below this share are within noise
 }
+
+// SelectionError is a selection that names no runs, or runs or a study the store
+// does not hold.
+type SelectionError struct{ Err error }
+
+func (e SelectionError) Error() string { return e.Err.Error() }
+func (e SelectionError) Unwrap() error { return e.Err }
 
 // reportQuantiles are the points of the latency distribution plots: p50 to p99.99,
 // then the maximum.
 var reportQuantiles = []float64{50, 75, 90, 95, 99, 99.9, 99.99}
 
-// assemble reads the selected runs from the store into what renderers show.
-func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time) (*report.Report, error) {
-	r := &report.Report{Generated: now, Noise: sel.noise, Aggregate: string(study.AggregateMedian)}
+// Assemble reads the selected runs from the store into what renderers show.
+func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time) (*Report, error) {
+	r := &Report{Generated: now, Noise: sel.Noise, Aggregate: string(study.AggregateMedian)}
 	var details []*store.RunDetail
 	repeat := map[int64]int{}
 	var s *study.Study
 	switch {
-	case sel.study != "":
-		state, err := st.FindStudy(ctx, sel.study)
+	case sel.Study != "":
+		state, err := st.FindStudy(ctx, sel.Study)
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, usageError{fmt.Errorf("no study %q in the results store: run `pgbakeoff study run FILE` first, or check --results", sel.study)}
+			return nil, SelectionError{fmt.Errorf("no study %q in the results store: run `pgbakeoff study run FILE` first, or check --results", sel.Study)}
 		}
 		if err != nil {
 			return nil, err
@@ -54,7 +61,7 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 		// The stored text parses; only the prices file it names may be gone or changed.
 		var errs study.Errors
 		if s, errs = study.ParseAll(state.File, []byte(state.Spec)); s == nil {
-			return nil, fmt.Errorf("the stored copy of study %s no longer parses: %w", sel.study, errs.Err())
+			return nil, fmt.Errorf("the stored copy of study %s no longer parses: %w", sel.Study, errs.Err())
 		}
 		for _, e := range errs {
 			r.Env.Warnings = append(r.Env.Warnings, "study file: "+e.Error())
@@ -86,14 +93,14 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 			repeat[rd.ID], _ = strconv.Atoi(rd.Labels["repeat"])
 		}
 	default:
-		ids := sel.runs
-		if len(sel.labels) > 0 {
+		ids := sel.Runs
+		if len(sel.Labels) > 0 {
 			// Values of one key are alternatives; different keys must all match.
 			want := map[string][]string{}
-			for _, l := range sel.labels {
+			for _, l := range sel.Labels {
 				k, v, ok := strings.Cut(l, "=")
 				if !ok || k == "" {
-					return nil, usageError{fmt.Errorf("--label %q: use key=value", l)}
+					return nil, SelectionError{fmt.Errorf("--label %q: use key=value", l)}
 				}
 				want[k] = append(want[k], v)
 			}
@@ -112,14 +119,14 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 			}
 		}
 		if len(ids) == 0 {
-			return nil, usageError{errors.New("no runs selected: give --study NAME, --run ID or --label key=value (see `pgbakeoff runs`)")}
+			return nil, SelectionError{errors.New("no runs selected: give --study NAME, --run ID or --label key=value (see `pgbakeoff runs`)")}
 		}
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
 		for _, id := range ids {
 			rd, err := st.Run(ctx, id)
 			if errors.Is(err, store.ErrNotFound) {
-				return nil, usageError{fmt.Errorf("run %d is not in the results store (see `pgbakeoff runs`)", id)}
+				return nil, SelectionError{fmt.Errorf("run %d is not in the results store (see `pgbakeoff runs`)", id)}
 			}
 			if err != nil {
 				return nil, err
@@ -130,15 +137,15 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 		r.Source = "runs " + joinIDs(ids)
 	}
 	if len(details) == 0 {
-		return nil, usageError{fmt.Errorf("study %s has no finished runs yet: `pgbakeoff study status` shows what is left", sel.study)}
+		return nil, SelectionError{fmt.Errorf("study %s has no finished runs yet: `pgbakeoff study status` shows what is left", sel.Study)}
 	}
 
 	var names map[int64]string
 	if s == nil {
 		names = plainNames(details)
 	}
-	targets := map[string]*report.Target{}
-	workloads := map[string]*report.Workload{}
+	targets := map[string]*Target{}
+	workloads := map[string]*Workload{}
 	for _, d := range details {
 		run, err := reportRun(d)
 		if err != nil {
@@ -149,7 +156,7 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 		run.Target = name
 		t := targets[name]
 		if t == nil {
-			t = &report.Target{Name: name, Version: d.ServerVersion, Settings: d.Settings, Labels: map[string]string{}}
+			t = &Target{Name: name, Version: d.ServerVersion, Settings: d.Settings, Labels: map[string]string{}}
 			if a, ok := d.Params["address"].(string); ok {
 				t.Address = a
 			}
@@ -158,7 +165,7 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 		wname := cmp.Or(d.Labels["workload"], d.Workload+" "+d.Script)
 		w := workloads[wname]
 		if w == nil {
-			w = &report.Workload{Name: wname, Kind: d.Workload, Metric: metricName(d.Workload)}
+			w = &Workload{Name: wname, Kind: d.Workload, Metric: MetricName(d.Workload)}
 			workloads[wname] = w
 		}
 		if !slices.Contains(w.Clients, d.Clients) {
@@ -172,12 +179,12 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 	if s != nil {
 		for _, st := range s.Targets {
 			if targets[st.Name] == nil {
-				targets[st.Name] = &report.Target{Name: st.Name, Labels: map[string]string{}}
+				targets[st.Name] = &Target{Name: st.Name, Labels: map[string]string{}}
 			}
 		}
 		for _, sw := range s.Workloads {
 			if workloads[sw.Name] == nil {
-				workloads[sw.Name] = &report.Workload{Name: sw.Name, Kind: sw.Kind, Metric: metricName(sw.Kind)}
+				workloads[sw.Name] = &Workload{Name: sw.Name, Kind: sw.Kind, Metric: MetricName(sw.Kind)}
 			}
 			for _, c := range s.Clients(sw) {
 				if w := workloads[sw.Name]; !slices.Contains(w.Clients, c) {
@@ -209,15 +216,15 @@ func assemble(ctx context.Context, st *store.Store, sel selection, now time.Time
 	}
 
 	r.Baseline = r.Targets[0].Name
-	if sel.baseline != "" {
-		if !slices.ContainsFunc(r.Targets, func(t report.Target) bool { return t.Name == sel.baseline }) {
+	if sel.Baseline != "" {
+		if !slices.ContainsFunc(r.Targets, func(t Target) bool { return t.Name == sel.Baseline }) {
 			names := make([]string, len(r.Targets))
 			for i, t := range r.Targets {
 				names[i] = t.Name
 			}
-			return nil, usageError{fmt.Errorf("--baseline %q is not a target of these runs: choose one of %s", sel.baseline, strings.Join(names, ", "))}
+			return nil, SelectionError{fmt.Errorf("--baseline %q is not a target of these runs: choose one of %s", sel.Baseline, strings.Join(names, ", "))}
 		}
-		r.Baseline = sel.baseline
+		r.Baseline = sel.Baseline
 	}
 	r.Env = environment(r.Targets, r.Workloads)
 	return r, nil
@@ -231,23 +238,23 @@ func joinIDs(ids []int64) string {
 	return strings.Join(s, ", ")
 }
 
-func withStudyTarget(t *report.Target, st *study.Target) *report.Target {
+func withStudyTarget(t *Target, st *study.Target) *Target {
 	maps.Copy(t.Labels, st.Labels)
 	if p := st.Price; p != nil {
-		t.Price = &report.Price{Monthly: p.Monthly(), Currency: p.Currency, Detail: p.Detail(), Source: p.Source}
+		t.Price = &Price{Monthly: p.Monthly(), Currency: p.Currency, Detail: p.Detail(), Source: p.Source}
 	}
 	return t
 }
 
 // reportRun reduces a stored run to what reports show.
-func reportRun(d *store.RunDetail) (*report.Run, error) {
-	run := &report.Run{ID: d.ID, Clients: d.Clients, Started: d.Started, Status: d.Status}
+func reportRun(d *store.RunDetail) (*Run, error) {
+	run := &Run{ID: d.ID, Clients: d.Clients, Started: d.Started, Status: d.Status}
 	var sum engine.Summary
 	if len(d.Summary) > 0 {
 		if err := json.Unmarshal(d.Summary, &sum); err != nil {
 			return nil, fmt.Errorf("run %d summary: %w", d.ID, err)
 		}
-		run.Metric, run.TPS = metric(&sum), sum.TPS
+		run.Metric, run.TPS = Metric(&sum), sum.TPS
 		if t := sum.TPCCFigures; t != nil {
 			run.TPM = t.TPMCluster
 		}
@@ -255,19 +262,19 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 			run.QPS = sb.QPS
 		}
 		l := sum.LatencyMs
-		run.Latency = report.Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
+		run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
 		run.Warnings = sum.Warnings
 		if m := sum.ClientMachine; m != nil {
 			run.Machine = m.String()
 		}
 	}
 	for _, f := range d.Flags {
-		run.Flags = append(run.Flags, report.Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason})
+		run.Flags = append(run.Flags, Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason})
 		run.Invalid = run.Invalid || f.Invalid
 	}
 	if d.Status != store.StatusCompleted {
 		run.Invalid = true
-		run.Flags = append(run.Flags, report.Flag{Name: "status", Invalid: true, Reason: "the run did not complete: " + d.Status})
+		run.Flags = append(run.Flags, Flag{Name: "status", Invalid: true, Reason: "the run did not complete: " + d.Status})
 	}
 
 	// The latency distribution of the whole window, all transaction types.
@@ -282,7 +289,7 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 		}
 		all.Merge(hh)
 	}
-	run.Percentiles = percentiles(all)
+	run.Percentiles = distribution(all)
 
 	// The window's edges are where the server's statistics were read as it opened
 	// and closed; runs stored without them start where the first measured
@@ -312,7 +319,7 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 		if secs <= 0 || start.IsZero() {
 			continue
 		}
-		run.Series = append(run.Series, report.Point{T: iv.End.Sub(start).Seconds(), Secs: secs, TPS: float64(iv.Txns) / secs, P99: iv.LatencyMs.P99})
+		run.Series = append(run.Series, Point{T: iv.End.Sub(start).Seconds(), Secs: secs, TPS: float64(iv.Txns) / secs, P99: iv.LatencyMs.P99})
 	}
 	if !windowEnd.IsZero() {
 		end = windowEnd
@@ -320,26 +327,26 @@ func reportRun(d *store.RunDetail) (*report.Run, error) {
 	serverFigures(run, d.Samples, start, end)
 	if !start.IsZero() {
 		for _, o := range sum.Outages {
-			run.Outages = append(run.Outages, report.Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
+			run.Outages = append(run.Outages, Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
 		}
 	}
 	return run, nil
 }
 
-func percentiles(h *hdrhistogram.Histogram) []report.Percentile {
+func distribution(h *hdrhistogram.Histogram) []Percentile {
 	if h.TotalCount() == 0 {
 		return nil
 	}
-	var out []report.Percentile
+	var out []Percentile
 	for _, q := range reportQuantiles {
-		out = append(out, report.Percentile{Quantile: q, Ms: float64(h.ValueAtQuantile(q)) / 1000})
+		out = append(out, Percentile{Quantile: q, Ms: float64(h.ValueAtQuantile(q)) / 1000})
 	}
-	return append(out, report.Percentile{Quantile: 100, Ms: float64(h.Max()) / 1000})
+	return append(out, Percentile{Quantile: 100, Ms: float64(h.Max()) / 1000})
 }
 
 // serverFigures takes the server's means over the window from the samples, the
 // per-second server figures into the series, and the checkpoints' times.
-func serverFigures(run *report.Run, samples []store.Sample, start, end time.Time) {
+func serverFigures(run *Run, samples []store.Sample, start, end time.Time) {
 	var cpu, iops, wal []float64
 	waits := map[string]float64{}
 	waitSamples := 0
@@ -388,18 +395,18 @@ func serverFigures(run *report.Run, samples []store.Sample, start, end time.Time
 			waitSamples++
 		}
 	}
-	run.Sampled = report.Sampled{CPU: len(cpu) > 0, IOPS: len(iops) > 0, WAL: len(wal) > 0}
+	run.Sampled = Sampled{CPU: len(cpu) > 0, IOPS: len(iops) > 0, WAL: len(wal) > 0}
 	run.ServerCPU, run.IOPS, run.WALMBps = stats.Summarize(cpu).Mean, stats.Summarize(iops).Mean, stats.Summarize(wal).Mean
 	for class, sum := range waits {
-		run.Waits = append(run.Waits, report.Wait{Class: class, Share: sum / float64(waitSamples)})
+		run.Waits = append(run.Waits, Wait{Class: class, Share: sum / float64(waitSamples)})
 	}
-	slices.SortFunc(run.Waits, func(a, b report.Wait) int {
+	slices.SortFunc(run.Waits, func(a, b Wait) int {
 		return cmp.Or(cmp.Compare(b.Share, a.Share), cmp.Compare(a.Class, b.Class))
 	})
 }
 
 // pointAt is the series point whose second ends nearest t, within half a second.
-func pointAt(series []report.Point, t float64) int {
+func pointAt(series []Point, t float64) int {
 	best := -1
 	for i, p := range series {
 		if math.Abs(p.T-t) <= 0.5 && (best < 0 || math.Abs(p.T-t) < math.Abs(series[best].T-t)) {
@@ -411,13 +418,13 @@ func pointAt(series []report.Point, t float64) int {
 
 // environment is the client machines that ran the runs and where the targets'
 // settings differ.
-func environment(targets []report.Target, workloads []report.Workload) report.Environment {
-	var env report.Environment
+func environment(targets []Target, workloads []Workload) Environment {
+	var env Environment
 	env.Client = clientMachines(workloads)
 	names := map[string]bool{}
 	for _, t := range targets {
 		for k := range t.Settings {
-			if !settingsNoise[k] {
+			if !target.IncidentalSettings[k] {
 				names[k] = true
 			}
 		}
@@ -427,8 +434,8 @@ func environment(targets []report.Target, workloads []report.Workload) report.En
 			vals := make([]string, len(targets))
 			differ := false
 			for i, t := range targets {
-				vals[i] = t.Name + " " + valueOr(t.Settings[k], "default")
-				differ = differ || valueOr(t.Settings[k], "default") != valueOr(targets[0].Settings[k], "default")
+				vals[i] = t.Name + " " + cmp.Or(t.Settings[k], "default")
+				differ = differ || cmp.Or(t.Settings[k], "default") != cmp.Or(targets[0].Settings[k], "default")
 			}
 			if differ {
 				env.Differences = append(env.Differences, k+": "+strings.Join(vals, ", "))
@@ -448,7 +455,7 @@ func environment(targets []report.Target, workloads []report.Workload) report.En
 }
 
 // clientMachines says which machines ran the runs: the one, or each with its runs.
-func clientMachines(workloads []report.Workload) string {
+func clientMachines(workloads []Workload) string {
 	runs := map[string][]int64{}
 	for _, w := range workloads {
 		for _, r := range w.Runs {
@@ -472,4 +479,20 @@ func clientMachines(workloads []report.Workload) string {
 		parts = append(parts, fmt.Sprintf("%s (%s %s)", m, noun, joinIDs(ids)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// MetricName is what a workload's results are compared by.
+func MetricName(kind string) string {
+	if kind == "tpcc" {
+		return "NOPM"
+	}
+	return "tps"
+}
+
+// Metric is a run's headline figure: NOPM for TPC-C, else transactions per second.
+func Metric(sum *engine.Summary) float64 {
+	if t := sum.TPCCFigures; t != nil {
+		return t.NOPM
+	}
+	return sum.TPS
 }
