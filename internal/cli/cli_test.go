@@ -1,7 +1,6 @@
 package cli_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -13,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
@@ -27,11 +26,7 @@ func TestMain(m *testing.M) {
 // run executes the command line as a user would and returns exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv, Now: time.Now, Args: args,
-		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
-	code := cli.Main(env)
-	return code, stdout.String(), stderr.String()
+	return clitest.Run(t, args...)
 }
 
 func TestRunStoreRoundTrip(t *testing.T) {

@@ -1,27 +1,19 @@
 package engine_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
-// run executes pgbakeoff's command line in the test and returns exit code and output.
+// run executes the command line as a user would and returns exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: os.Getenv, Now: time.Now, Args: args,
-		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
-	code := cli.Main(env)
-	return code, stdout.String(), stderr.String()
+	return clitest.Run(t, args...)
 }
 
 // TestCommitsAgreeOnEveryVersion runs, through the command line, the same short workloads on servers of every
