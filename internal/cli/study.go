@@ -273,11 +273,11 @@ func runStudy(ctx context.Context, env *Env, file, results string, opts studyOpt
 	if err != nil {
 		return err
 	}
-	lock, err := lockStudy(results, s.Name, env.Now())
+	lock, err := store.LockStudy(results, s.Name, env.Now())
 	if err != nil {
 		return err
 	}
-	defer lock.release()
+	defer lock.Release()
 	st, err := openForWriting(ctx, env, results)
 	if err != nil {
 		return err

@@ -29,11 +29,8 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if damaged(err) {
 		err = &damagedError{path: path, detail: err.Error()}
 	}
-	if errors.Is(err, ErrNotStore) || errors.Is(err, ErrDamaged) {
-		return nil, err // these name the file already
-	}
 	if err != nil {
-		return nil, fmt.Errorf("open results store %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return s, nil
 }

@@ -74,13 +74,18 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, errors.New("open results store: no path given")
 	}
 	s, err := open(ctx, path)
-	if errors.Is(err, ErrNotStore) || errors.Is(err, ErrDamaged) {
-		return nil, err // these name the file already
-	}
 	if err != nil {
-		return nil, fmt.Errorf("open results store %s: %w", path, err)
+		return nil, openError(path, err)
 	}
 	return s, nil
+}
+
+// openError names the store in an error of Open's, unless the error does.
+func openError(path string, err error) error {
+	if errors.Is(err, ErrNotStore) || errors.Is(err, ErrDamaged) {
+		return err
+	}
+	return fmt.Errorf("open results store %s: %w", path, err)
 }
 
 func open(ctx context.Context, path string) (*Store, error) {

@@ -1,4 +1,4 @@
-package cli
+package store
 
 import (
 	"encoding/json"
@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// studyLock keeps two `study run`s of one study against one results store from
+// StudyLock keeps two `study run`s of one study against one results store from
 // running at once: they would load into the same databases and each measure half
 // of what the servers do. It is a file beside the store, holding who runs the study;
 // one left by a process that is gone is taken over.
-type studyLock struct {
+type StudyLock struct {
 	path string
 }
 
@@ -24,8 +24,9 @@ type lockOwner struct {
 	Started time.Time `json:"started"`
 }
 
-// lockStudy takes the study's lock, or says who holds it.
-func lockStudy(results, name string, now time.Time) (*studyLock, error) {
+// LockStudy takes the lock of study name beside the store at results, or says
+// who holds it.
+func LockStudy(results, name string, now time.Time) (*StudyLock, error) {
 	abs, err := filepath.Abs(results)
 	if err != nil {
 		return nil, err
@@ -56,14 +57,14 @@ func lockStudy(results, name string, now time.Time) (*studyLock, error) {
 	for range 2 {
 		err := os.Link(tmp.Name(), path)
 		if err == nil {
-			return &studyLock{path: path}, nil
+			return &StudyLock{path: path}, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("lock study %s: %w", name, err)
 		}
 		b, rerr := os.ReadFile(path)
 		var o lockOwner
-		if rerr == nil && json.Unmarshal(b, &o) == nil && o.PID > 0 && (o.Host != host || processAlive(o.PID)) {
+		if rerr == nil && json.Unmarshal(b, &o) == nil && o.PID > 0 && (o.Host != host || !noProcess(o.PID)) {
 			return nil, fmt.Errorf("study %s is already running against %s (pid %d on %s, since %s): wait for it to end, or stop it; if that process is gone for good, remove %s",
 				name, results, o.PID, o.Host, o.Started.Local().Format("2006-01-02 15:04:05"), path)
 		}
@@ -75,8 +76,8 @@ func lockStudy(results, name string, now time.Time) (*studyLock, error) {
 	return nil, fmt.Errorf("lock study %s: %s keeps coming back: another study run is starting", name, path)
 }
 
-// release gives the lock up.
-func (l *studyLock) release() {
+// Release gives the lock up.
+func (l *StudyLock) Release() {
 	if l != nil {
 		_ = os.Remove(l.path)
 	}
