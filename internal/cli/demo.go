@@ -10,6 +10,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
 	"github.com/spf13/cobra"
 )
@@ -43,8 +44,8 @@ func newDemoCmd(env *Env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "PostgreSQL version for both servers (default: the newest installed, else 16 downloaded)")
 	f.IntVar(&scale, "scale", 20, "TPC-B scale to load into each server")
-	durationVarP(f, &warmup, "warmup", "", 5*time.Second, "warm-up before each measured run")
-	durationVarP(f, &duration, "duration", "", 15*time.Second, "measured window of each run")
+	workload.DurationVarP(f, &warmup, "warmup", "", 5*time.Second, "warm-up before each measured run")
+	workload.DurationVarP(f, &duration, "duration", "", 15*time.Second, "measured window of each run")
 	f.StringVar(&dir, "servers-dir", "", "directory for the two servers, removed at the end (default: pgbakeoff's servers directory)")
 	return cmd
 }
@@ -81,20 +82,8 @@ func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warm
 			}
 		}
 	}()
-	for _, s := range servers {
-		srv, err := localpg.Start(ctx, localpg.Options{Name: "demo-" + s.label, Version: version, Settings: s.settings, BaseDir: base, Log: env.Stderr})
-		if err != nil {
-			return fmt.Errorf("start the %s server: %w", s.label, err)
-		}
-		s.srv = srv
-		s.t, err = target.Parse(srv.DSN())
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "\nserver %s: PostgreSQL %s, port %d, log %s\n", s.label, srv.Version, srv.Port, srv.LogFile)
-		if err := initTPCB(ctx, env, s.t, tpcb.LoadOptions{Scale: scale, Workers: 2}); err != nil {
-			return err
-		}
+	if err := startDemoServers(ctx, env, servers, version, base, scale); err != nil {
+		return err
 	}
 
 	type key struct {
@@ -107,10 +96,12 @@ func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warm
 		for _, c := range clients {
 			for _, s := range servers {
 				fmt.Fprintf(out, "\n%s, %d clients, %s server:\n", script, c, s.label)
-				f := newRunFlags()
-				f.dsn, f.scripts, f.clients, f.warmup, f.duration = s.srv.DSN(), []string{script}, c, warmup, duration
-				f.progress, f.labels = 5*time.Second, []string{"demo=" + s.label}
-				sum, err := runWorkload(ctx, env, f, results, tpcbWorkload(f))
+				run := tpcb.Workload{}.NewRun().(*tpcb.Run)
+				run.Scripts = []string{script}
+				spec := engine.NewSpec()
+				spec.Workload, spec.Clients, spec.Warmup, spec.Duration = run, c, warmup, duration
+				spec.Progress, spec.Labels = 5*time.Second, map[string]string{"demo": s.label}
+				sum, err := runSpec(ctx, env, spec, s.t, results)
 				if err != nil {
 					return err
 				}
@@ -137,6 +128,29 @@ func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warm
 		return err
 	}
 	demoFootnote(out, results)
+	return nil
+}
+
+// startDemoServers starts the servers and loads TPC-B at scale into each.
+func startDemoServers(ctx context.Context, env *Env, servers []*demoServer, version, base string, scale int) error {
+	for _, s := range servers {
+		srv, err := localpg.Start(ctx, localpg.Options{Name: "demo-" + s.label, Version: version, Settings: s.settings, BaseDir: base, Log: env.Stderr})
+		if err != nil {
+			return fmt.Errorf("start the %s server: %w", s.label, err)
+		}
+		s.srv = srv
+		s.t, err = target.Parse(srv.DSN())
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "\nserver %s: PostgreSQL %s, port %d, log %s\n", s.label, srv.Version, srv.Port, srv.LogFile)
+		ds := tpcb.Workload{}.NewLoad().(*tpcb.Dataset)
+		ds.Opt.Scale = scale
+		if err := loadDataset(ctx, env, s.t, tpcb.Workload{}.Name(), ds, false); err != nil {
+			return err
+		}
+	}
+
 	return nil
 }
 

@@ -14,17 +14,13 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// defaultNoise is the relative difference below which targets are within noise,
-// unless --noise says otherwise; a study's own table uses it too.
-const defaultNoise = 0.05
-
 // addSelectionFlags adds the options that choose what report, compare and export cover.
 func addSelectionFlags(fl *pflag.FlagSet, sel *report.Selection) {
 	fl.StringVar(&sel.Study, "study", "", "the runs of this study (its name:)")
 	fl.Int64SliceVar(&sel.Runs, "run", nil, "run ids, instead of a study (repeatable, or comma-separated)")
 	fl.StringArrayVar(&sel.Labels, "label", nil, "runs with this label key=value, instead of a study (repeatable: all must match)")
 	fl.StringVar(&sel.Baseline, "baseline", "", "the target the others are compared with (default: the first)")
-	fl.Float64Var(&sel.Noise, "noise", defaultNoise, "relative difference below which targets are within noise")
+	fl.Float64Var(&sel.Noise, "noise", report.DefaultNoise, "relative difference below which targets are within noise")
 }
 
 func checkSelection(sel report.Selection) error {

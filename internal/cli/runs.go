@@ -12,6 +12,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/report"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -66,8 +67,8 @@ func newShowCmd(env *Env) *cobra.Command {
 			if len(d.Summary) == 0 {
 				return showUnfinished(env, d, asJSON)
 			}
-			var s engine.Summary
-			if err := json.Unmarshal(d.Summary, &s); err != nil {
+			s, err := workload.ReadSummary(d.Summary)
+			if err != nil {
 				return fmt.Errorf("run %d: stored summary unreadable: %w", id, err)
 			}
 			if asJSON {

@@ -2,77 +2,76 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 )
 
-// kind is one workload as the commands know it: the options of its init and run
-// commands. `init`, `run` and study files share this one definition, so a study's
-// load: and run: keys are exactly the commands' options.
-type kind struct {
-	name                   string
-	initShort, initExample string
-	runShort, runExample   string
-	// marked is the table a load marks while it runs (load.MarkLoading).
-	marked string
-	// loadFlags adds init's options to fl; the dataset reads them when used.
-	loadFlags func(fl *pflag.FlagSet) *dataset
-	// runFlags adds run's options to fl, the common ones into f, and returns what
-	// builds the workload from them once they are parsed.
-	runFlags func(env *Env, fl *pflag.FlagSet, f *runFlags) func() engine.Workload
-}
+// The init, run and check commands have a subcommand for each workload of the
+// registry that can do it.
 
-// dataset is a workload's data as init's options describe it.
-type dataset struct {
-	validate func() error
-	describe func() string // for people: "TPC-B scale 100"
-	bytes    func() int64  // estimated size on disk, tables and indexes
-	// params are the load options as the load journal keeps them ("" when the
-	// command loads nothing), to tell whether an unfinished load can be resumed.
-	params func() string
-	// load loads the data; with resume it goes on with an unfinished load of the
-	// same options, where there is one.
-	load func(ctx context.Context, env *Env, t *target.Target, resume bool) error
-}
-
-// kinds are the workloads, in the order help lists them.
-var kinds = []kind{tpcbKind, tpccKind, sysbenchKind}
-
-func findKind(name string) (kind, bool) {
-	for _, k := range kinds {
-		if k.name == name {
-			return k, true
+func newInitCmd(env *Env) *cobra.Command {
+	cmd := parentCmd("init", "Create and load a workload's tables")
+	for _, w := range workload.All() {
+		if l, ok := w.(workload.Loader); ok {
+			cmd.AddCommand(newInitKindCmd(env, w, l))
 		}
 	}
-	return kind{}, false
+	return cmd
 }
 
-func kindNames() string {
-	names := make([]string, len(kinds))
-	for i, k := range kinds {
-		names[i] = k.name
+func newRunCmd(env *Env) *cobra.Command {
+	cmd := parentCmd("run", "Run a workload against a target and store the results")
+	for _, w := range workload.All() {
+		cmd.AddCommand(newRunKindCmd(env, w))
 	}
-	return strings.Join(names, ", ")
+	return cmd
+}
+
+func newCheckCmd(env *Env) *cobra.Command {
+	cmd := parentCmd("check", "Check a loaded database's consistency")
+	for _, w := range workload.All() {
+		if v, ok := w.(workload.Verifier); ok {
+			cmd.AddCommand(newCheckKindCmd(env, w, v))
+		}
+	}
+	return cmd
+}
+
+// parentCmd is a command whose subcommands are workloads; it refuses others.
+func parentCmd(use, short string) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs}
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		var names []string
+		for _, sub := range c.Commands() {
+			names = append(names, sub.Name())
+		}
+		return unknownSub(strings.Join(names, ", "))(c, args)
+	}
+	return cmd
 }
 
 // newInitKindCmd is `init <kind>`.
-func newInitKindCmd(env *Env, k kind) *cobra.Command {
+func newInitKindCmd(env *Env, w workload.Workload, l workload.Loader) *cobra.Command {
 	var dsn string
 	var reload bool
-	cmd := &cobra.Command{Use: k.name, Short: k.initShort, Example: k.initExample, Args: cobra.NoArgs}
+	short, example := l.LoadHelp()
+	cmd := &cobra.Command{Use: w.Name(), Short: short, Example: example, Args: cobra.NoArgs}
 	fl := cmd.Flags()
 	fl.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	fl.BoolVar(&reload, "reload", false, "load from the start even where an unfinished load could be resumed")
-	ds := k.loadFlags(fl)
+	ds := l.NewLoad()
+	ds.Flags(fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := ds.validate(); err != nil {
+		if err := ds.Validate(); err != nil {
 			return usageError{err}
 		}
 		// Connect once first so a bad target fails before anything is dropped.
@@ -81,7 +80,7 @@ func newInitKindCmd(env *Env, k kind) *cobra.Command {
 			return err
 		}
 		defer stop()
-		resume, note, err := resumable(ctx, conn, k, ds, reload)
+		resume, note, err := load.Resumable(ctx, conn, w.Name(), ds, reload)
 		conn.Close(context.Background())
 		if err != nil && ctx.Err() != nil {
 			return fmt.Errorf("%w: before the load began", ErrInterrupted)
@@ -92,60 +91,111 @@ func newInitKindCmd(env *Env, k kind) *cobra.Command {
 		if note != "" {
 			fmt.Fprintf(env.Stderr, "the previous load into %s %s\n", t, note)
 		}
-		return ds.load(ctx, env, t, resume)
+		return loadDataset(ctx, env, t, w.Name(), ds, resume)
 	}
 	return cmd
 }
 
-// resumable tells whether a load into the database conn is connected to can resume
-// an unfinished one, and why or why not, for a line after "the previous load into
-// <target> ..."; the note is empty when there is nothing unfinished.
-func resumable(ctx context.Context, conn *pgconn.PgConn, k kind, ds *dataset, reload bool) (resume bool, note string, err error) {
-	unfinished, err := load.Unfinished(ctx, conn, k.marked)
-	if err != nil || !unfinished {
-		return false, "", err
-	}
-	prior, err := load.ReadJournal(ctx, conn, k.name)
+// loadDataset loads ds into t with a progress bar and prints its phases; an
+// interrupted load says so, since its data is not usable.
+func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, ds load.Dataset, resume bool) error {
+	fmt.Fprintf(env.Stderr, "loading %s into %s\n", ds.Describe(), t)
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
+	done, err := ds.Load(ctx, connect, resume, load.NewProgress(env.Stdout, env.TTY, name, 0, "rows"))
 	if err != nil {
-		return false, "", err
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: the load did not finish; run init again to resume it", ErrInterrupted)
+		}
+		return fmt.Errorf("load %s: %w", name, err)
 	}
-	params := ds.params()
-	switch {
-	case reload:
-		return false, "did not finish; loading it again from the start, as --reload asks", nil
-	case params == "":
-		return false, "did not finish", nil
-	case prior == nil:
-		return false, "did not finish and left no journal to resume from; loading it again from the start", nil
-	case prior.Params != params:
-		return false, fmt.Sprintf("did not finish and had other options (%s); loading it again from the start with yours", prior.Params), nil
-	}
-	return true, fmt.Sprintf("did not finish (done: %s of %d rows, %s); resuming it (--reload starts over)",
-		plural(prior.Copied, "copy task"), prior.Rows, plural(prior.Steps, "other step")), nil
-}
-
-// newRunKindCmd is `run <kind>`.
-func newRunKindCmd(env *Env, k kind) *cobra.Command {
-	var f runFlags
-	cmd := &cobra.Command{Use: k.name, Short: k.runShort, Example: k.runExample, Args: cobra.NoArgs}
-	wl := k.runFlags(env, cmd.Flags(), &f)
-	cmd.RunE = runCommand(env, &f, wl)
-	return cmd
-}
-
-// checkJobs checks init's --jobs: the loaders take 0 for their default, a user
-// who types it means a mistake.
-func checkJobs(n int) error {
-	if n < 1 {
-		return fmt.Errorf("--jobs must be at least 1, got %d", n)
-	}
+	fmt.Fprintln(env.Stdout, done.String())
 	return nil
 }
 
-// plural is "1 step" or "2 steps".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
+// newRunKindCmd is `run <kind>`: run the workload, then print the summary (as
+// JSON with --json), also when the run ended early.
+func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
+	short, example := w.RunHelp()
+	cmd := &cobra.Command{Use: w.Name(), Short: short, Example: example, Args: cobra.NoArgs}
+	f := workload.BindRun(w, cmd.Flags())
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		results, _ := cmd.Flags().GetString("results")
+		ctx, stop := env.Interrupt(cmd.Context())
+		defer stop()
+		if err := f.Settle(); err != nil {
+			return usageError{err}
+		}
+		if err := f.Spec.Validate(); err != nil {
+			return usageError{err}
+		}
+		t, err := target.Parse(f.DSN)
+		if err != nil {
+			return usageError{err}
+		}
+		// With --json, stdout carries the JSON object alone: the progress lines and
+		// any other line written during the run go to stderr.
+		runEnv := env
+		if f.JSON {
+			e := *env
+			e.Stdout = env.Stderr
+			runEnv = &e
+		}
+		sum, err := runSpec(ctx, runEnv, f.Spec, t, results)
+		if sum == nil {
+			return err
+		}
+		if !f.JSON {
+			sum.WriteText(env.Stdout)
+			return err
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(sum); jerr != nil && err == nil {
+			err = jerr
+		}
+		return err
 	}
-	return fmt.Sprintf("%d %ss", n, noun)
+	return cmd
+}
+
+// runSpec runs spec on t, writing to the results store at results.
+func runSpec(ctx context.Context, env *Env, spec engine.Spec, t *target.Target, results string) (*engine.Summary, error) {
+	spec.Target = t
+	spec.OpenStore = func(ctx context.Context) (*store.Store, error) { return openForWriting(ctx, env, results) }
+	spec.Out, spec.Log, spec.Clock = env.Stdout, env.Stderr, env.Now
+	return engine.Run(ctx, spec)
+}
+
+// newCheckKindCmd is `check <kind>`.
+func newCheckKindCmd(env *Env, w workload.Workload, v workload.Verifier) *cobra.Command {
+	var dsn string
+	short, example := v.VerifyHelp()
+	cmd := &cobra.Command{Use: w.Name(), Short: short, Example: example, Args: cobra.NoArgs}
+	cmd.Flags().StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		ctx, stop, t, conn, err := openTarget(cmd, env, dsn)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		defer conn.Close(context.Background())
+		return v.Verify(ctx, t, conn, env.Stdout)
+	}
+	return cmd
+}
+
+// openTarget parses an init or check command's DSN and connects once, so that a
+// bad target fails with one line before a load drops anything. The context ends
+// on Ctrl-C; the caller calls stop and closes the connection.
+func openTarget(cmd *cobra.Command, env *Env, dsn string) (ctx context.Context, stop func(), t *target.Target, conn *pgconn.PgConn, err error) {
+	t, err = target.Parse(dsn)
+	if err != nil {
+		return nil, nil, nil, nil, usageError{err}
+	}
+	ctx, stop = env.Interrupt(cmd.Context())
+	if conn, err = t.Connect(ctx); err != nil {
+		stop()
+		return nil, nil, nil, nil, err
+	}
+	return ctx, stop, t, conn, nil
 }

@@ -143,3 +143,15 @@ func Mix(scripts []*Script) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// Set reads a --protocol value: Protocol is a flag (pflag.Value).
+func (p *Protocol) Set(s string) error {
+	v, err := ParseProtocol(s)
+	if err == nil {
+		*p = v
+	}
+	return err
+}
+
+// Type names the flag's values in help.
+func (p *Protocol) Type() string { return "protocol" }

@@ -2,7 +2,7 @@
 // all describe a run as a Spec and hand it to Run.
 //
 //	spec := engine.NewSpec() // the defaults every caller shares
-//	spec.Target, spec.Workload, spec.Clients = t, wl, 16
+//	spec.Target, spec.Workload, spec.Clients = t, tpcb.Workload{}.NewRun(), 16
 //	spec.OpenStore = func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, "results.db") }
 //	sum, err := engine.Run(ctx, spec)
 //	if sum != nil {
@@ -16,7 +16,12 @@
 // writes every interval, sample and histogram to the results store as they
 // come, and judges the run's validity: a server that restarted or did not come
 // back, a failover, a CPU-bound client, errors, dips, other sessions' work in
-// the database. A Workload adds its scripts, built once its data was found,
-// and its own figures (TPC-C's NOPM, sysbench's query counts) to the Summary,
-// the result that `run --json`, `show` and the reports read.
+// the database. A Workload (internal/workload) adds its scripts, built once its
+// data was found, and its own Figures (TPC-C's NOPM, sysbench's query counts) to
+// the Summary.
+//
+// The Summary is the result model that `run --json`, `show`, `compare`, export
+// and the reports read: stored as JSON with each run, it is versioned with the
+// results store's schema (store.Open refuses a store from a newer pgbakeoff),
+// and workload.ReadSummary reads it back with its workload's figures.
 package engine

@@ -27,7 +27,7 @@ import (
 // summary, also with an error when the run ended early: what was measured is
 // kept.
 func Run(ctx context.Context, spec Spec) (*Summary, error) {
-	if spec.Target == nil || spec.Workload.Setup == nil || spec.OpenStore == nil {
+	if spec.Target == nil || spec.Workload == nil || spec.OpenStore == nil {
 		return nil, errors.New("run: the spec lacks a target, a workload or a results store")
 	}
 	if err := spec.Validate(); err != nil {
@@ -57,7 +57,7 @@ func Run(ctx context.Context, spec Spec) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	setup, err := spec.Workload.Setup(ctx, t, conn)
+	setup, err := spec.Workload.Setup(ctx, &spec, conn)
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func Run(ctx context.Context, spec Spec) (*Summary, error) {
 		seed = uint64(spec.Now().UnixNano())
 	}
 	run := &store.Run{
-		Target: t.String(), Workload: spec.Workload.Name, Script: driver.Mix(scripts), Clients: spec.Clients,
+		Target: t.String(), Workload: spec.Workload.Name(), Script: driver.Mix(scripts), Clients: spec.Clients,
 		ServerVersion: info.Version, Settings: info.Settings, Labels: labels, Started: spec.Now(),
 		Params: map[string]any{"protocol": proto.String(), "warmup_s": spec.Warmup.Seconds(),
 			"duration_s": spec.Duration.Seconds(), "transactions": spec.Transactions, "max_tries": spec.MaxTries,
@@ -86,7 +86,7 @@ func Run(ctx context.Context, spec Spec) (*Summary, error) {
 		return nil, err
 	}
 	fmt.Fprintf(spec.Log, "run %d: %s %s on %s, PostgreSQL %s, %s, %d clients\n",
-		run.ID, spec.Workload.Name, run.Script, info.Address, info.Version, setup.Size, spec.Clients)
+		run.ID, spec.Workload.Name(), run.Script, info.Address, info.Version, setup.Size, spec.Clients)
 
 	// The clients identify themselves so their backends can be found and awaited.
 	appName := fmt.Sprintf("pgbakeoff-run-%d", run.ID)

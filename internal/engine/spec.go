@@ -92,8 +92,8 @@ func (s *Spec) Validate() error {
 	case s.MaxTries < 1:
 		return fmt.Errorf("--max-tries must be at least 1, got %d", s.MaxTries)
 	}
-	if s.Workload.Check != nil {
-		return s.Workload.Check()
+	if s.Workload != nil {
+		return s.Workload.Check(s)
 	}
 	return nil
 }

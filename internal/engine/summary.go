@@ -56,10 +56,9 @@ type Summary struct {
 	// Flags say why the run is not to be trusted (invalid) or deserves a note.
 	Flags   []Flag `json:"flags,omitempty"`
 	Dataset fit    `json:"dataset"`
-	// TPCC holds TPC-C's figures (nopm, tpm, ...), at the top level of the JSON.
-	*TPCCFigures
-	// Sysbench holds sysbench's query counts, at the top level of the JSON.
-	*SysbenchFigures
+	// Figures are the workload's own, when it has any; their fields are at the
+	// top level of the JSON, before client_machine (MarshalJSON).
+	Figures Figures `json:"-"`
 	// ClientMachine is the machine that ran the benchmark's clients.
 	ClientMachine *machine.Machine `json:"client_machine,omitempty"`
 }
@@ -247,10 +246,8 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 // WriteText writes the summary for people, as `run` and `show` print it.
 func (s *Summary) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "run %d: %s, %s\n", s.RunID, s.Workload, s.Status)
-	if t := s.TPCCFigures; t != nil {
-		fmt.Fprintf(w, "mix: %s, %d warehouses, %s mode, %d clients\n", s.Script, t.Warehouses, t.Mode, s.Clients)
-	} else if sb := s.SysbenchFigures; sb != nil {
-		fmt.Fprintf(w, "script: %s, %s of %d rows, %s keys, %d clients\n", s.Script, plural(sb.Tables, "table"), sb.TableSize, sb.Dist, s.Clients)
+	if s.Figures != nil {
+		fmt.Fprintln(w, s.Figures.Scope(s))
 	} else {
 		fmt.Fprintf(w, "script: %s, scale %d, %s protocol, %d clients\n", s.Script, s.Scale, s.Protocol, s.Clients)
 	}
@@ -266,16 +263,8 @@ func (s *Summary) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "  %-14s %9d tx  %10.1f tps  p50 %.3f ms  p90 %.3f ms  p99 %.3f ms  %d failed  %d rolled back\n", sc.Name, sc.Transactions, sc.TPS, sc.LatencyMs.P50, sc.LatencyMs.P90, sc.LatencyMs.P99, sc.Failed, sc.RolledBack)
 		}
 	}
-	if t := s.TPCCFigures; t != nil {
-		fmt.Fprintf(w, "NOPM: %.0f (database), client New-Orders per minute %.0f (%+.2f%%)\n", t.NOPM, t.ClientNewOrdersPerMin, t.NOPMDiffPct)
-		fmt.Fprintf(w, "TPM: %.0f (this database), %.0f (whole cluster, as HammerDB counts)\n", t.TPM, t.TPMCluster)
-		if t.EfficiencyPct > 0 {
-			fmt.Fprintf(w, "efficiency: %.1f%% of 12.86 tpmC per warehouse\n", t.EfficiencyPct)
-		}
-	}
-	if sb := s.SysbenchFigures; sb != nil {
-		fmt.Fprintf(w, "queries: %d (%.1f per s): read %d, write %d, other %d; ignored errors %d, reconnects %d\n",
-			sb.Queries, sb.QPS, sb.ReadQueries, sb.WriteQueries, sb.OtherQueries, sb.IgnoredErrors, s.Reconnects)
+	if s.Figures != nil {
+		s.Figures.WriteText(w, s)
 	}
 	if s.Server.CommitsUnread != "" {
 		fmt.Fprintf(w, "commits: client %d, server not read (%s)\n", s.CommitsTotal, s.Server.CommitsUnread)
@@ -349,7 +338,7 @@ func FormatBytes(n int64) string {
 	return fmt.Sprintf("%.1f %s", v, units[u])
 }
 
-func plural(n int, noun string) string {
+func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

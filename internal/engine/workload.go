@@ -2,21 +2,24 @@ package engine
 
 import (
 	"context"
+	"io"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
-	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
-// Workload is what a workload adds to the common run: its scripts, built after
-// the data was inspected, and its own figures.
-type Workload struct {
-	Name string
+// Workload is what a workload adds to the common run: its options, checked before
+// anything connects, and its scripts, built once the data was inspected. The
+// workloads implement it in their own packages (internal/workload/...).
+type Workload interface {
+	// Name is the workload's kind as commands and the store name it: "tpcb".
+	Name() string
 	// Check validates every option that can be judged without the data, so that a
 	// mistake is found before anything connects, loads or runs.
-	Check func() error
+	Check(spec *Spec) error
 	// Setup inspects the data on the control session and builds the scripts.
-	Setup func(ctx context.Context, t *target.Target, ctl *pgconn.PgConn) (*Setup, error)
+	// spec.Target names the target in errors; spec.Log takes warnings.
+	Setup(ctx context.Context, spec *Spec, ctl *pgconn.PgConn) (*Setup, error)
 }
 
 // Setup is a workload ready to run on the data it found.
@@ -32,4 +35,27 @@ type Setup struct {
 	// workload's counts can leave them out.
 	Window func(ctx context.Context, ctl *pgconn.PgConn, open bool, own int64) error
 	Finish func(sum *Summary, res *driver.Result)
+}
+
+// Figures are a workload's own results beside the common ones (TPC-C's NOPM,
+// sysbench's query counts). Their JSON fields sit at the top level of the
+// summary's.
+type Figures interface {
+	// Scope is the summary's line saying what ran on which data.
+	Scope(s *Summary) string
+	// WriteText writes the figures' own lines of the text summary.
+	WriteText(w io.Writer, s *Summary)
+	// Headline is the run's main figures in a few words, for a study's progress.
+	Headline(s *Summary) string
+	// Measure is one of the figures by the name Measures gives it ("NOPM", "TPM",
+	// "QPS"); false when the workload has no such figure.
+	Measure(name string) (float64, bool)
+}
+
+// Measures name what runs of a workload are compared by: the headline ("tps"
+// unless the workload has its own, as TPC-C's NOPM) and the other rates its
+// runs have ("TPM", "QPS").
+type Measures struct {
+	Headline string
+	Rates    []string
 }

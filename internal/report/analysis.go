@@ -7,10 +7,12 @@ import (
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
+	workloads "github.com/pgbakeoff/pgbakeoff/internal/workload"
 )
 
-// defaultNoise is the noise threshold when the report gives none.
-const defaultNoise = 0.05
+// DefaultNoise is the relative difference below which targets are within noise:
+// what compare, reports and studies use unless told otherwise.
+const DefaultNoise = 0.05
 
 // analysis is a Report reduced to what every renderer shows: for each workload and
 // client count, one table of metrics by target. Renderers differ only in layout.
@@ -94,7 +96,7 @@ type value struct {
 func newAnalysis(r *Report) *analysis {
 	a := &analysis{r: r, noise: r.Noise, aggregate: r.Aggregate}
 	if a.noise <= 0 {
-		a.noise = defaultNoise
+		a.noise = DefaultNoise
 	}
 	if a.aggregate == "" {
 		a.aggregate = stats.AggregateMedian
@@ -255,11 +257,12 @@ func metricsOf(w *Workload) []metric {
 	ms := []metric{{key: "metric", label: name, unit: " " + name, higher: true, headline: true,
 		get: func(r Run) (float64, bool) { return r.Metric, true }}}
 	anyRun := func(pred func(Run) bool) bool { return slices.ContainsFunc(w.Runs, pred) }
-	if w.Kind == "tpcc" || anyRun(func(r Run) bool { return r.TPM > 0 }) {
+	rates := workloads.MeasuresOf(w.Kind).Rates
+	if slices.Contains(rates, "TPM") || anyRun(func(r Run) bool { return r.TPM > 0 }) {
 		ms = append(ms, metric{key: "tpm", label: "TPM", unit: " TPM", higher: true,
 			get: func(r Run) (float64, bool) { return r.TPM, r.TPM > 0 }})
 	}
-	if w.Kind == "sysbench" || anyRun(func(r Run) bool { return r.QPS > 0 }) {
+	if slices.Contains(rates, "QPS") || anyRun(func(r Run) bool { return r.QPS > 0 }) {
 		ms = append(ms, metric{key: "qps", label: "QPS", unit: " QPS", higher: true,
 			get: func(r Run) (float64, bool) { return r.QPS, r.QPS > 0 }})
 	}

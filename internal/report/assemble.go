@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,6 +19,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	workloads "github.com/pgbakeoff/pgbakeoff/internal/workload"
 )
 
 // Selection is which stored runs a report covers: a study's, or runs chosen by id
@@ -249,18 +249,15 @@ func withStudyTarget(t *Target, st *study.Target) *Target {
 // reportRun reduces a stored run to what reports show.
 func reportRun(d *store.RunDetail) (*Run, error) {
 	run := &Run{ID: d.ID, Clients: d.Clients, Started: d.Started, Status: d.Status}
-	var sum engine.Summary
+	sum := &engine.Summary{}
 	if len(d.Summary) > 0 {
-		if err := json.Unmarshal(d.Summary, &sum); err != nil {
+		var err error
+		if sum, err = workloads.ReadSummary(d.Summary); err != nil {
 			return nil, fmt.Errorf("run %d summary: %w", d.ID, err)
 		}
-		run.Metric, run.TPS = Metric(&sum), sum.TPS
-		if t := sum.TPCCFigures; t != nil {
-			run.TPM = t.TPMCluster
-		}
-		if sb := sum.SysbenchFigures; sb != nil {
-			run.QPS = sb.QPS
-		}
+		run.Metric, run.TPS = Metric(sum), sum.TPS
+		run.TPM, _ = sum.Measure("TPM")
+		run.QPS, _ = sum.Measure("QPS")
 		l := sum.LatencyMs
 		run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
 		run.Warnings = sum.Warnings
@@ -481,18 +478,11 @@ func clientMachines(workloads []Workload) string {
 	return strings.Join(parts, "; ")
 }
 
-// MetricName is what a workload's results are compared by.
-func MetricName(kind string) string {
-	if kind == "tpcc" {
-		return "NOPM"
-	}
-	return "tps"
-}
+// MetricName is what a workload's results are compared by (workload.Measured).
+func MetricName(kind string) string { return workloads.MeasuresOf(kind).Headline }
 
-// Metric is a run's headline figure: NOPM for TPC-C, else transactions per second.
+// Metric is a run's headline figure: its workload's, or transactions per second.
 func Metric(sum *engine.Summary) float64 {
-	if t := sum.TPCCFigures; t != nil {
-		return t.NOPM
-	}
-	return sum.TPS
+	v, _ := sum.Measure(MetricName(sum.Workload))
+	return v
 }

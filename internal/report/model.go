@@ -42,8 +42,8 @@ type Price struct {
 // Workload is one workload of the study with all its runs.
 type Workload struct {
 	Name    string // as the study names it
-	Kind    string // tpcb, tpcc, sysbench
-	Metric  string // the headline metric: "NOPM" for tpcc, "tps" otherwise
+	Kind    string // the workload's kind (workload.Names)
+	Metric  string // the headline measure (workload.MeasuresOf): "tps" unless the kind has its own
 	Clients []int  // ascending
 	Runs    []Run
 }
@@ -61,10 +61,10 @@ type Run struct {
 	Flags    []Flag
 	Warnings []string
 
-	Metric float64 // the headline figure (NOPM or tps)
+	Metric float64 // the headline figure (Workload.Metric)
 	TPS    float64
-	TPM    float64 // tpcc: PostgreSQL transactions per minute (whole cluster, as HammerDB)
-	QPS    float64 // sysbench
+	TPM    float64 // PostgreSQL transactions per minute (whole cluster, as HammerDB), where the workload counts them
+	QPS    float64 // statements per second, where the workload counts them
 	// Latency of all transactions in the window, milliseconds.
 	Latency Latency
 	// Percentiles is the latency distribution from the stored HDR histograms:

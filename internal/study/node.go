@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -261,8 +262,8 @@ func (p *parser) duration(kv pair) (time.Duration, bool) {
 		p.errorf(kv.valPos(), "%s must be a duration, not %s; %s", kv.name(), describe(v), durationHint)
 		return 0, false
 	}
-	d, err := ParseDuration(v.Value)
-	if de, ok := errors.AsType[*DurationError](err); ok && de.TooLong {
+	d, err := engine.ParseDuration(v.Value)
+	if de, ok := errors.AsType[*engine.DurationError](err); ok && de.TooLong {
 		p.errorf(kv.valPos(), "%s %s", kv.name(), de)
 		return 0, false
 	} else if err != nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -31,7 +32,7 @@ var (
 
 // The values each enumeration may take.
 var (
-	kinds      = []string{"tpcb", "tpcc", "sysbench"}
+	kinds      = workload.Names()
 	datasets   = []string{string(DatasetKeep), string(DatasetClone), string(DatasetReload)}
 	vacuums    = []string{string(VacuumNone), string(VacuumAnalyze), string(VacuumPlain), string(VacuumFreeze)}
 	aggregates = []string{string(AggregateMedian), string(AggregateMean), string(AggregateBest)}
@@ -265,7 +266,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 		p.errorf(s.Pos, "the study has no targets; add targets: with at least one dsn or local target")
 	}
 	if !hasWorkloads {
-		p.errorf(s.Pos, "the study has no workloads; add workloads: with at least one kind: tpcb, tpcc or sysbench")
+		p.errorf(s.Pos, "the study has no workloads; add workloads: with at least one kind: %s", oneOf(kinds))
 	}
 	s.Matrix = defaultMatrix(s.Matrix)
 	return s
@@ -510,7 +511,7 @@ func (p *parser) password(kv pair, where string) *Password {
 }
 
 func (p *parser) workloads(kv pair) []*Workload {
-	items, ok := p.list(kv, "[{kind: tpcb}]")
+	items, ok := p.list(kv, "[{kind: "+kinds[0]+"}]")
 	if !ok {
 		return nil
 	}
@@ -537,7 +538,7 @@ func (p *parser) workloads(kv pair) []*Workload {
 
 func (p *parser) workload(n *yaml.Node, i int) *Workload {
 	if n.Kind != yaml.MappingNode {
-		p.errorf(posOf(n), "a workload must be a mapping like {kind: tpcb}, not %s", describe(n))
+		p.errorf(posOf(n), "a workload must be a mapping like {kind: %s}, not %s", kinds[0], describe(n))
 		return nil
 	}
 	w := &Workload{Pos: posOf(n), Dataset: DatasetClone, Vacuum: VacuumNone, Checkpoint: true}

@@ -59,7 +59,7 @@ type Setting struct {
 type Workload struct {
 	Name       string // the kind when not given
 	Pos        Pos
-	Kind       string   // tpcb, tpcc or sysbench
+	Kind       string   // the workload's kind, one of workload.Names
 	Load       []Option // options of `pgbakeoff init <kind>`, in file order
 	Run        []Option // options of `pgbakeoff run <kind>`, in file order
 	Dataset    Dataset

@@ -1,4 +1,4 @@
-package cli
+package studyrun
 
 import (
 	"context"
@@ -10,14 +10,14 @@ import (
 // made (finished) their data directories are removed too; a study that stopped
 // early keeps them, so that `study run` again continues without loading its data
 // again, and says how to remove them instead.
-func stopStudyServers(env *Env, targets []*studyTarget, serversDir string, finished bool) {
+func stopStudyServers(sr *Runner, targets []*studyTarget, serversDir string, finished bool) {
 	var kept []string
 	for _, t := range targets {
 		if t.srv == nil {
 			continue
 		}
 		if err := t.srv.Stop(context.Background()); err != nil {
-			fmt.Fprintf(env.Stderr, "target %s: %v\n", t.t.Name, err)
+			fmt.Fprintf(sr.Log, "target %s: %v\n", t.t.Name, err)
 			continue
 		}
 		if !finished {
@@ -25,7 +25,7 @@ func stopStudyServers(env *Env, targets []*studyTarget, serversDir string, finis
 			continue
 		}
 		if err := t.srv.Remove(); err != nil {
-			fmt.Fprintf(env.Stderr, "target %s: %v\n", t.t.Name, err)
+			fmt.Fprintf(sr.Log, "target %s: %v\n", t.t.Name, err)
 		}
 	}
 	if len(kept) == 0 {
@@ -35,5 +35,5 @@ func stopStudyServers(env *Env, targets []*studyTarget, serversDir string, finis
 	if serversDir != "" {
 		prune += " --servers-dir " + serversDir
 	}
-	fmt.Fprintf(env.Stderr, "the data of local servers %s stays for `study run` to continue; `%s` removes it\n", strings.Join(kept, ", "), prune)
+	fmt.Fprintf(sr.Log, "the data of local servers %s stays for `study run` to continue; `%s` removes it\n", strings.Join(kept, ", "), prune)
 }

@@ -1,4 +1,4 @@
-package cli
+package workload
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// TestFitThreads: run sysbench gives each client a thread by default for scripts
+// TestThreadPerClient: run sysbench gives each client a thread by default for scripts
 // that only read and shares the threads for scripts that write, judged by the
 // options as given; the default gives way beyond the clients a thread each allows,
-// but an explicit --thread-per-client stays, for checkRunFlags to refuse. run tpcb
+// but an explicit --thread-per-client stays, for Spec.Validate to refuse. run tpcb
 // shares them unless asked.
-func TestFitThreads(t *testing.T) {
+func TestThreadPerClient(t *testing.T) {
 	many := fmt.Sprint(driver.MaxThreadClients + 1)
 	noWrites := []string{"--index-updates", "0", "--non-index-updates", "0", "--delete-inserts", "0"}
 	for _, tc := range []struct {
@@ -43,19 +43,20 @@ func TestFitThreads(t *testing.T) {
 		{"tpcb", []string{"--thread-per-client"}, true},
 	} {
 		fl := pflag.NewFlagSet("run", pflag.ContinueOnError)
-		var f runFlags
-		if tc.workload == "sysbench" {
-			sysbenchKind.runFlags(nil, fl, &f)
-		} else {
-			tpcbKind.runFlags(nil, fl, &f)
+		w, ok := Find(tc.workload)
+		if !ok {
+			t.Fatalf("no workload %s", tc.workload)
 		}
+		f := BindRun(w, fl)
 		args := append([]string{"--clients", "8"}, tc.args...)
 		if err := fl.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		f.fitThreads(fl)
-		if f.threadPerClient != tc.want {
-			t.Errorf("run %s %v: thread per client %v, want %v", tc.workload, args, f.threadPerClient, tc.want)
+		if err := f.Settle(); err != nil {
+			t.Fatal(err)
+		}
+		if f.Spec.ThreadPerClient != tc.want {
+			t.Errorf("run %s %v: thread per client %v, want %v", tc.workload, args, f.Spec.ThreadPerClient, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package studyrun
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -49,7 +51,7 @@ func dropDatabase(ctx context.Context, conn *pgconn.PgConn, versionNum int, name
 
 // loadDatasets loads every dataset the study needs into every target, except
 // those a previous `study run` loaded into the same target with the same options.
-func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store, state *store.Study, targets []*studyTarget, wls []*studyWorkload) error {
+func loadDatasets(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, state *store.Study, targets []*studyTarget, wls []*studyWorkload) error {
 	prev, err := st.StudyDatasets(ctx, state.ID)
 	if err != nil {
 		return err
@@ -77,7 +79,7 @@ func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store
 					return err
 				}
 				if d, ok := loaded[t.t.Name+"/"+db]; ok && d.Fingerprint == fp && exists {
-					fmt.Fprintf(env.Stdout, "%s: %s is loaded (since %s)\n", t.t.Name, sw.data.describe(), d.Loaded.Local().Format(time.DateTime))
+					fmt.Fprintf(sr.Out, "%s: %s is loaded (since %s)\n", t.t.Name, sw.describe(), d.Loaded.Local().Format(time.DateTime))
 					t.fresh[db] = false
 					continue
 				}
@@ -90,7 +92,7 @@ func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store
 						return err
 					}
 					if note != "" {
-						fmt.Fprintf(env.Stdout, "%s: the previous load into database %s %s\n", t.t.Name, db, note)
+						fmt.Fprintf(sr.Out, "%s: the previous load into database %s %s\n", t.t.Name, db, note)
 					}
 				}
 				if !resume {
@@ -101,13 +103,13 @@ func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store
 						return fmt.Errorf("create database %s: %w", db, err)
 					}
 				}
-				fmt.Fprintf(env.Stdout, "%s: loading %s into database %s\n", t.t.Name, sw.data.describe(), db)
+				fmt.Fprintf(sr.Out, "%s: loading %s into database %s\n", t.t.Name, sw.describe(), db)
 				start := time.Now()
-				if err := sw.data.load(ctx, env, t.tgt.WithDatabase(db), resume); err != nil {
+				if err := sr.load(ctx, t.tgt.WithDatabase(db), sw, resume); err != nil {
 					return err
 				}
 				t.fresh[db] = true
-				d := store.Dataset{Target: t.t.Name, Name: db, Fingerprint: fp, Loaded: env.Now(), LoadS: time.Since(start).Seconds()}
+				d := store.Dataset{Target: t.t.Name, Name: db, Fingerprint: fp, Loaded: sr.Now(), LoadS: time.Since(start).Seconds()}
 				if err := st.SetStudyDataset(ctx, state.ID, d); err != nil {
 					return err
 				}
@@ -123,7 +125,7 @@ func loadDatasets(ctx context.Context, env *Env, s *study.Study, st *store.Store
 
 // prepareRun gives a run its data as the workload's dataset policy says, then
 // vacuums and checkpoints as it asks, so every run starts from the same state.
-func prepareRun(ctx context.Context, env *Env, t *studyTarget, sw *studyWorkload) error {
+func prepareRun(ctx context.Context, sr *Runner, t *studyTarget, sw *studyWorkload) error {
 	switch sw.w.Dataset {
 	case study.DatasetClone:
 		conn, err := t.tgt.Connect(ctx)
@@ -145,7 +147,7 @@ func prepareRun(ctx context.Context, env *Env, t *studyTarget, sw *studyWorkload
 		}
 	case study.DatasetReload:
 		if !t.fresh[sw.database()] {
-			if err := sw.data.load(ctx, env, t.tgt.WithDatabase(sw.database()), false); err != nil {
+			if err := sr.load(ctx, t.tgt.WithDatabase(sw.database()), sw, false); err != nil {
 				return err
 			}
 		}
@@ -166,7 +168,7 @@ func prepareRun(ctx context.Context, env *Env, t *studyTarget, sw *studyWorkload
 			sqls = append(sqls, "checkpoint")
 		} else if !t.warnedCheckpoint {
 			t.warnedCheckpoint = true
-			fmt.Fprintf(env.Stderr, "warning: %s may not CHECKPOINT (it needs superuser or pg_checkpoint): runs on %s start without one\n", t.tgt.Config.User, t.t.Name)
+			fmt.Fprintf(sr.Log, "warning: %s may not CHECKPOINT (it needs superuser or pg_checkpoint): runs on %s start without one\n", t.tgt.Config.User, t.t.Name)
 		}
 	}
 	if len(sqls) == 0 {
@@ -192,5 +194,19 @@ func resumableIn(ctx context.Context, tgt *target.Target, sw *studyWorkload) (bo
 		return false, "", err
 	}
 	defer conn.Close(context.Background())
-	return resumable(ctx, conn, sw.k, sw.data, false)
+	return load.Resumable(ctx, conn, sw.kind.Name(), sw.data, false)
+}
+
+// load loads the workload's data into tgt; an interrupted load says how to go on.
+func (sr *Runner) load(ctx context.Context, tgt *target.Target, sw *studyWorkload, resume bool) error {
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return tgt.Connect(ctx) }
+	done, err := load.Fill(ctx, connect, sw.kind.Name(), sw.data, resume, sr.Out, sr.TTY)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: the load did not finish; `study run` again resumes it", engine.ErrInterrupted)
+		}
+		return fmt.Errorf("load %s: %w", sw.kind.Name(), err)
+	}
+	fmt.Fprintln(sr.Out, done)
+	return nil
 }

@@ -1,8 +1,7 @@
-package cli
+package studyrun
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -19,6 +18,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 )
 
 // cellRuns are the stored runs of one target, workload and client count.
@@ -55,15 +55,15 @@ func studyCells(ctx context.Context, st *store.Store, studyID int64, plan []stud
 		if err != nil {
 			return nil, err
 		}
-		var sum engine.Summary
-		if err := json.Unmarshal(r.Summary, &sum); err != nil {
+		sum, err := workload.ReadSummary(r.Summary)
+		if err != nil {
 			return nil, fmt.Errorf("run %d summary: %w", d.RunID, err)
 		}
 		if slices.ContainsFunc(sum.Flags, func(f engine.Flag) bool { return f.Invalid }) {
 			cr.invalid++
 			continue
 		}
-		cr.values = append(cr.values, report.Metric(&sum))
+		cr.values = append(cr.values, report.Metric(sum))
 	}
 	return cells, nil
 }
@@ -75,13 +75,13 @@ func cellGroup(c study.Cell) string {
 // printStudyResults prints, per workload and client count, each target's
 // aggregate with its spread, and each target against the first: the ratio of
 // the aggregates and whether it is beyond the noise.
-func printStudyResults(ctx context.Context, env *Env, s *study.Study, st *store.Store, studyID int64) error {
+func printStudyResults(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, studyID int64) error {
 	plan := s.Plan()
 	cells, err := studyCells(ctx, st, studyID, plan)
 	if err != nil {
 		return err
 	}
-	w := env.Stdout
+	w := sr.Out
 	fmt.Fprintf(w, "%s of %d runs per cell; spread is min-max of the valid runs\n", s.Matrix.Aggregate, s.Matrix.Repeat)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "workload\tclients\tmetric\t")
@@ -114,7 +114,7 @@ func printStudyResults(ctx context.Context, env *Env, s *study.Study, st *store.
 				}
 				// The verdict compare and report give, by the same rule and threshold.
 				cr := cells[fmt.Sprintf("%s/%s/%d", s.Targets[i].Name, wl.Name, c)]
-				v := stats.Compare(base.values, cr.values, true, defaultNoise)
+				v := stats.Compare(base.values, cr.values, true, report.DefaultNoise)
 				fmt.Fprintf(tw, "%.2fx %s\t", aggs[i]/aggs[0], v.Outcome)
 			}
 			fmt.Fprintln(tw)
@@ -138,26 +138,26 @@ func cellNote(cr *cellRuns) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-// studyStatus shows what a study has made so far.
-func studyStatus(ctx context.Context, env *Env, file, results string) error {
-	s, _, err := loadValidStudy(env, file)
+// Status shows what the study in file has made so far.
+func (sr *Runner) Status(ctx context.Context, file string) error {
+	s, _, err := loadValidStudy(sr, file)
 	if err != nil {
 		return err
 	}
 	plan := s.Plan()
-	_, statErr := os.Stat(results)
+	_, statErr := os.Stat(sr.Results)
 	if errors.Is(statErr, fs.ErrNotExist) {
-		fmt.Fprintf(env.Stdout, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
+		fmt.Fprintf(sr.Out, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
 		return nil
 	}
-	st, err := openReading(ctx, env.Stderr, results)
+	st, err := sr.OpenReading(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	state, err := st.FindStudy(ctx, s.Name)
 	if errors.Is(err, store.ErrNotFound) {
-		fmt.Fprintf(env.Stdout, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
+		fmt.Fprintf(sr.Out, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
 		return nil
 	}
 	if err != nil {
@@ -183,30 +183,30 @@ func studyStatus(ctx context.Context, env *Env, file, results string) error {
 			counts[d.Status+", to run again"]++
 		}
 	}
-	fmt.Fprintf(env.Stdout, "study %s (%s, last run %s): %d runs", s.Name, file, state.Updated.Local().Format(time.DateTime), len(plan))
+	fmt.Fprintf(sr.Out, "study %s (%s, last run %s): %d runs", s.Name, file, state.Updated.Local().Format(time.DateTime), len(plan))
 	for _, k := range []string{"made", "to run", store.StatusInterrupted + ", to run again", store.StatusFailed + ", to run again", "edited since"} {
 		if counts[k] > 0 {
-			fmt.Fprintf(env.Stdout, ", %d %s", counts[k], k)
+			fmt.Fprintf(sr.Out, ", %d %s", counts[k], k)
 		}
 	}
-	fmt.Fprintln(env.Stdout)
+	fmt.Fprintln(sr.Out)
 	if len(edited) > 0 {
-		fmt.Fprintf(env.Stdout, "the file changed what these runs measured: %s\n", strings.Join(edited, ", "))
+		fmt.Fprintf(sr.Out, "the file changed what these runs measured: %s\n", strings.Join(edited, ", "))
 	}
 	if spec, err := os.ReadFile(file); err == nil && string(spec) != state.Spec {
-		fmt.Fprintf(env.Stdout, "the file differs from the one last run\n")
+		fmt.Fprintf(sr.Out, "the file differs from the one last run\n")
 	}
-	fmt.Fprintln(env.Stdout)
-	return printStudyResults(ctx, env, s, st, state.ID)
+	fmt.Fprintln(sr.Out)
+	return printStudyResults(ctx, sr, s, st, state.ID)
 }
 
-// studyPlan shows what a study would do, without connecting to anything.
-func studyPlan(ctx context.Context, env *Env, file, results string) error {
-	s, wls, err := loadValidStudy(env, file)
+// Plan shows what the study in file would do, without connecting to anything.
+func (sr *Runner) Plan(ctx context.Context, file string) error {
+	s, wls, err := loadValidStudy(sr, file)
 	if err != nil {
 		return err
 	}
-	w := env.Stdout
+	w := sr.Out
 	plan := s.Plan()
 	fmt.Fprintf(w, "study %s: %d targets x %d workloads, %d runs\n", s.Name, len(s.Targets), len(s.Workloads), len(plan))
 	if s.Description != "" {
@@ -234,8 +234,8 @@ func studyPlan(ctx context.Context, env *Env, file, results string) error {
 		for _, o := range sw.w.Run {
 			run = append(run, o.Name+"="+strings.Join(o.Values, ","))
 		}
-		fmt.Fprintf(w, "  %s: %s, about %s, dataset %s, vacuum %s, checkpoint %v", sw.w.Name, sw.data.describe(),
-			engine.FormatBytes(sw.data.bytes()), sw.w.Dataset, sw.w.Vacuum, sw.w.Checkpoint)
+		fmt.Fprintf(w, "  %s: %s, about %s, dataset %s, vacuum %s, checkpoint %v", sw.w.Name, sw.describe(),
+			engine.FormatBytes(sw.bytes()), sw.w.Dataset, sw.w.Vacuum, sw.w.Checkpoint)
 		if len(run) > 0 {
 			fmt.Fprintf(w, ", %s", strings.Join(run, " "))
 		}
@@ -252,7 +252,7 @@ func studyPlan(ctx context.Context, env *Env, file, results string) error {
 	for _, sw := range wls {
 		if sw.w.Dataset == study.DatasetReload {
 			runs := len(s.Clients(sw.w)) * m.Repeat * len(s.Targets)
-			loads += sw.data.bytes() * int64(runs-1)
+			loads += sw.bytes() * int64(runs-1)
 		}
 	}
 	loadTime := time.Duration(float64(loads) / (100 << 20) * float64(time.Second))
@@ -260,7 +260,7 @@ func studyPlan(ctx context.Context, env *Env, file, results string) error {
 	fmt.Fprintf(w, "time: %s of runs and pauses, and roughly %s of loading\n", s.Estimate().Round(time.Second), loadTime.Round(time.Second))
 
 	made := map[string]bool{}
-	if st, err := store.OpenReadOnly(ctx, results); err == nil {
+	if st, err := store.OpenReadOnly(ctx, sr.Results); err == nil {
 		if state, err := st.FindStudy(ctx, s.Name); err == nil {
 			if done, err := st.StudyRuns(ctx, state.ID); err == nil {
 				for _, c := range plan {

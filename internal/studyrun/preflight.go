@@ -1,4 +1,4 @@
-package cli
+package studyrun
 
 import (
 	"context"
@@ -77,7 +77,7 @@ func readPrivileges(ctx context.Context, t *target.Target) (privileges, error) {
 
 // open starts a local target's server or resolves a DSN target's password, so the
 // target can be connected to.
-func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir string, restart bool) error {
+func (st *studyTarget) open(ctx context.Context, sr *Runner, studyName, serversDir string, restart bool) error {
 	t := st.t
 	if t.Local == nil {
 		tgt, err := target.Parse(t.DSN)
@@ -120,7 +120,7 @@ func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir
 		}
 	}
 	srv, err := localpg.Start(ctx, localpg.Options{Name: name, Version: t.Local.Version, Settings: settings,
-		InitdbArgs: t.Local.Initdb, BaseDir: serversDir, Log: env.Stderr})
+		InitdbArgs: t.Local.Initdb, BaseDir: serversDir, Log: sr.Log})
 	if err != nil {
 		return err
 	}
@@ -137,13 +137,13 @@ func (st *studyTarget) open(ctx context.Context, env *Env, studyName, serversDir
 // preflight opens every target and checks, before anything is loaded, that the
 // study can run on it: reachable, privileges, connection slots, room for the data.
 // All problems come back together.
-func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorkload, opts studyOptions) ([]*studyTarget, error) {
+func preflight(ctx context.Context, sr *Runner, s *study.Study, wls []*studyWorkload) ([]*studyTarget, error) {
 	var targets []*studyTarget
 	var errs study.Errors
 	for _, t := range s.Targets {
 		st := &studyTarget{t: t}
 		targets = append(targets, st)
-		if err := st.open(ctx, env, s.Name, opts.serversDir, opts.restart); err != nil {
+		if err := st.open(ctx, sr, s.Name, sr.ServersDir, sr.Restart); err != nil {
 			errs = append(errs, s.Errorf(t.Pos, "target %s: %v", t.Name, err))
 			continue
 		}
@@ -175,9 +175,9 @@ func preflight(ctx context.Context, env *Env, s *study.Study, wls []*studyWorklo
 		}
 	}
 	errs = append(errs, checkDisk(ctx, s, targets, wls)...)
-	printPreflight(env.Stdout, targets, wls)
+	printPreflight(sr.Out, targets, wls)
 	if err := errs.Err(); err != nil {
-		return targets, usageError{err}
+		return targets, engine.UsageError{Err: err}
 	}
 	return targets, nil
 }
@@ -189,11 +189,11 @@ func datasetBytes(wls []*studyWorkload) (loaded, disk int64) {
 	for _, sw := range wls {
 		if !seen[sw.db] && sw.w.Database == "" {
 			seen[sw.db] = true
-			loaded += sw.data.bytes()
+			loaded += sw.bytes()
 		}
 		if sw.w.Dataset == study.DatasetClone && !seen[sw.db+"_run"] {
 			seen[sw.db+"_run"] = true
-			disk += sw.data.bytes()
+			disk += sw.bytes()
 		}
 	}
 	return loaded, loaded + disk
@@ -229,8 +229,8 @@ func printPreflight(w io.Writer, targets []*studyTarget, wls []*studyWorkload) {
 				fmt.Fprintf(tw, "  %s\t%s\tdatabase %s as it is\t\t%s\t\t\n", t.t.Name, sw.w.Name, sw.w.Database, engine.FormatBytes(sb))
 				continue
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", t.t.Name, sw.w.Name, sw.data.describe(), engine.FormatBytes(sw.data.bytes()),
-				engine.FormatBytes(sb), engine.Classify(sw.data.bytes(), sb, t.memory))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", t.t.Name, sw.w.Name, sw.describe(), engine.FormatBytes(sw.bytes()),
+				engine.FormatBytes(sb), engine.Classify(sw.bytes(), sb, t.memory))
 		}
 	}
 	tw.Flush()

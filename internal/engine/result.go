@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// MarshalJSON writes the summary with its workload's figures at the top level,
+// before client_machine, where the stored summaries have always had them.
+func (s Summary) MarshalJSON() ([]byte, error) {
+	type plain Summary // without this method
+	b, err := json.Marshal(plain(s))
+	if err != nil || s.Figures == nil {
+		return b, err
+	}
+	f, err := json.Marshal(s.Figures)
+	if err != nil {
+		return nil, err
+	}
+	if len(f) < 2 || f[0] != '{' {
+		return nil, fmt.Errorf("%s figures are not a JSON object", s.Workload)
+	}
+	fields := f[1 : len(f)-1]
+	if len(fields) == 0 {
+		return b, nil
+	}
+	// A key in quotes cannot occur inside a JSON string, whose quotes are escaped.
+	at := bytes.LastIndex(b, []byte(`,"client_machine":`))
+	if at < 0 {
+		at = len(b) - 1
+	}
+	out := make([]byte, 0, len(b)+len(fields)+1)
+	out = append(out, b[:at]...)
+	out = append(out, ',')
+	out = append(out, fields...)
+	return append(out, b[at:]...), nil
+}
+
+// Measure is the run's figure of the given name: "tps", or one of its
+// workload's Measures.
+func (s *Summary) Measure(name string) (float64, bool) {
+	if name == "tps" || name == "" {
+		return s.TPS, true
+	}
+	if s.Figures == nil {
+		return 0, false
+	}
+	return s.Figures.Measure(name)
+}
+
+// Headline is the run's main figures with a latency, for one line of a study's
+// progress.
+func (s *Summary) Headline() string {
+	if s.Figures != nil {
+		return s.Figures.Headline(s)
+	}
+	return fmt.Sprintf("%.1f tps, p99 %.3f ms", s.TPS, s.LatencyMs.P99)
+}

@@ -1,0 +1,531 @@
+package studyrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/study"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
+	"github.com/spf13/pflag"
+)
+
+// Runner carries studies out: it runs them, and shows their plan and status.
+type Runner struct {
+	// Results is the results store's path. OpenStore opens it for writing and
+	// OpenReading for reading; both may print warnings of their own.
+	Results     string
+	OpenStore   func(ctx context.Context) (*store.Store, error)
+	OpenReading func(ctx context.Context) (*store.Store, error)
+	// Out takes the study's progress and results, Log notices and warnings. TTY:
+	// Out is a terminal, where progress bars redraw in place.
+	Out, Log io.Writer
+	TTY      bool
+	Now      func() time.Time
+	Options
+}
+
+// Options are how `study run` goes about it.
+type Options struct {
+	// Restart forgets the runs the study made before (they stay in the store).
+	Restart bool
+	// ServersDir holds the local servers ("": pgbakeoff's servers directory).
+	ServersDir string
+	// KeepServers leaves the local servers running at the end; by default they
+	// stop, and once every run is made their data is removed.
+	KeepServers bool
+	// Progress is how often each run prints a progress line (0: never).
+	Progress time.Duration
+}
+
+// studyWorkload is a study's workload with its options checked against the
+// commands of its kind.
+type studyWorkload struct {
+	w    *study.Workload
+	kind workload.Workload
+	// data is the workload's dataset as load: describes it; nil for a workload
+	// with nothing to load, which runs on its own database:.
+	data load.Dataset
+	// db is the database its data is loaded into. Workloads of one study with the
+	// same data and the same policy share it; a cloned dataset is never one that
+	// runs write into.
+	db string
+}
+
+// datasetDatabase names a workload's dataset database: the study's, the data's
+// (kind and load options) and, for data that runs change, the policy's.
+func datasetDatabase(studyName, key string, policy study.Dataset) string {
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '_'
+	}, studyName)
+	if len(slug) > 20 {
+		slug = slug[:20]
+	}
+	name := "pgbakeoff_" + slug + "_" + key
+	if policy != study.DatasetClone {
+		name += "_" + string(policy)
+	}
+	return name
+}
+
+// describe names the workload's data for people.
+func (sw *studyWorkload) describe() string {
+	if sw.data == nil {
+		return "database " + sw.w.Database
+	}
+	return sw.data.Describe()
+}
+
+// bytes is the estimated size of the workload's data; 0 when it loads none.
+func (sw *studyWorkload) bytes() int64 {
+	if sw.data == nil {
+		return 0
+	}
+	return sw.data.Bytes()
+}
+
+// database is where the workload's data is loaded (and, unless cloned, run).
+func (sw *studyWorkload) database() string {
+	if sw.w.Database != "" {
+		return sw.w.Database
+	}
+	return sw.db
+}
+
+// runDatabase is where a run happens.
+func (sw *studyWorkload) runDatabase() string {
+	if sw.w.Dataset == study.DatasetClone {
+		return sw.database() + "_run"
+	}
+	return sw.database()
+}
+
+// runReserved are run options a study sets itself, from its matrix.
+var runReserved = map[string]string{
+	"dsn":          "a study's targets are in targets:",
+	"clients":      "set client counts in matrix.clients (or the workload's clients:)",
+	"warmup":       "set it in matrix.warmup",
+	"duration":     "set it in matrix.duration",
+	"transactions": "a study's runs last matrix.duration",
+	"json":         "study runs keep their results in the results store",
+	"progress":     "use study run --progress",
+	"label":        "give the target labels: instead",
+}
+
+// loadStudy parses the file and checks every workload's options against its
+// commands. A file that does not parse is an error; problems with options come
+// back in errs, each with its position, so that preflight can add its own.
+func loadStudy(sr *Runner, file string) (s *study.Study, wls []*studyWorkload, errs study.Errors, err error) {
+	s, errs, err = study.LoadAll(file)
+	if err != nil {
+		return nil, nil, nil, engine.UsageError{Err: err}
+	}
+	if s == nil {
+		return nil, nil, nil, engine.UsageError{Err: errs.Err()}
+	}
+	var out []*studyWorkload
+	for _, w := range s.Workloads {
+		kind, ok := workload.Find(w.Kind)
+		if !ok {
+			errs = append(errs, s.Errorf(w.Pos, "unknown workload kind %q: choose one of %s", w.Kind, workload.NameList()))
+			continue
+		}
+		sw := &studyWorkload{w: w, kind: kind, db: datasetDatabase(s.Name, s.DatasetKey(w), w.Dataset)}
+		if l, ok := kind.(workload.Loader); ok {
+			lfl := pflag.NewFlagSet("init "+kind.Name(), pflag.ContinueOnError)
+			sw.data = l.NewLoad()
+			sw.data.Flags(lfl)
+			setOptions(s, &errs, lfl, "load", w.Load, map[string]string{"dsn": "a study's targets are in targets:"})
+			if err := sw.data.Validate(); err != nil {
+				errs = append(errs, s.Errorf(w.Pos, "workload %s: load: %v", w.Name, err))
+			}
+		} else if w.Database == "" {
+			errs = append(errs, s.Errorf(w.Pos, "workload %s: %s has no data to load: give it the database: it runs on", w.Name, w.Kind))
+		}
+		for _, c := range s.Clients(w) {
+			if _, err := studyRunFlags(s, sw, c, &errs); err != nil {
+				errs = append(errs, s.Errorf(w.Pos, "workload %s: run: %v", w.Name, err))
+				break
+			}
+		}
+		out = append(out, sw)
+	}
+	return s, out, errs, nil
+}
+
+// loadValidStudy is loadStudy for commands that go no further with a bad file.
+func loadValidStudy(sr *Runner, file string) (*study.Study, []*studyWorkload, error) {
+	s, wls, errs, err := loadStudy(sr, file)
+	if err == nil && len(errs) > 0 {
+		err = engine.UsageError{Err: errs.Err()}
+	}
+	return s, wls, err
+}
+
+// studyRunFlags builds a run's spec from the workload's run: options and the
+// matrix, and checks it. Errors in the options are added to errs when it is not
+// nil.
+func studyRunFlags(s *study.Study, sw *studyWorkload, clients int, errs *study.Errors) (engine.Spec, error) {
+	fl := pflag.NewFlagSet("run "+sw.kind.Name(), pflag.ContinueOnError)
+	f := workload.BindRun(sw.kind, fl)
+	var discard study.Errors
+	if errs == nil {
+		errs = &discard
+	}
+	setOptions(s, errs, fl, "run", sw.w.Run, runReserved)
+	f.Spec.Clients, f.Spec.Warmup, f.Spec.Duration = clients, s.Matrix.Warmup, s.Matrix.Duration
+	if err := f.Settle(); err != nil {
+		return f.Spec, err
+	}
+	return f.Spec, f.Spec.Validate()
+}
+
+// setOptions sets the options on the flag set of a workload's command.
+func setOptions(s *study.Study, errs *study.Errors, fl *pflag.FlagSet, section string, opts []study.Option, reserved map[string]string) {
+	for _, o := range opts {
+		if why, ok := reserved[o.Name]; ok {
+			*errs = append(*errs, s.Errorf(o.Pos, "%s: %s is set by the study: %s", section, o.Key, why))
+			continue
+		}
+		if fl.Lookup(o.Name) == nil {
+			var names []string
+			fl.VisitAll(func(f *pflag.Flag) {
+				if _, r := reserved[f.Name]; !r {
+					names = append(names, f.Name)
+				}
+			})
+			msg := fmt.Sprintf("unknown %s option %q for %s", section, o.Key, strings.TrimPrefix(fl.Name(), section+" "))
+			if s := study.Suggest(o.Name, names); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			*errs = append(*errs, s.Errorf(o.Pos, "%s", msg))
+			continue
+		}
+		for _, v := range o.Values {
+			if err := fl.Set(o.Name, v); err != nil {
+				*errs = append(*errs, s.Errorf(o.Pos, "%s: %s: %v", section, o.Key, err))
+				break
+			}
+		}
+	}
+}
+
+// studyTarget is a study's target once it is reachable.
+type studyTarget struct {
+	t      *study.Target
+	srv    *localpg.Server // local targets
+	tgt    *target.Target  // with its password
+	info   *target.Info
+	priv   privileges
+	memory int64 // local: this machine's memory
+	free   int64 // local: free bytes where the data directory is
+	// fresh marks datasets loaded by this process and not yet run on, so a reloading
+	// workload's first run does not load again.
+	fresh            map[string]bool
+	warnedCheckpoint bool
+}
+
+func (st *studyTarget) local() *sampler.Local {
+	if st.srv == nil {
+		return nil
+	}
+	return &sampler.Local{PostmasterPID: st.srv.PID, DataDir: st.srv.DataDir}
+}
+
+// Run carries the study in file out: preflight, loads, then every run not yet
+// made. It stops at the first run interrupted; failed runs are made again the
+// next time.
+func (sr *Runner) Run(ctx context.Context, file string) (err error) {
+	// Every problem of the file, its options and its prices is found before a
+	// server starts or anything connects.
+	s, wls, err := loadValidStudy(sr, file)
+	if err != nil {
+		return err
+	}
+	spec, err := readSpec(file)
+	if err != nil {
+		return err
+	}
+	lock, err := store.LockStudy(sr.Results, s.Name, sr.Now())
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	st, err := sr.OpenStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	// The file and the servers are checked against the runs made before, and the
+	// study's record updated, only once everything passed.
+	prev, done, err := sr.madeBefore(ctx, st, s)
+	if err != nil {
+		return err
+	}
+	plan := s.Plan()
+	if err := checkEdits(s, plan, done); err != nil {
+		return err
+	}
+
+	out := sr.Out
+	fmt.Fprintf(out, "study %s: %d targets, %d workloads, %d runs (%s of measuring)\n",
+		s.Name, len(s.Targets), len(s.Workloads), len(plan), s.Estimate().Round(time.Second))
+	remaining := 0
+	for _, c := range plan {
+		if d, ok := done[c.Key]; !ok || d.Status != store.StatusCompleted {
+			remaining++
+		}
+	}
+	if remaining == 0 {
+		// Nothing to make: no server is started and nothing loaded to say so.
+		fmt.Fprintf(out, "all %d runs were made before\n\n", len(plan))
+		return printStudyResults(ctx, sr, s, st, prev.ID)
+	}
+	targets, err := preflight(ctx, sr, s, wls)
+	defer func() {
+		if !sr.KeepServers {
+			stopStudyServers(sr, targets, sr.ServersDir, err == nil)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	if err := checkServers(ctx, st, done, targets); err != nil {
+		return err
+	}
+	state, err := sr.save(ctx, st, s, file, spec)
+	if err != nil {
+		return err
+	}
+	if err := loadDatasets(ctx, sr, s, st, state, targets, wls); err != nil {
+		return err
+	}
+
+	if remaining < len(plan) {
+		fmt.Fprintf(out, "%d of %d runs were made before; continuing with the rest\n", len(plan)-remaining, len(plan))
+	}
+	failed, err := sr.makeRuns(ctx, s, st, state, plan, done, targets, wls)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	if err := printStudyResults(ctx, sr, s, st, state.ID); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%d runs failed (%s); `study run` again makes them anew", len(failed), strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// madeBefore is the study's record in the store and the runs it made before;
+// none with Restart. A new study has an empty record.
+func (sr *Runner) madeBefore(ctx context.Context, st *store.Store, s *study.Study) (*store.Study, map[string]store.StudyRun, error) {
+	done := map[string]store.StudyRun{}
+	prev, err := st.FindStudy(ctx, s.Name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return &store.Study{}, done, nil
+	case err != nil:
+		return nil, nil, err
+	case !sr.Restart:
+		if done, err = st.StudyRuns(ctx, prev.ID); err != nil {
+			return nil, nil, err
+		}
+	}
+	return prev, done, nil
+}
+
+// save records the study as run now from file, whose text is spec, and with
+// Restart forgets its earlier runs.
+func (sr *Runner) save(ctx context.Context, st *store.Store, s *study.Study, file, spec string) (*store.Study, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	// The absolute path, so that report finds the prices file from anywhere.
+	state := &store.Study{Name: s.Name, File: abs, Spec: spec, Updated: sr.Now()}
+	if err := st.SaveStudy(ctx, state); err != nil {
+		return nil, err
+	}
+	if sr.Restart {
+		if err := st.ForgetStudy(ctx, state.ID); err != nil {
+			return nil, err
+		}
+	}
+	return state, nil
+}
+
+// makeRuns makes the runs of the plan not made before, one after another with
+// the matrix's pause between them, and names those that failed; it stops at the
+// first one interrupted.
+func (sr *Runner) makeRuns(ctx context.Context, s *study.Study, st *store.Store, state *store.Study, plan []study.Cell,
+	done map[string]store.StudyRun, targets []*studyTarget, wls []*studyWorkload) (failed []string, err error) {
+	byWorkload := map[*study.Workload]*studyWorkload{}
+	for _, sw := range wls {
+		byWorkload[sw.w] = sw
+	}
+	byTarget := map[*study.Target]*studyTarget{}
+	for _, t := range targets {
+		byTarget[t.t] = t
+	}
+	first := true
+	for _, c := range plan {
+		if d, ok := done[c.Key]; ok && d.Status == store.StatusCompleted {
+			continue
+		}
+		if !first && s.Matrix.Pause > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(s.Matrix.Pause):
+			}
+		}
+		first = false
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: the study stops before run %s; `study run` again continues there", engine.ErrInterrupted, c.Key)
+		}
+		sum, err := studyRun(ctx, sr, s, st, state, c, len(plan), byTarget[c.Target], byWorkload[c.Workload])
+		if sum != nil {
+			printStudyRun(sr.Out, sum)
+		}
+		if err != nil {
+			if errors.Is(err, engine.ErrInterrupted) || ctx.Err() != nil {
+				return nil, fmt.Errorf("%w: run %s stopped early; `study run` again makes it anew", engine.ErrInterrupted, c.Key)
+			}
+			// One failed run does not end a study of hours; it is made again next time.
+			fmt.Fprintf(sr.Log, "run %s failed: %v\n", c.Key, err)
+			failed = append(failed, c.Key)
+		}
+	}
+	return failed, nil
+}
+
+// checkServers refuses to continue a study on a server that changed since its
+// earlier runs (another version or other settings): the results would mix.
+func checkServers(ctx context.Context, st *store.Store, done map[string]store.StudyRun, targets []*studyTarget) error {
+	for _, t := range targets {
+		for key, d := range done {
+			if !strings.HasPrefix(key, t.t.Name+"/") || d.Status != store.StatusCompleted || d.RunID == 0 {
+				continue
+			}
+			r, err := st.Run(ctx, d.RunID)
+			if err != nil {
+				continue
+			}
+			var diffs []string
+			if r.ServerVersion != t.info.Version {
+				diffs = append(diffs, fmt.Sprintf("version %s, now %s", r.ServerVersion, t.info.Version))
+			}
+			for _, k := range slices.Sorted(maps.Keys(mergeKeys(r.Settings, t.info.Settings))) {
+				if !target.IncidentalSettings[k] && r.Settings[k] != t.info.Settings[k] {
+					diffs = append(diffs, fmt.Sprintf("%s %s, now %s", k, valueOr(r.Settings[k], "default"), valueOr(t.info.Settings[k], "default")))
+				}
+			}
+			if len(diffs) > 0 {
+				return engine.UsageError{Err: fmt.Errorf("target %s changed since run %d of this study (%s): restore it, or run the study with --restart",
+					t.t.Name, r.ID, strings.Join(diffs, "; "))}
+			}
+			break
+		}
+	}
+	return nil
+}
+
+func mergeKeys(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+func readSpec(file string) (string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read study: %w", err)
+	}
+	return string(b), nil
+}
+
+// checkEdits refuses to continue a study whose file changed what finished runs
+// measured: their results would be mixed with different ones.
+func checkEdits(s *study.Study, plan []study.Cell, done map[string]store.StudyRun) error {
+	var changed []string
+	for _, c := range plan {
+		if d, ok := done[c.Key]; ok && d.Status == store.StatusCompleted && d.Fingerprint != c.Fingerprint {
+			changed = append(changed, c.Key)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	more := ""
+	if len(changed) > 3 {
+		more = fmt.Sprintf(" and %d more", len(changed)-3)
+		changed = changed[:3]
+	}
+	return engine.UsageError{Err: fmt.Errorf("%s changed what finished runs measured (%s%s): undo the edit, give the study a new name:, or run it with --restart",
+		s.File, strings.Join(changed, ", "), more)}
+}
+
+// studyRun prepares the database for one cell and makes the run.
+func studyRun(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, state *store.Study, c study.Cell, total int,
+	t *studyTarget, sw *studyWorkload) (*engine.Summary, error) {
+	fmt.Fprintf(sr.Out, "\n[%d/%d] %s\n", c.Seq, total, c.Key)
+	if err := prepareRun(ctx, sr, t, sw); err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	spec, err := studyRunFlags(s, sw, c.Clients, nil)
+	if err != nil {
+		return nil, engine.UsageError{Err: err}
+	}
+	spec.Target = t.tgt.WithDatabase(sw.runDatabase())
+	spec.Progress = sr.Progress
+	spec.Local, spec.NodeExporter = t.local(), t.t.NodeExporter
+	spec.Labels = map[string]string{"study": s.Name, "cell": c.Key, "target": t.t.Name, "workload": sw.w.Name,
+		"repeat": strconv.Itoa(c.Repeat)}
+	maps.Copy(spec.Labels, t.t.Labels)
+	spec.OpenStore, spec.Out, spec.Log, spec.Clock = sr.OpenStore, sr.Out, sr.Log, sr.Now
+	sum, err := engine.Run(ctx, spec)
+	rec := store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint, Status: store.StatusFailed}
+	if sum != nil {
+		rec.RunID, rec.Status = sum.RunID, sum.Status
+	}
+	if serr := st.SetStudyRun(context.Background(), state.ID, rec); serr != nil && err == nil {
+		err = serr
+	}
+	return sum, err
+}
+
+func printStudyRun(w io.Writer, sum *engine.Summary) {
+	fmt.Fprintf(w, "  run %d: %s", sum.RunID, sum.Headline())
+	for _, fl := range sum.Flags {
+		if fl.Invalid {
+			fmt.Fprintf(w, "  INVALID: %s", fl.Reason)
+		}
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,144 @@
+package studyrun_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/studyrun"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+// runner is a Runner on a results store in dir, its output in out.
+func runner(dir string, out *bytes.Buffer) *studyrun.Runner {
+	results := filepath.Join(dir, "results.db")
+	return &studyrun.Runner{Results: results,
+		OpenStore:   func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, results) },
+		OpenReading: func(ctx context.Context) (*store.Store, error) { return store.OpenReadOnly(ctx, results) },
+		Out:         out, Log: out, Now: time.Now}
+}
+
+// TestRunner makes a study of two workloads on one existing server through the
+// library, as the command line does: the plan, the runs in the store with the
+// study's labels, the status, and a second Run that finds everything made.
+func TestRunner(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "lib.yaml")
+	spec := fmt.Sprintf(`name: lib
+targets:
+  - name: here
+    dsn: %q
+    labels: {disk: ssd}
+workloads:
+  - name: rw
+    kind: tpcb
+    load: {scale: 1}
+    dataset: clone
+  - name: points
+    kind: sysbench
+    load: {tables: 1, table-size: 1000}
+    run: {script: oltp_point_select}
+matrix:
+  clients: [2]
+  warmup: 0s
+  duration: 1s
+  repeat: 1
+`, pgtest.DSN(t))
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	sr := runner(dir, &out)
+	if err := sr.Plan(t.Context(), file); err != nil {
+		t.Fatalf("plan: %v\n%s", err, out.String())
+	}
+	if got := out.String(); !strings.Contains(got, "study lib: 1 targets x 2 workloads, 2 runs") || !strings.Contains(got, "TPC-B scale 1") {
+		t.Errorf("plan:\n%s", got)
+	}
+	out.Reset()
+	if err := sr.Run(t.Context(), file); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{"preflight:", "loading TPC-B scale 1 into database pgbakeoff_lib_", "loading sysbench 1 table of 1000 rows",
+		"[1/2] here/rw/c2/r1", "[2/2] here/points/c2/r1", " tps, p99 ", " qps, p95 "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("study run output lacks %q:\n%s", want, got)
+		}
+	}
+	st, err := store.OpenReadOnly(t.Context(), sr.Results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs(t.Context(), store.Filter{})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		t.Fatalf("%d runs stored, want 2", len(runs))
+	}
+	for _, r := range runs {
+		if r.Status != store.StatusCompleted || r.Labels["study"] != "lib" || r.Labels["target"] != "here" || r.Labels["disk"] != "ssd" || r.Clients != 2 {
+			t.Errorf("run %d: %s, labels %v, %d clients", r.ID, r.Status, r.Labels, r.Clients)
+		}
+	}
+
+	out.Reset()
+	if err := sr.Status(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "2 runs, 2 made") {
+		t.Errorf("status:\n%s", got)
+	}
+	out.Reset()
+	if err := sr.Run(t.Context(), file); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "all 2 runs were made before") || strings.Contains(got, "preflight:") {
+		t.Errorf("second run:\n%s", got)
+	}
+}
+
+// TestRunnerRefusesBadFile: every problem of the file is found before anything
+// connects, as a usage error naming each.
+func TestRunnerRefusesBadFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "bad.yaml")
+	spec := `name: bad
+targets: [{name: nowhere, dsn: "host=127.0.0.1 port=1"}]
+workloads:
+  - {kind: tpcb, load: {scale: 0}, run: {script: nope}}
+  - {kind: sysbench, load: {tables: 1}, run: {dist: pareto:7}}
+matrix: {clients: [1], duration: 1s}
+`
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := runner(dir, &out).Run(t.Context(), file)
+	if err == nil {
+		t.Fatal("a bad study ran")
+	}
+	for _, want := range []string{"--scale", `unknown script "nope"`, "--dist"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if out.Len() != 0 || fileExists(filepath.Join(dir, "results.db")) {
+		t.Errorf("a bad study wrote output or a store: %q", out.String())
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
