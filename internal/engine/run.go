@@ -39,8 +39,40 @@ func Run(ctx context.Context, spec Spec) (*Summary, error) {
 	if spec.Log == nil {
 		spec.Log = io.Discard
 	}
-	t, proto, labels := spec.Target, spec.Protocol, spec.Labels
-	// Before anything is sent: reachability, version, settings, slots, data.
+	r, err := prepare(ctx, &spec)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.measure(ctx)
+}
+
+// running is one run under way: what preflight found, the control session, the
+// store and the run's record in it, and what is gathered as it goes.
+type running struct {
+	spec    *Spec
+	info    *target.Info
+	ctl     *sampler.Control
+	setup   *Setup
+	st      *store.Store
+	rec     *store.Run
+	seed    uint64
+	appName string // the clients' application_name, to find their sessions
+	fit     fit
+	naptime time.Duration
+	stats   serverStats
+	smp     *sampler.Sampler // nil when the server cannot be sampled
+	mon     runMonitor
+	// stop ends the clients early: a results store that cannot be written stops
+	// the run, since measuring what cannot be kept would waste everyone's time.
+	stop     context.CancelFunc
+	storeErr error
+}
+
+// prepare checks the target before anything is sent (reachability, version,
+// settings, slots, the workload's data) and records the run in the store.
+func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
+	t := spec.Target
 	info, err := inspectWaiting(ctx, spec.Log, t, spec.OutageTimeout)
 	if err != nil {
 		return nil, err
@@ -48,212 +80,245 @@ func Run(ctx context.Context, spec Spec) (*Summary, error) {
 	if err := info.CheckSlots(spec.Clients); err != nil {
 		return nil, err
 	}
-	ctl, err := sampler.NewControl(ctx, t.Connect)
+	r := &running{spec: spec, info: info, stats: serverStats{values: map[string]map[string]int64{}, unread: map[string]string{}}}
+	if r.ctl, err = sampler.NewControl(ctx, t.Connect); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.close()
+		}
+	}()
+	conn, err := r.ctl.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer ctl.Close()
-	conn, err := ctl.Conn(ctx)
-	if err != nil {
+	if r.setup, err = spec.Workload.Setup(ctx, spec, conn); err != nil {
 		return nil, err
 	}
-	setup, err := spec.Workload.Setup(ctx, &spec, conn)
-	if err != nil {
+	if r.st, err = spec.OpenStore(ctx); err != nil {
 		return nil, err
 	}
-	scripts, scale := setup.Scripts, setup.Scale
-	st, err := spec.OpenStore(ctx)
-	if err != nil {
-		return nil, err
+	r.seed = spec.Seed
+	if r.seed == 0 {
+		r.seed = uint64(spec.Now().UnixNano())
 	}
-	defer st.Close()
-
-	seed := spec.Seed
-	if seed == 0 {
-		seed = uint64(spec.Now().UnixNano())
-	}
-	run := &store.Run{
-		Target: t.String(), Workload: spec.Workload.Name(), Script: driver.Mix(scripts), Clients: spec.Clients,
-		ServerVersion: info.Version, Settings: info.Settings, Labels: labels, Started: spec.Now(),
-		Params: map[string]any{"protocol": proto.String(), "warmup_s": spec.Warmup.Seconds(),
+	r.rec = &store.Run{
+		Target: t.String(), Workload: spec.Workload.Name(), Script: driver.Mix(r.setup.Scripts), Clients: spec.Clients,
+		ServerVersion: info.Version, Settings: info.Settings, Labels: spec.Labels, Started: spec.Now(),
+		Params: map[string]any{"protocol": spec.Protocol.String(), "warmup_s": spec.Warmup.Seconds(),
 			"duration_s": spec.Duration.Seconds(), "transactions": spec.Transactions, "max_tries": spec.MaxTries,
-			"seed": seed, "jobs": spec.Jobs, "thread_per_client": spec.ThreadPerClient, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
+			"seed": r.seed, "jobs": spec.Jobs, "thread_per_client": spec.ThreadPerClient, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
 	}
-	for k, v := range setup.Params {
-		run.Params[k] = v
-	}
-	if _, err := st.CreateRun(ctx, run); err != nil {
+	maps.Copy(r.rec.Params, r.setup.Params)
+	r.fit = datasetFit(ctx, conn, spec.Local)
+	r.naptime = autovacuumNaptime(ctx, conn)
+	maps.Copy(r.rec.Params, r.fit.params())
+	if _, err := r.st.CreateRun(ctx, r.rec); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(spec.Log, "run %d: %s %s on %s, PostgreSQL %s, %s, %d clients\n",
-		run.ID, spec.Workload.Name(), run.Script, info.Address, info.Version, setup.Size, spec.Clients)
+		r.rec.ID, spec.Workload.Name(), r.rec.Script, info.Address, info.Version, r.setup.Size, spec.Clients)
+	r.appName = fmt.Sprintf("pgbakeoff-run-%d", r.rec.ID)
+	return r, nil
+}
 
-	// The clients identify themselves so their backends can be found and awaited.
-	appName := fmt.Sprintf("pgbakeoff-run-%d", run.ID)
-	clientTarget := t.WithDatabase(t.Config.Database)
-	clientTarget.Config.RuntimeParams["application_name"] = appName
+func (r *running) close() {
+	if r.st != nil {
+		r.st.Close()
+	}
+	r.ctl.Close()
+}
 
-	fit := datasetFit(ctx, conn, spec.Local)
-	naptime := autovacuumNaptime(ctx, conn)
-	for k, v := range fit.params() {
-		run.Params[k] = v
-	}
-	// The server's counters around the run: read from a fresh snapshot, each
-	// without the transactions of pgbakeoff's own sessions.
-	stats := serverStats{values: map[string]map[string]int64{}, unread: map[string]string{}}
-	var smp *sampler.Sampler
-	ownCommits := func() int64 {
-		if smp == nil {
-			return 0
-		}
-		return smp.Commits()
-	}
-	readStats := func(point string, settle bool) {
-		// Its own deadline: the window's end is still read after Ctrl-C.
-		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		var r sampler.Reading
-		var err error
-		if settle {
-			r, err = ctl.Settled(rctx, settleTimeout(ctl.Version()))
-		} else {
-			r, err = ctl.Database(rctx)
-		}
-		if err != nil {
-			stats.unread[point] = err.Error()
-			fmt.Fprintf(spec.Log, "warning: %v\n", err)
-			return
-		}
-		if settle && !r.Settled {
-			stats.unsettled = append(stats.unsettled, point)
-		}
-		// Stored as the server reports them; compared without pgbakeoff's own commits.
-		adjusted := maps.Clone(r.Values)
-		adjusted["xact_commit"] = r.Commits(ownCommits())
-		stats.values[point] = adjusted
-		if err := st.AddServerStats(rctx, run.ID, store.ServerStats{Point: point, At: spec.Now(), Values: r.Values}); err != nil {
-			fmt.Fprintf(spec.Log, "warning: %v\n", err)
-		}
-	}
-	readStats(store.PointBeforeConnect, true)
+// measure runs the clients between the server's counters read before the first
+// connects and after the last has gone, sampling the server meanwhile.
+func (r *running) measure(ctx context.Context) (*Summary, error) {
+	spec, t := r.spec, r.spec.Target
+	r.readStats(store.PointBeforeConnect, true)
 	spanStart := time.Now()
 	addrs0, _ := t.Resolve(ctx)
-
-	// A results store that cannot be written stops the run: measuring what cannot be
-	// kept would waste the time of everyone waiting for the results.
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
-	// The server is sampled from its own statistics while the run goes on.
-	mon := &runMonitor{}
-	smp, err = sampler.Start(ctx, sampler.Config{
-		Connect: t.Connect, AppName: appName, Local: spec.Local, NodeExporter: spec.NodeExporter,
-		Exclude: func() []uint32 { return []uint32{ctl.PID()} },
-		OnSample: func(sm sampler.Sample) {
-			mon.sample(sm)
-			if err := st.AddSample(context.Background(), run.ID, storeSample(sm)); err != nil {
-				mon.storeErr(err)
-				stopRun()
-			}
-		},
-	})
-	if err != nil {
-		fmt.Fprintf(spec.Log, "warning: the server will not be sampled: %v\n", err)
-	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	r.stop = stop
+	r.startSampler(ctx)
 
 	prevProcs := runtime.GOMAXPROCS(max(1, spec.Jobs))
 	defer runtime.GOMAXPROCS(prevProcs)
 	cpu0 := readCPU()
 	prog := newProgressPrinter(spec.Out, spec.Progress)
-	var storeErr error
-	cfg := driver.Config{
-		Target: clientTarget, Scripts: scripts, Clients: spec.Clients, Protocol: proto,
-		Warmup: spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
-		Seed: seed, Deck: setup.Deck, ThreadPerClient: spec.ThreadPerClient,
-		OutageTimeout: spec.OutageTimeout, TxTimeout: spec.TxTimeout, ConnectTimeout: spec.ConnectTimeout, ResolveOnce: spec.ResolveOnce,
-		OnInterval: func(iv driver.Interval) {
-			prog.add(iv)
-			mon.interval(iv)
-			s := histogram.Summarize(iv.Latency)
-			secs := iv.End.Sub(iv.Start).Seconds()
-			// Not ctx: the intervals measured before a Ctrl-C are kept.
-			err := st.AddInterval(context.Background(), run.ID, store.Interval{Seq: iv.Seq, Phase: storePhase(iv.Phase), Start: iv.Start, End: iv.End,
-				Txns: iv.Committed, Failed: iv.Failed, Retried: iv.Retried, TPS: float64(iv.Committed) / secs,
-				LatencyMs: store.Latency{Avg: s.Avg, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, P999: s.P999, Max: s.Max},
-				Errors:    iv.Failed, Down: iv.Down, ConnectErrors: iv.ConnectErrors})
-			if err != nil && storeErr == nil {
-				storeErr = err
-				stopRun()
-			}
-		},
-		OnWindow: func(open bool) {
-			if open {
-				readStats(store.PointWindowStart, false)
-			} else {
-				readStats(store.PointWindowEnd, false)
-			}
-			if setup.Window != nil {
-				wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				conn, err := ctl.Conn(wctx)
-				if err == nil {
-					// One statement; one that failed rolled back and committed nothing.
-					if err = setup.Window(wctx, conn, open, ownCommits()+ctl.Own()); err == nil {
-						ctl.Ran(1)
-					}
-				}
-				if err != nil {
-					fmt.Fprintf(spec.Log, "warning: %v\n", err)
-				}
-			}
-		},
-	}
-	res, err := driver.Run(runCtx, cfg)
+	res, err := driver.Run(runCtx, r.driverConfig(prog))
 	prog.flush()
 	if err != nil {
-		if smp != nil {
-			smp.Stop()
+		if r.smp != nil {
+			r.smp.Stop()
 		}
-		run.Status, run.Ended = store.StatusFailed, spec.Now()
-		_ = st.FinishRun(context.Background(), run)
+		r.rec.Status, r.rec.Ended = store.StatusFailed, spec.Now()
+		_ = r.st.FinishRun(context.Background(), r.rec)
 		return nil, err
 	}
 	cpu1 := readCPU()
 	var sres sampler.Result
-	if smp != nil {
-		sres = smp.Stop()
+	if r.smp != nil {
+		sres = r.smp.Stop()
 	}
 	// Sessions report their last counts as they exit: only once the benchmark's
 	// and the sampler's are gone do the server's counters hold all their work.
 	sctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	if err := ctl.WaitGone(sctx, appName, sres.PIDs, 30*time.Second); err != nil {
+	if err := r.ctl.WaitGone(sctx, r.appName, sres.PIDs, 30*time.Second); err != nil {
 		fmt.Fprintf(spec.Log, "warning: waiting for the benchmark's sessions to end: %v\n", err)
 	}
-	readStats(store.PointAfterDisconnect, true)
+	r.readStats(store.PointAfterDisconnect, true)
 	span := time.Since(spanStart)
 	// What was measured is written with its own deadline: a server that kept the
 	// wait above busy must not cost the results.
-	ctx, cancelWrite := context.WithTimeout(context.Background(), 30*time.Second)
+	wctx, cancelWrite := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelWrite()
-
-	sum := summarize(run, res, info, scale, spec, stats, cpu0, cpu1)
-	if setup.Finish != nil {
-		setup.Finish(sum, res)
+	sum := summarize(r.rec, res, r.info, r.setup.Scale, *spec, r.stats, cpu0, cpu1)
+	if r.setup.Finish != nil {
+		r.setup.Finish(sum, res)
 	}
-	sum.Dataset = fit
+	sum.Dataset = r.fit
 	m := machine.Describe(spec.Anonymize)
 	sum.ClientMachine = &m
 	for _, e := range sres.Errors {
 		sum.Warnings = append(sum.Warnings, "sampling the server: "+e)
 	}
-	ev := mon.evidence(res)
+	sum.Flags = judge(r.evidence(wctx, res, sres, sum, span, addrs0))
+	return r.finish(wctx, sum, res)
+}
+
+// ownCommits are the transactions pgbakeoff's sampler has committed so far.
+func (r *running) ownCommits() int64 {
+	if r.smp == nil {
+		return 0
+	}
+	return r.smp.Commits()
+}
+
+// readStats reads the server's counters at a point of the run, from a fresh
+// snapshot (settled: once they stopped moving), and stores them. They are
+// compared without the transactions of pgbakeoff's own sessions.
+func (r *running) readStats(point string, settle bool) {
+	// Its own deadline: the window's end is still read after Ctrl-C.
+	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rd sampler.Reading
+	var err error
+	if settle {
+		rd, err = r.ctl.Settled(rctx, settleTimeout(r.ctl.Version()))
+	} else {
+		rd, err = r.ctl.Database(rctx)
+	}
+	if err != nil {
+		r.stats.unread[point] = err.Error()
+		fmt.Fprintf(r.spec.Log, "warning: %v\n", err)
+		return
+	}
+	if settle && !rd.Settled {
+		r.stats.unsettled = append(r.stats.unsettled, point)
+	}
+	// Stored as the server reports them; compared without pgbakeoff's own commits.
+	adjusted := maps.Clone(rd.Values)
+	adjusted["xact_commit"] = rd.Commits(r.ownCommits())
+	r.stats.values[point] = adjusted
+	if err := r.st.AddServerStats(rctx, r.rec.ID, store.ServerStats{Point: point, At: r.spec.Now(), Values: rd.Values}); err != nil {
+		fmt.Fprintf(r.spec.Log, "warning: %v\n", err)
+	}
+}
+
+// startSampler samples the server from its own statistics while the run goes
+// on; a server that cannot be sampled is a warning, not the end of the run.
+func (r *running) startSampler(ctx context.Context) {
+	t := r.spec.Target
+	smp, err := sampler.Start(ctx, sampler.Config{
+		Connect: t.Connect, AppName: r.appName, Local: r.spec.Local, NodeExporter: r.spec.NodeExporter,
+		Exclude: func() []uint32 { return []uint32{r.ctl.PID()} },
+		OnSample: func(sm sampler.Sample) {
+			r.mon.sample(sm)
+			if err := r.st.AddSample(context.Background(), r.rec.ID, storeSample(sm)); err != nil {
+				r.mon.storeErr(err)
+				r.stop()
+			}
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(r.spec.Log, "warning: the server will not be sampled: %v\n", err)
+		return
+	}
+	r.smp = smp
+}
+
+// driverConfig is the clients' run: each interval is stored as it ends, and the
+// window's edges read the server's and the workload's counters.
+func (r *running) driverConfig(prog *progressPrinter) driver.Config {
+	spec := r.spec
+	clientTarget := spec.Target.WithDatabase(spec.Target.Config.Database)
+	// The clients identify themselves so their backends can be found and awaited.
+	clientTarget.Config.RuntimeParams["application_name"] = r.appName
+	return driver.Config{
+		Target: clientTarget, Scripts: r.setup.Scripts, Clients: spec.Clients, Protocol: spec.Protocol,
+		Warmup: spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
+		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient,
+		OutageTimeout: spec.OutageTimeout, TxTimeout: spec.TxTimeout, ConnectTimeout: spec.ConnectTimeout, ResolveOnce: spec.ResolveOnce,
+		OnInterval: func(iv driver.Interval) {
+			prog.add(iv)
+			r.mon.interval(iv)
+			r.storeInterval(iv)
+		},
+		OnWindow: r.window,
+	}
+}
+
+func (r *running) storeInterval(iv driver.Interval) {
+	s := histogram.Summarize(iv.Latency)
+	secs := iv.End.Sub(iv.Start).Seconds()
+	// Not the run's context: the intervals measured before a Ctrl-C are kept.
+	err := r.st.AddInterval(context.Background(), r.rec.ID, store.Interval{Seq: iv.Seq, Phase: storePhase(iv.Phase), Start: iv.Start, End: iv.End,
+		Txns: iv.Committed, Failed: iv.Failed, Retried: iv.Retried, TPS: float64(iv.Committed) / secs,
+		LatencyMs: store.Latency{Avg: s.Avg, P50: s.P50, P90: s.P90, P95: s.P95, P99: s.P99, P999: s.P999, Max: s.Max},
+		Errors:    iv.Failed, Down: iv.Down, ConnectErrors: iv.ConnectErrors})
+	if err != nil && r.storeErr == nil {
+		r.storeErr = err
+		r.stop()
+	}
+}
+
+// window reads the server's counters, and the workload's own when it has any,
+// as the measured window opens and closes.
+func (r *running) window(open bool) {
+	if open {
+		r.readStats(store.PointWindowStart, false)
+	} else {
+		r.readStats(store.PointWindowEnd, false)
+	}
+	if r.setup.Window == nil {
+		return
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := r.ctl.Conn(wctx)
+	if err == nil {
+		// One statement; one that failed rolled back and committed nothing.
+		if err = r.setup.Window(wctx, conn, open, r.ownCommits()+r.ctl.Own()); err == nil {
+			r.ctl.Ran(1)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(r.spec.Log, "warning: %v\n", err)
+	}
+}
+
+// evidence is what the validity rules judge the run by.
+func (r *running) evidence(ctx context.Context, res *driver.Result, sres sampler.Result, sum *Summary, span time.Duration, addrs0 []string) evidence {
+	ev := r.mon.evidence(res)
 	ev.committed, ev.failed = res.Committed, res.Failed
 	if res.Incomplete {
 		ev.incomplete = res.IncompleteReason
 	}
 	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
 	ev.clientCommits, ev.serverCommits = sum.CommitsTotal, sum.Server.Commits
-	ev.span, ev.naptime = span, naptime
+	ev.span, ev.naptime = span, r.naptime
 	ev.commitsRead, ev.unsettled = sum.Server.CommitsUnread == "", sum.Server.CommitsUnsettled
 	ev.seen = sres.Others
 	ev.restarted = sres.Restarted
@@ -261,26 +326,32 @@ func Run(ctx context.Context, spec Spec) (*Summary, error) {
 	if sres.AddressChanged {
 		ev.addressChanged = "the server's address or its recovery state changed"
 	}
+	t := r.spec.Target
 	if addrs1, err := t.Resolve(ctx); err == nil && len(addrs0) > 0 && !sameAddrs(addrs0, addrs1) {
 		ev.addressChanged = fmt.Sprintf("%s resolved to %s at the start and to %s at the end",
 			t.Config.Host, strings.Join(addrs0, ", "), strings.Join(addrs1, ", "))
 	}
-	sum.Flags = judge(ev)
+	return ev
+}
+
+// finish stores the summary, flags and histograms, and says how the run ended.
+func (r *running) finish(ctx context.Context, sum *Summary, res *driver.Result) (*Summary, error) {
+	run, st := r.rec, r.st
 	if err := st.SetFlags(ctx, run.ID, storeFlags(sum.Flags)); err != nil {
 		sum.Warnings = append(sum.Warnings, "results store: "+err.Error())
 	}
-	if err := mon.err(); err != nil && storeErr == nil {
-		storeErr = err
+	if err := r.mon.err(); err != nil && r.storeErr == nil {
+		r.storeErr = err
 	}
-	if storeErr != nil {
+	if r.storeErr != nil {
 		// What was stored stays; the rest is in the summary printed now.
 		sum.Status = store.StatusFailed
-		sum.Warnings = append(sum.Warnings, "results store: "+storeErr.Error())
-		run.Status, run.Ended = store.StatusFailed, spec.Now()
+		sum.Warnings = append(sum.Warnings, "results store: "+r.storeErr.Error())
+		run.Status, run.Ended = store.StatusFailed, r.spec.Now()
 		_ = st.FinishRun(context.Background(), run)
-		return sum, fmt.Errorf("results store %s could not be written (%v): run %d was stopped; free disk space or check the file's permissions", st.Path(), storeErr, run.ID)
+		return sum, fmt.Errorf("results store %s could not be written (%v): run %d was stopped; free disk space or check the file's permissions", st.Path(), r.storeErr, run.ID)
 	}
-	run.Ended = spec.Now()
+	run.Ended = r.spec.Now()
 	run.Status = sum.Status
 	run.ClientCPUUser, run.ClientCPUSys = sum.ClientCPU.UserS, sum.ClientCPU.SysS
 	if err := saveDetails(ctx, st, run.ID, res); err != nil {

@@ -180,6 +180,20 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 		sum.Status = store.StatusIncomplete
 	}
 
+	sum.addServer(info, stats)
+	sum.addClientCPU(res, spec, cpu0, cpu1)
+	if res.Interrupted {
+		sum.Status = store.StatusInterrupted
+	}
+	if sum.Reconnects > 0 {
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("connections were lost %d times; clients were without a connection for %.1f s in all", sum.Reconnects, sum.OutageS))
+	}
+	return sum
+}
+
+// addServer adds the server's commits around the run and counters over its
+// window, or says why they could not be read.
+func (sum *Summary) addServer(info *target.Info, stats serverStats) {
 	sum.Server.Version = info.Version
 	if info.SSL {
 		sum.Server.TLS = strings.TrimSpace(info.TLSVersion + " " + info.TLSCipher)
@@ -202,7 +216,11 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 		sum.Server.BlksRead = a["blks_read"] - b["blks_read"]
 		sum.Server.BlksHit = a["blks_hit"] - b["blks_hit"]
 	}
+}
 
+// addClientCPU adds the client's CPU time and warns when the client, not the
+// server, may have limited the run.
+func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSample) {
 	wall := res.End.Sub(res.Start).Seconds()
 	c := &sum.ClientCPU
 	c.UserS, c.SysS = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
@@ -234,13 +252,6 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	} else if c.MachineBusyPct > 95 {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("this machine's CPUs were %.0f%% busy and the client used %.2f cores of them: client and server compete for CPU", c.MachineBusyPct, c.Cores))
 	}
-	if res.Interrupted {
-		sum.Status = store.StatusInterrupted
-	}
-	if sum.Reconnects > 0 {
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("connections were lost %d times; clients were without a connection for %.1f s in all", sum.Reconnects, sum.OutageS))
-	}
-	return sum
 }
 
 // WriteText writes the summary for people, as `run` and `show` print it.
