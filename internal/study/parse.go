@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"go.yaml.in/yaml/v3"
@@ -50,10 +51,7 @@ var (
 	yamlAnchorError  = regexp.MustCompile(`^yaml: unknown anchor '(.*)' referenced$`)
 )
 
-const (
-	maxClients = 100000
-	maxRepeat  = 1000
-)
+const maxRepeat = 1000
 
 const durationHint = "use Go durations like 2m or 90s"
 
@@ -664,7 +662,7 @@ func (p *parser) clients(kv pair) []int {
 	var counts []int
 	seen := map[int]bool{}
 	for _, e := range items {
-		c, ok := p.integer(e, posOf(deref(e)), "clients", "a positive integer or a list of them", 1, maxClients)
+		c, ok := p.integer(e, posOf(deref(e)), "clients", "a positive integer or a list of them", 1, engine.MaxClients)
 		if !ok {
 			continue
 		}
