@@ -1,10 +1,13 @@
-// Command tpcb compares pgbakeoff with pgbench on one local server, alternating the two
-// tools so drift on the machine affects both alike, and prints medians and ratios:
-// select-only and tpcb-like throughput (prepared, 8 clients), load time at scale 100,
-// and pgbakeoff's peak memory with 1000 clients.
+// Command tpcb compares pgbakeoff with pgbench on one local server: the load at
+// scale 100, then select-only and tpcb-like throughput (prepared) at several client
+// counts, over the Unix-domain socket and over TCP. Each round runs both tools, one
+// after the other, the first going second in the next round, so drift on the
+// machine affects both alike. It prints the medians of the rounds' ratios, each
+// tool's client CPU per transaction, the machine's idle CPU during each tool's runs
+// (from /proc/stat), and pgbakeoff's peak memory with 1000 clients.
 //
-//	go run ./bench/tpcb                  # 3 rounds of 20 s runs
-//	go run ./bench/tpcb -rounds 5 -duration 30s
+//	go run ./bench/tpcb                          # 5 rounds of 20 s runs
+//	go run ./bench/tpcb -version 15 -rounds 3 -clients 8 -rw-clients 8 -transports unix
 package main
 
 import (
@@ -16,6 +19,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/bench/internal/benchkit"
@@ -29,13 +34,43 @@ func main() {
 	}
 }
 
+// options are the bench's flags.
+type options struct {
+	rounds, scale, jobs int
+	duration            time.Duration
+	clients, rwClients  []string
+	transports          []string
+	load, rss           bool
+}
+
+// measure is one script at one client count over one transport, round by round.
+type measure struct {
+	transport, script, clients string
+	pgbench, ours              sample
+}
+
+// sample is one tool's runs of a measure.
+type sample struct{ tps, cpuUs, idlePct []float64 }
+
+func (s *sample) add(tps, cpuUs, idle float64) {
+	s.tps, s.cpuUs, s.idlePct = append(s.tps, tps), append(s.cpuUs, cpuUs), append(s.idlePct, idle)
+}
+
 func run() error {
-	rounds := flag.Int("rounds", 3, "alternating rounds per measurement")
-	duration := flag.Duration("duration", 20*time.Second, "length of each throughput run")
-	scale := flag.Int("scale", 100, "scale for the load comparison and the runs")
-	clients := flag.Int("clients", 8, "clients for the throughput runs")
+	var o options
+	var clients, rwClients, transports string
+	flag.IntVar(&o.rounds, "rounds", 5, "alternating rounds per measurement")
+	flag.DurationVar(&o.duration, "duration", 20*time.Second, "length of each throughput run")
+	flag.IntVar(&o.scale, "scale", 100, "scale for the load comparison and the runs")
+	flag.IntVar(&o.jobs, "jobs", 1, "client threads of both tools (pgbench -j, pgbakeoff --jobs)")
+	flag.StringVar(&clients, "clients", "8,32,128", "client counts for select-only")
+	flag.StringVar(&rwClients, "rw-clients", "8,32", "client counts for tpcb-like")
+	flag.StringVar(&transports, "transports", "unix,tcp", "unix, tcp or both")
+	flag.BoolVar(&o.load, "load", true, "compare the load times (else pgbench -i loads once)")
+	flag.BoolVar(&o.rss, "rss", true, "measure pgbakeoff's peak memory with 1000 clients")
 	version := flag.String("version", "", "PostgreSQL version (default: newest installed)")
 	flag.Parse()
+	o.clients, o.rwClients, o.transports = split(clients), split(rwClients), split(transports)
 	ctx := context.Background()
 
 	bin, srv, dir, cleanup, err := benchkit.Setup(ctx, *version, []localpg.Setting{{Name: "max_connections", Value: "1100"}})
@@ -47,82 +82,160 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	dsn := srv.DSN()
-	fmt.Printf("PostgreSQL %s, pgbench %s, %d rounds, %s runs, %d clients, scale %d\n\n", srv.Version, pgbench, *rounds, *duration, *clients, *scale)
+	fmt.Printf("PostgreSQL %s, pgbench %s, %d rounds, %s runs, -j %d, scale %d\n\n", srv.Version, pgbench, o.rounds, o.duration, o.jobs, o.scale)
+	// The server listens on its socket directory and on 127.0.0.1.
+	dsns := map[string]string{"unix": srv.DSN(), "tcp": regexp.MustCompile(`host=\S+`).ReplaceAllString(srv.DSN(), "host=127.0.0.1")}
 
-	loads := map[string][]float64{}
-	for i := 0; i < *rounds; i++ {
-		t, err := benchkit.Timed(pgbench, "-i", "-q", "-s", strconv.Itoa(*scale), dsn)
-		if err != nil {
+	var loadRef, loadOurs []float64
+	if o.load {
+		if loadRef, loadOurs, err = compareLoads(pgbench, bin, srv.DSN(), o); err != nil {
 			return err
 		}
-		loads["pgbench"] = append(loads["pgbench"], t)
-		t, err = benchkit.Timed(bin, "init", "tpcb", "--scale", strconv.Itoa(*scale), "--dsn", dsn)
-		if err != nil {
-			return err
-		}
-		loads["pgbakeoff"] = append(loads["pgbakeoff"], t)
-		fmt.Printf("load round %d: pgbench %.2f s, pgbakeoff %.2f s\n", i+1, loads["pgbench"][i], loads["pgbakeoff"][i])
-	}
-
-	secs := strconv.Itoa(int(duration.Seconds()))
-	c := strconv.Itoa(*clients)
-	tpsRe := regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
-	type result struct{ pgbench, ours, oursCPU, pgbenchCPU []float64 }
-	results := map[string]*result{}
-	for _, script := range []string{"select-only", "tpcb-like"} {
-		r := &result{}
-		results[script] = r
-		for i := 0; i < *rounds; i++ {
-			out, ru, err := benchkit.Capture(pgbench, "-n", "-b", script, "-M", "prepared", "-c", c, "-j", "1", "-T", secs, dsn)
-			if err != nil {
-				return err
-			}
-			m := tpsRe.FindSubmatch(out)
-			if m == nil {
-				return fmt.Errorf("pgbench printed no tps:\n%s", out)
-			}
-			tps, _ := strconv.ParseFloat(string(m[1]), 64)
-			r.pgbench = append(r.pgbench, tps)
-			r.pgbenchCPU = append(r.pgbenchCPU, benchkit.CPUPerTx(ru, tps*duration.Seconds()))
-			out, ru, err = benchkit.Capture(bin, "run", "tpcb", "--script", script, "--protocol", "prepared", "--clients", c,
-				"--duration", duration.String(), "--json", "--results", filepath.Join(dir, "results.db"), "--dsn", dsn)
-			if err != nil {
-				return err
-			}
-			var sum struct {
-				TPS          float64 `json:"tps"`
-				CommitsTotal float64 `json:"commits_total"`
-			}
-			if err := json.Unmarshal(out, &sum); err != nil {
-				return fmt.Errorf("pgbakeoff --json: %v\n%s", err, out)
-			}
-			r.ours = append(r.ours, sum.TPS)
-			r.oursCPU = append(r.oursCPU, benchkit.CPUPerTx(ru, sum.CommitsTotal))
-			fmt.Printf("%s round %d: pgbench %.0f tps, pgbakeoff %.0f tps\n", script, i+1, tps, sum.TPS)
-		}
-	}
-
-	_, ru, err := benchkit.Capture(bin, "run", "tpcb", "--script", "select-only", "--clients", "1000", "--duration", "10s",
-		"--results", filepath.Join(dir, "results.db"), "--dsn", dsn)
-	if err != nil {
+	} else if _, err := benchkit.Timed(pgbench, "-i", "-q", "-s", strconv.Itoa(o.scale), srv.DSN()); err != nil {
 		return err
 	}
-	peakMiB := benchkit.PeakMiB(ru)
-
-	fmt.Printf("\n%-28s %12s %12s %8s %s\n", "measurement (median)", "pgbench", "pgbakeoff", "ratio", "goal")
-	lp, lo := benchkit.Median(loads["pgbench"]), benchkit.Median(loads["pgbakeoff"])
-	fmt.Printf("%-28s %11.2fs %11.2fs %7.2fx %s\n", fmt.Sprintf("load time, scale %d", *scale), lp, lo, lo/lp, "<= 1.0x")
-	for _, script := range []string{"select-only", "tpcb-like"} {
-		r := results[script]
-		p, o := benchkit.Median(r.pgbench), benchkit.Median(r.ours)
-		goal := ">= 0.9x, then 1.0x"
-		if script == "tpcb-like" {
-			goal = ">= 0.97x"
+	var ms []*measure
+	for _, tr := range o.transports {
+		dsn, ok := dsns[tr]
+		if !ok {
+			return fmt.Errorf("unknown transport %q: use unix or tcp", tr)
 		}
-		fmt.Printf("%-28s %12.0f %12.0f %7.2fx %s\n", script+" tps, "+c+" clients", p, o, o/p, goal)
-		fmt.Printf("%-28s %11.1fus %11.1fus\n", "  client CPU per transaction", benchkit.Median(r.pgbenchCPU), benchkit.Median(r.oursCPU))
+		for _, sc := range []struct {
+			script  string
+			clients []string
+		}{{"select-only", o.clients}, {"tpcb-like", o.rwClients}} {
+			for _, c := range sc.clients {
+				m := &measure{transport: tr, script: sc.script, clients: c}
+				if err := m.run(pgbench, bin, dsn, filepath.Join(dir, "results.db"), o); err != nil {
+					return err
+				}
+				ms = append(ms, m)
+			}
+		}
 	}
-	fmt.Printf("%-28s %25.0f MiB\n", "pgbakeoff peak RSS, 1000 clients", peakMiB)
+	peak := 0.0
+	if o.rss {
+		_, ru, err := benchkit.Capture(bin, "run", "tpcb", "--script", "select-only", "--clients", "1000", "--duration", "10s",
+			"--results", filepath.Join(dir, "results.db"), "--dsn", srv.DSN())
+		if err != nil {
+			return err
+		}
+		peak = benchkit.PeakMiB(ru)
+	}
+	printTable(o, loadRef, loadOurs, ms, peak)
 	return nil
+}
+
+// compareLoads times pgbench -i and init tpcb, alternating.
+func compareLoads(pgbench, bin, dsn string, o options) (ref, ours []float64, err error) {
+	for i := 0; i < o.rounds; i++ {
+		t, err := benchkit.Timed(pgbench, "-i", "-q", "-s", strconv.Itoa(o.scale), dsn)
+		if err != nil {
+			return nil, nil, err
+		}
+		ref = append(ref, t)
+		if t, err = benchkit.Timed(bin, "init", "tpcb", "--scale", strconv.Itoa(o.scale), "--dsn", dsn); err != nil {
+			return nil, nil, err
+		}
+		ours = append(ours, t)
+		fmt.Printf("load round %d: pgbench %.2f s, pgbakeoff %.2f s\n", i+1, ref[i], ours[i])
+	}
+	return ref, ours, nil
+}
+
+var tpsRe = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+
+// run makes the measure's rounds, the tools taking turns to go first.
+func (m *measure) run(pgbench, bin, dsn, results string, o options) error {
+	secs := strconv.Itoa(int(o.duration.Seconds()))
+	j := strconv.Itoa(o.jobs)
+	for i := 0; i < o.rounds; i++ {
+		ref := func() error {
+			idle := benchkit.MidRunIdle(o.duration)
+			out, ru, err := benchkit.Capture(pgbench, "-n", "-b", m.script, "-M", "prepared", "-c", m.clients, "-j", j, "-T", secs, dsn)
+			if err != nil {
+				return err
+			}
+			r := tpsRe.FindSubmatch(out)
+			if r == nil {
+				return fmt.Errorf("pgbench printed no tps:\n%s", out)
+			}
+			tps, _ := strconv.ParseFloat(string(r[1]), 64)
+			m.pgbench.add(tps, benchkit.CPUPerTx(ru, tps*o.duration.Seconds()), idle())
+			return nil
+		}
+		ours := func() error {
+			idle := benchkit.MidRunIdle(o.duration)
+			out, ru, err := benchkit.Capture(bin, "run", "tpcb", "--script", m.script, "--protocol", "prepared", "--clients", m.clients,
+				"--jobs", j, "--duration", o.duration.String(), "--json", "--results", results, "--dsn", dsn)
+			if err != nil {
+				return err
+			}
+			return m.addOurs(out, ru, idle())
+		}
+		first, second := ref, ours
+		if i%2 == 1 {
+			first, second = ours, ref
+		}
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
+		fmt.Printf("%s %s %s clients round %d: pgbench %.0f tps, pgbakeoff %.0f tps (%.2fx); idle %.1f%% and %.1f%%\n",
+			m.transport, m.script, m.clients, i+1, m.pgbench.tps[i], m.ours.tps[i], m.ours.tps[i]/m.pgbench.tps[i],
+			m.pgbench.idlePct[i], m.ours.idlePct[i])
+	}
+	return nil
+}
+
+func (m *measure) addOurs(out []byte, ru *syscall.Rusage, idle float64) error {
+	var sum struct {
+		TPS          float64 `json:"tps"`
+		CommitsTotal float64 `json:"commits_total"`
+	}
+	if err := json.Unmarshal(out, &sum); err != nil {
+		return fmt.Errorf("pgbakeoff --json: %v\n%s", err, out)
+	}
+	m.ours.add(sum.TPS, benchkit.CPUPerTx(ru, sum.CommitsTotal), idle)
+	return nil
+}
+
+func printTable(o options, loadRef, loadOurs []float64, ms []*measure, peak float64) {
+	fmt.Printf("\n%-36s %10s %10s %7s %-8s %9s %9s %6s %7s %7s\n", "measurement (median)", "pgbench", "pgbakeoff", "ratio", "goal",
+		"cpu/tx", "cpu/tx", "ratio", "idle%", "idle%")
+	if len(loadRef) > 0 {
+		fmt.Printf("%-36s %9.2fs %9.2fs %6.2fx %-8s\n", fmt.Sprintf("load time, scale %d", o.scale),
+			benchkit.Median(loadRef), benchkit.Median(loadOurs), benchkit.MedianRatio(loadOurs, loadRef), "<= 1.0x")
+	}
+	for _, m := range ms {
+		goal := ">= 1.05x"
+		if m.script == "tpcb-like" {
+			goal = ">= 1.0x"
+		}
+		pc, oc := benchkit.Median(m.pgbench.cpuUs), benchkit.Median(m.ours.cpuUs)
+		fmt.Printf("%-36s %10.0f %10.0f %6.2fx %-8s %7.1fus %7.1fus %5.2fx %7.1f %7.1f\n",
+			fmt.Sprintf("%s, %s clients, %s", m.script, m.clients, m.transport),
+			benchkit.Median(m.pgbench.tps), benchkit.Median(m.ours.tps), benchkit.MedianRatio(m.ours.tps, m.pgbench.tps), goal,
+			pc, oc, oc/pc, benchkit.Median(m.pgbench.idlePct), benchkit.Median(m.ours.idlePct))
+	}
+	if peak > 0 {
+		fmt.Printf("%-36s %21.0f MiB\n", "pgbakeoff peak RSS, 1000 clients", peak)
+	}
+	fmt.Println(`
+The tps ratio is the median of the rounds' ratios, not the ratio of the medians; the
+goals are issue 26's. cpu/tx is each tool's own CPU time (user and system) per
+transaction, its goal <= 0.8x; idle% is the machine's idle CPU from 30% to 80% of each
+tool's runs.`)
+}
+
+func split(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -213,3 +213,51 @@ func InTurn(round int, a, b func() error) error {
 	}
 	return b()
 }
+
+// CPUTimes are the machine's CPU time counters (the cpu line of /proc/stat), in
+// clock ticks: idle (with iowait) and all.
+type CPUTimes struct{ Idle, Total float64 }
+
+// ReadCPUTimes reads /proc/stat; zero where there is none.
+func ReadCPUTimes() CPUTimes {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return CPUTimes{}
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 6 || f[0] != "cpu" {
+		return CPUTimes{}
+	}
+	var t CPUTimes
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseFloat(v, 64)
+		t.Total += n
+		if i == 3 || i == 4 { // idle, iowait
+			t.Idle += n
+		}
+	}
+	return t
+}
+
+// IdlePct is the share of the machine's CPU time that was idle between a and b.
+func IdlePct(a, b CPUTimes) float64 {
+	if b.Total <= a.Total {
+		return 0
+	}
+	return 100 * (b.Idle - a.Idle) / (b.Total - a.Total)
+}
+
+// MidRunIdle reads the machine's idle CPU over the middle of a run of length d
+// that starts now, from 30% to 80% of it, away from either tool's start-up and
+// end; the returned function waits for the reading.
+func MidRunIdle(d time.Duration) func() float64 {
+	done := make(chan float64, 1)
+	go func() {
+		time.Sleep(d * 3 / 10)
+		a := ReadCPUTimes()
+		time.Sleep(d / 2)
+		done <- IdlePct(a, ReadCPUTimes())
+	}()
+	return func() float64 { return <-done }
+}
