@@ -2,8 +2,10 @@
 // server, alternating the two tools so drift on the machine affects both alike, and
 // prints medians and ratios: the load of the sbtest tables against `sysbench
 // oltp_read_write prepare` with the same tables, size and threads, then
-// oltp_point_select and oltp_read_write throughput at 8 clients on the same tables,
-// both tools with sysbench's default special distribution.
+// oltp_point_select and oltp_read_write throughput at 8 and 64 clients on the same
+// tables, over the Unix-domain socket and TCP, both tools with sysbench's default
+// special distribution, with each tool's client CPU per transaction and the
+// machine's idle CPU.
 //
 //	go run ./bench/sysbench                   # 4 rounds, 4 tables of 1,000,000 rows, 20 s runs
 //	go run ./bench/sysbench -rounds 5 -duration 30s -table-size 100000
@@ -20,6 +22,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/bench/internal/benchkit"
@@ -39,7 +42,9 @@ func run() error {
 	tables := flag.Int("tables", 4, "sbtest tables")
 	size := flag.Int("table-size", 1000000, "rows per table")
 	threads := flag.Int("threads", 2, "loading threads (sysbench --threads, pgbakeoff --jobs)")
-	clients := flag.Int("clients", 8, "clients for the throughput runs")
+	clientList := flag.String("clients", "8,64", "client counts for the throughput runs")
+	transportList := flag.String("transports", "unix,tcp", "unix, tcp or both")
+	doLoad := flag.Bool("load", true, "compare the load times (else sysbench prepares once)")
 	version := flag.String("version", "", "PostgreSQL version (default: newest installed)")
 	flag.Parse()
 	ctx := context.Background()
@@ -57,12 +62,16 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	sbArgs := func(db string, args ...string) []string {
-		return append([]string{"--db-driver=pgsql", "--pgsql-host=" + srv.SocketDir, "--pgsql-port=" + strconv.Itoa(srv.Port),
+	clients, transports := strings.Split(*clientList, ","), strings.Split(*transportList, ",")
+	// The server listens on its socket directory and on 127.0.0.1.
+	hosts := map[string]string{"unix": srv.SocketDir, "tcp": "127.0.0.1"}
+	sbHost := func(tr string, db string, args ...string) []string {
+		return append([]string{"--db-driver=pgsql", "--pgsql-host=" + hosts[tr], "--pgsql-port=" + strconv.Itoa(srv.Port),
 			"--pgsql-user=postgres", "--pgsql-db=" + db, "--tables=" + strconv.Itoa(*tables), "--table-size=" + strconv.Itoa(*size)}, args...)
 	}
-	fmt.Printf("PostgreSQL %s, %s, %d rounds, %d tables of %d rows, %d loading threads, %s runs at %d clients\n\n",
-		srv.Version, sysbenchVersion(sysbench), *rounds, *tables, *size, *threads, *duration, *clients)
+	sbArgs := func(db string, args ...string) []string { return sbHost("unix", db, args...) }
+	fmt.Printf("PostgreSQL %s, %s, %d rounds, %d tables of %d rows, %d loading threads, %s runs at %s clients over %s\n\n",
+		srv.Version, sysbenchVersion(sysbench), *rounds, *tables, *size, *threads, *duration, *clientList, *transportList)
 
 	var sbLoad, ourLoad []float64
 	loadSysbench := func() error {
@@ -87,6 +96,12 @@ func run() error {
 		return err
 	}
 	for i := range *rounds {
+		if !*doLoad {
+			if err := loadSysbench(); err != nil {
+				return err
+			}
+			break
+		}
 		// Taking turns, each load starts from a checkpoint: neither writes out the
 		// other's dirty pages.
 		if err := benchkit.InTurn(i, loadSysbench, loadOurs); err != nil {
@@ -114,73 +129,101 @@ func run() error {
 	}
 	secs := strconv.Itoa(int(duration.Seconds()))
 	tpsRe := regexp.MustCompile(`transactions:\s+\d+\s+\(([0-9.]+) per sec\.\)`)
-	type result struct{ sb, ours, sbCPU, oursCPU, sbRes, oursRes []float64 }
-	scripts := []string{"oltp_point_select", "oltp_read_write"}
-	results := map[string]*result{}
-	for _, script := range scripts {
-		r := &result{}
-		results[script] = r
-		runSysbench := func() error {
-			res := benchkit.Reschedules()
-			out, ru, err := benchkit.Capture(sysbench, sbArgs("sbrun", script, "--threads="+strconv.Itoa(*clients), "--time="+secs, "run")...)
-			if err != nil {
-				return err
-			}
-			m := tpsRe.FindSubmatch(out)
-			if m == nil {
-				return fmt.Errorf("sysbench printed no transactions:\n%s", out)
-			}
-			tps, _ := strconv.ParseFloat(string(m[1]), 64)
-			r.sb = append(r.sb, tps)
-			r.sbCPU = append(r.sbCPU, benchkit.CPUPerTx(ru, tps*duration.Seconds()))
-			r.sbRes = append(r.sbRes, (benchkit.Reschedules()-res)/(tps*duration.Seconds()))
-			return nil
+	var ms []*measure
+	for _, tr := range transports {
+		if hosts[tr] == "" {
+			return fmt.Errorf("unknown transport %q: use unix or tcp", tr)
 		}
-		runOurs := func() error {
-			res := benchkit.Reschedules()
-			out, ru, err := benchkit.Capture(bin, "run", "sysbench", "--script", script, "--clients", strconv.Itoa(*clients),
-				"--duration", duration.String(), "--json", "--results", filepath.Join(dir, "results.db"), "--dsn", dsn("sbrun"))
-			if err != nil {
-				return err
-			}
-			var sum struct {
-				TPS float64 `json:"tps"`
-			}
-			if err := json.Unmarshal(out, &sum); err != nil {
-				return fmt.Errorf("pgbakeoff --json: %v\n%s", err, out)
-			}
-			r.ours = append(r.ours, sum.TPS)
-			r.oursCPU = append(r.oursCPU, benchkit.CPUPerTx(ru, sum.TPS*duration.Seconds()))
-			r.oursRes = append(r.oursRes, (benchkit.Reschedules()-res)/(sum.TPS*duration.Seconds()))
-			return nil
+		runDSN := dsn("sbrun")
+		if tr == "tcp" {
+			runDSN = regexp.MustCompile(`host=\S+`).ReplaceAllString(runDSN, "host=127.0.0.1")
 		}
-		for i := range *rounds {
-			// The tools take turns going first, so that drift on the machine within
-			// a round does not always fall on the same one.
-			if err := benchkit.InTurn(i, fresh(runSysbench), fresh(runOurs)); err != nil {
-				return err
+		for _, script := range []string{"oltp_point_select", "oltp_read_write"} {
+			for _, c := range clients {
+				m := &measure{transport: tr, script: script, clients: c}
+				ms = append(ms, m)
+				runSysbench := func() error {
+					res, idle := benchkit.Reschedules(), benchkit.MidRunIdle(*duration)
+					out, ru, err := benchkit.Capture(sysbench, sbHost(tr, "sbrun", script, "--threads="+c, "--time="+secs, "run")...)
+					if err != nil {
+						return err
+					}
+					r := tpsRe.FindSubmatch(out)
+					if r == nil {
+						return fmt.Errorf("sysbench printed no transactions:\n%s", out)
+					}
+					tps, _ := strconv.ParseFloat(string(r[1]), 64)
+					m.ref.add(tps, ru, tps*duration.Seconds(), res, idle())
+					return nil
+				}
+				runOurs := func() error {
+					res, idle := benchkit.Reschedules(), benchkit.MidRunIdle(*duration)
+					out, ru, err := benchkit.Capture(bin, "run", "sysbench", "--script", script, "--clients", c,
+						"--duration", duration.String(), "--json", "--results", filepath.Join(dir, "results.db"), "--dsn", runDSN)
+					if err != nil {
+						return err
+					}
+					var sum struct {
+						TPS float64 `json:"tps"`
+					}
+					if err := json.Unmarshal(out, &sum); err != nil {
+						return fmt.Errorf("pgbakeoff --json: %v\n%s", err, out)
+					}
+					m.ours.add(sum.TPS, ru, sum.TPS*duration.Seconds(), res, idle())
+					return nil
+				}
+				for i := range *rounds {
+					// The tools take turns going first, so that drift on the machine within
+					// a round does not always fall on the same one.
+					if err := benchkit.InTurn(i, fresh(runSysbench), fresh(runOurs)); err != nil {
+						return err
+					}
+					fmt.Printf("%s %s %s clients round %d: sysbench %.0f tps, pgbakeoff %.0f tps (%.2fx); idle %.1f%% and %.1f%%\n",
+						tr, script, c, i+1, m.ref.tps[i], m.ours.tps[i], m.ours.tps[i]/m.ref.tps[i], m.ref.idle[i], m.ours.idle[i])
+				}
 			}
-			fmt.Printf("%s round %d: sysbench %.0f tps, pgbakeoff %.0f tps (%.2fx)\n", script, i+1, r.sb[i], r.ours[i], r.ours[i]/r.sb[i])
 		}
 	}
+	printTable(sbLoad, ourLoad, *tables, *size, ms)
+	return nil
+}
 
-	fmt.Printf("\n%-34s %12s %12s %8s %s\n", "measurement (median)", "sysbench", "pgbakeoff", "ratio", "goal")
-	ls, lo := benchkit.Median(sbLoad), benchkit.Median(ourLoad)
-	fmt.Printf("%-34s %11.2fs %11.2fs %7.2fx %s\n", fmt.Sprintf("load, %d x %d rows", *tables, *size), ls, lo, ls/lo, ">= 3x faster")
-	for _, script := range scripts {
-		r := results[script]
-		s, o := benchkit.Median(r.sb), benchkit.Median(r.ours)
-		fmt.Printf("%-34s %12.0f %12.0f %7.2fx %s\n", fmt.Sprintf("%s tps, %d clients", script, *clients), s, o,
-			benchkit.MedianRatio(r.ours, r.sb), ">= 1.0x")
-		fmt.Printf("%-34s %11.1fus %11.1fus\n", "  client CPU per transaction", benchkit.Median(r.sbCPU), benchkit.Median(r.oursCPU))
-		if benchkit.Reschedules() >= 0 {
-			fmt.Printf("%-34s %12.3f %12.3f\n", "  cross-core wake-ups per tx", benchkit.Median(r.sbRes), benchkit.Median(r.oursRes))
-		}
+// measure is one script at one client count over one transport, round by round.
+type measure struct {
+	transport, script, clients string
+	ref, ours                  sample
+}
+
+// sample is one tool's runs: tps, client CPU per transaction, cross-core
+// wake-ups per transaction and the machine's idle CPU.
+type sample struct{ tps, cpuUs, res, idle []float64 }
+
+func (s *sample) add(tps float64, ru *syscall.Rusage, tx, res0, idle float64) {
+	s.tps = append(s.tps, tps)
+	s.cpuUs = append(s.cpuUs, benchkit.CPUPerTx(ru, tx))
+	s.res = append(s.res, (benchkit.Reschedules()-res0)/tx)
+	s.idle = append(s.idle, idle)
+}
+
+func printTable(sbLoad, ourLoad []float64, tables, size int, ms []*measure) {
+	fmt.Printf("\n%-40s %10s %10s %7s %-12s %9s %9s %6s %6s %6s %7s %7s\n", "measurement (median)", "sysbench", "pgbakeoff", "ratio", "goal",
+		"cpu/tx", "cpu/tx", "ratio", "res/tx", "res/tx", "idle%", "idle%")
+	if len(ourLoad) > 0 {
+		ls, lo := benchkit.Median(sbLoad), benchkit.Median(ourLoad)
+		fmt.Printf("%-40s %9.2fs %9.2fs %6.2fx %-12s\n", fmt.Sprintf("load, %d x %d rows", tables, size), ls, lo, ls/lo, ">= 3x faster")
+	}
+	for _, m := range ms {
+		sc, oc := benchkit.Median(m.ref.cpuUs), benchkit.Median(m.ours.cpuUs)
+		fmt.Printf("%-40s %10.0f %10.0f %6.2fx %-12s %7.1fus %7.1fus %5.2fx %6.3f %6.3f %7.1f %7.1f\n",
+			fmt.Sprintf("%s, %s clients, %s", m.script, m.clients, m.transport), benchkit.Median(m.ref.tps), benchkit.Median(m.ours.tps),
+			benchkit.MedianRatio(m.ours.tps, m.ref.tps), ">= 1.05x", sc, oc, oc/sc, benchkit.Median(m.ref.res), benchkit.Median(m.ours.res),
+			benchkit.Median(m.ref.idle), benchkit.Median(m.ours.idle))
 	}
 	fmt.Println("\nThe load ratio is sysbench's time over pgbakeoff's. The tps ratios are medians of each round's ratio, not ratios of")
 	fmt.Println("the medians. Both tools use sysbench's default key distribution (special), each run on a fresh copy of the tables.")
-	fmt.Println("Cross-core wake-ups are the machine's rescheduling interrupts during a run (/proc/interrupts RES); on a virtual machine each traps to the host.")
-	return nil
+	fmt.Println("cpu/tx is each tool's own CPU time per transaction, its goal <= 0.8x; res/tx the machine's rescheduling interrupts")
+	fmt.Println("(/proc/interrupts RES) per transaction, on a virtual machine each a trap to the host; idle% the machine's idle CPU")
+	fmt.Println("from 30% to 80% of each run.")
 }
 
 func sysbenchVersion(bin string) string {
