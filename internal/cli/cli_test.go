@@ -127,6 +127,8 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"unknown flag", []string{"run", "tpcb", "--bogus"}, "unknown flag: --bogus", 2},
 		{"unknown workload", []string{"run", "tpcx"}, `unknown run "tpcx"`, 2},
+		{"no workload", []string{"run"}, "run needs one of: tpcb, tpcc, sysbench", 2},
+		{"no workload to check", []string{"check"}, "check needs one of: tpcc", 2},
 		{"unknown command", []string{"frobnicate"}, "unknown command", 2},
 		{"malformed DSN", []string{"run", "tpcb", "--dsn", "host=localhost port=notaport password=" + password}, "invalid DSN", 2},
 		{"malformed URI", []string{"run", "tpcb", "--dsn", "postgres://u:" + password + "@host:99999999/db"}, "invalid DSN", 2},

@@ -46,13 +46,20 @@ func newCheckCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-// parentCmd is a command whose subcommands are workloads; it refuses others.
+// parentCmd is a command whose subcommands are workloads; it refuses others,
+// naming its own in the registry's order.
 func parentCmd(use, short string) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs}
 	cmd.RunE = func(c *cobra.Command, args []string) error {
-		var names []string
+		has := map[string]bool{}
 		for _, sub := range c.Commands() {
-			names = append(names, sub.Name())
+			has[sub.Name()] = true
+		}
+		var names []string
+		for _, name := range workload.Names() {
+			if has[name] {
+				names = append(names, name)
+			}
 		}
 		return unknownSub(strings.Join(names, ", "))(c, args)
 	}
@@ -99,7 +106,9 @@ func newInitKindCmd(env *Env, w workload.Workload, l workload.Loader) *cobra.Com
 // loadDataset loads ds into t with a progress bar and prints its phases; an
 // interrupted load says so, since its data is not usable.
 func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, ds load.Dataset, resume bool) error {
-	fmt.Fprintf(env.Stderr, "loading %s into %s\n", ds.Describe(), t)
+	if ds.Params() != "" {
+		fmt.Fprintf(env.Stderr, "loading %s into %s\n", ds.Describe(), t)
+	}
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
 	done, err := ds.Load(ctx, connect, resume, load.NewProgress(env.Stdout, env.TTY, name, 0, "rows"))
 	if err != nil {

@@ -25,10 +25,11 @@ func (s Summary) MarshalJSON() ([]byte, error) {
 	if len(fields) == 0 {
 		return b, nil
 	}
-	// A key in quotes cannot occur inside a JSON string, whose quotes are escaped.
-	at := bytes.LastIndex(b, []byte(`,"client_machine":`))
-	if at < 0 {
-		at = len(b) - 1
+	// client_machine is the last field when there is one; a key in quotes cannot
+	// occur inside a JSON string, whose quotes are escaped.
+	at := len(b) - 1
+	if s.ClientMachine != nil {
+		at = bytes.LastIndex(b, []byte(`,"client_machine":`))
 	}
 	out := make([]byte, 0, len(b)+len(fields)+1)
 	out = append(out, b[:at]...)

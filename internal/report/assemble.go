@@ -481,8 +481,11 @@ func clientMachines(workloads []Workload) string {
 // MetricName is what a workload's results are compared by (workload.Measured).
 func MetricName(kind string) string { return workloads.MeasuresOf(kind).Headline }
 
-// Metric is a run's headline figure: its workload's, or transactions per second.
+// Metric is a run's headline figure: its workload's, or transactions per second
+// when it has none (a run that ended before its window).
 func Metric(sum *engine.Summary) float64 {
-	v, _ := sum.Measure(MetricName(sum.Workload))
-	return v
+	if v, ok := sum.Measure(MetricName(sum.Workload)); ok {
+		return v
+	}
+	return sum.TPS
 }

@@ -135,7 +135,7 @@ var runReserved = map[string]string{
 // loadStudy parses the file and checks every workload's options against its
 // commands. A file that does not parse is an error; problems with options come
 // back in errs, each with its position, so that preflight can add its own.
-func loadStudy(sr *Runner, file string) (s *study.Study, wls []*studyWorkload, errs study.Errors, err error) {
+func loadStudy(file string) (s *study.Study, wls []*studyWorkload, errs study.Errors, err error) {
 	s, errs, err = study.LoadAll(file)
 	if err != nil {
 		return nil, nil, nil, engine.UsageError{Err: err}
@@ -159,8 +159,8 @@ func loadStudy(sr *Runner, file string) (s *study.Study, wls []*studyWorkload, e
 			if err := sw.data.Validate(); err != nil {
 				errs = append(errs, s.Errorf(w.Pos, "workload %s: load: %v", w.Name, err))
 			}
-		} else if w.Database == "" {
-			errs = append(errs, s.Errorf(w.Pos, "workload %s: %s has no data to load: give it the database: it runs on", w.Name, w.Kind))
+		} else if w.Database == "" || w.Dataset == study.DatasetReload {
+			errs = append(errs, s.Errorf(w.Pos, "workload %s: %s has no data to load: give it the database: it runs on, with dataset: keep or clone", w.Name, w.Kind))
 		}
 		for _, c := range s.Clients(w) {
 			if _, err := studyRunFlags(s, sw, c, &errs); err != nil {
@@ -174,8 +174,8 @@ func loadStudy(sr *Runner, file string) (s *study.Study, wls []*studyWorkload, e
 }
 
 // loadValidStudy is loadStudy for commands that go no further with a bad file.
-func loadValidStudy(sr *Runner, file string) (*study.Study, []*studyWorkload, error) {
-	s, wls, errs, err := loadStudy(sr, file)
+func loadValidStudy(file string) (*study.Study, []*studyWorkload, error) {
+	s, wls, errs, err := loadStudy(file)
 	if err == nil && len(errs) > 0 {
 		err = engine.UsageError{Err: errs.Err()}
 	}
@@ -258,7 +258,7 @@ func (st *studyTarget) local() *sampler.Local {
 func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	// Every problem of the file, its options and its prices is found before a
 	// server starts or anything connects.
-	s, wls, err := loadValidStudy(sr, file)
+	s, wls, err := loadValidStudy(file)
 	if err != nil {
 		return err
 	}

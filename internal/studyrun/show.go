@@ -140,7 +140,7 @@ func cellNote(cr *cellRuns) string {
 
 // Status shows what the study in file has made so far.
 func (sr *Runner) Status(ctx context.Context, file string) error {
-	s, _, err := loadValidStudy(sr, file)
+	s, _, err := loadValidStudy(file)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (sr *Runner) Status(ctx context.Context, file string) error {
 
 // Plan shows what the study in file would do, without connecting to anything.
 func (sr *Runner) Plan(ctx context.Context, file string) error {
-	s, wls, err := loadValidStudy(sr, file)
+	s, wls, err := loadValidStudy(file)
 	if err != nil {
 		return err
 	}

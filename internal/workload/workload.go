@@ -38,10 +38,11 @@ type Workload interface {
 	NewRun() engine.Workload
 }
 
-// Options bind a workload's run options to flags. Flags may also set the
-// workload's own defaults of common settings in spec (retries, protocol) before
-// the common flags are bound, and may bind common settings the workload alone
-// has flags for (TPC-B's --protocol).
+// Options bind a workload's run options to flags. Flags also sets the
+// workload's own defaults of common settings in spec (retries) before the
+// common flags are bound, and may bind common settings the workload alone has
+// flags for (TPC-B's --protocol). A spec built without flags keeps
+// engine.NewSpec's defaults: BindRun is how a caller gets the workload's.
 type Options interface {
 	Flags(fs *pflag.FlagSet, spec *engine.Spec)
 }
