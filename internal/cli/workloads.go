@@ -110,14 +110,14 @@ func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, d
 		fmt.Fprintf(env.Stderr, "loading %s into %s\n", ds.Describe(), t)
 	}
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
-	done, err := ds.Load(ctx, connect, resume, load.NewProgress(env.Stdout, env.TTY, name, 0, "rows"))
+	done, err := load.Fill(ctx, connect, name, ds, resume, env.Stdout, env.TTY)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: the load did not finish; run init again to resume it", ErrInterrupted)
 		}
 		return fmt.Errorf("load %s: %w", name, err)
 	}
-	fmt.Fprintln(env.Stdout, done.String())
+	fmt.Fprintln(env.Stdout, done)
 	return nil
 }
 
