@@ -226,9 +226,8 @@ func printTable(o options, loadRef, loadOurs []float64, ms []*measure, peak floa
 	fmt.Println(`
 The tps ratio is the median of the rounds' ratios, not the ratio of the medians; the
 goals are a client's that never leaves the server idle. cpu/tx is each tool's own CPU
-time (user and system) per
-transaction, its goal <= 0.8x; idle% is the machine's idle CPU from 30% to 80% of each
-tool's runs.`)
+time (user and system) per transaction, its goal <= 0.8x; idle% is the machine's idle
+CPU from 30% to 80% of each tool's runs.`)
 }
 
 func split(s string) []string {
