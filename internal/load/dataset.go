@@ -28,7 +28,7 @@ type Dataset interface {
 	// Load loads the data through connect, counting rows on p; with resume it goes
 	// on with an unfinished load of the same options. It returns what it did for
 	// people: the phases of the load, or another line when it loaded no data.
-	Load(ctx context.Context, connect Connector, resume bool, p *Progress) (fmt.Stringer, error)
+	Load(ctx context.Context, connect Connector, resume bool, p *Progress) (string, error)
 }
 
 // Resumable tells whether a load of ds into the database conn is connected to
@@ -78,9 +78,5 @@ func CheckJobs(n int) error {
 // Fill loads ds through connect, showing its rows on w as a progress bar
 // labelled name (redrawn in place when tty), and says what it did.
 func Fill(ctx context.Context, connect Connector, name string, ds Dataset, resume bool, w io.Writer, tty bool) (string, error) {
-	done, err := ds.Load(ctx, connect, resume, NewProgress(w, tty, name, 0, "rows"))
-	if err != nil {
-		return "", err
-	}
-	return done.String(), nil
+	return ds.Load(ctx, connect, resume, NewProgress(w, tty, name, 0, "rows"))
 }

@@ -134,12 +134,9 @@ func (d *Dataset) Bytes() int64 {
 func (d *Dataset) Params() string { return d.Opt.Params() }
 func (d *Dataset) Marked() string { return "pgbench_branches" }
 
-func (d *Dataset) Load(ctx context.Context, connect load.Connector, resume bool, p *load.Progress) (fmt.Stringer, error) {
+func (d *Dataset) Load(ctx context.Context, connect load.Connector, resume bool, p *load.Progress) (string, error) {
 	o := d.Opt
 	o.Resume = resume
 	phases, err := Load(ctx, connect, o, p)
-	if err != nil {
-		return nil, err
-	}
-	return phases, nil
+	return phases.String(), err
 }

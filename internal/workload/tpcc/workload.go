@@ -299,27 +299,20 @@ func (d *Dataset) Params() string {
 
 func (d *Dataset) Marked() string { return "warehouse" }
 
-func (d *Dataset) Load(ctx context.Context, connect load.Connector, resume bool, p *load.Progress) (fmt.Stringer, error) {
+func (d *Dataset) Load(ctx context.Context, connect load.Connector, resume bool, p *load.Progress) (string, error) {
 	if d.ProceduresOnly {
 		conn, err := connect(ctx)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		defer conn.Close(context.Background())
 		if err := CreateProcedures(ctx, conn); err != nil {
-			return nil, fmt.Errorf("create the TPC-C functions: %w", err)
+			return "", fmt.Errorf("create the TPC-C functions: %w", err)
 		}
-		return done("created the five TPC-C functions"), nil
+		return "created the five TPC-C functions", nil
 	}
 	o := d.Opt
 	o.Resume = resume
 	phases, err := Load(ctx, connect, o, p)
-	if err != nil {
-		return nil, err
-	}
-	return phases, nil
+	return phases.String(), err
 }
-
-type done string
-
-func (d done) String() string { return string(d) }
