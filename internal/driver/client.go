@@ -140,13 +140,19 @@ func (c *client) loop(ctx context.Context) {
 		for try := 1; ; try++ {
 			var err error
 			if s.Program != nil {
-				err = c.runProgram(si, s)
+				err = c.runProgram(si, s, try)
 			} else {
 				err = c.exec(si, s)
 			}
 			if err == nil || errors.Is(err, ErrRollback) {
 				phase = c.r.record(c.hist, si, start, time.Now(), try > 1, err != nil)
 				break
+			}
+			var ab *Abort
+			if errors.As(err, &ab) {
+				// The script cannot go on: the client stops, as pgbench aborts it.
+				c.r.abortClient(si, time.Now(), ab, try > 1)
+				return
 			}
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && !errors.Is(err, errClosed) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
@@ -15,14 +16,29 @@ import (
 // rolled back, not as failed, and its latency is recorded.
 var ErrRollback = errors.New("rolled back on purpose")
 
+// Abort is what a Program returns when its client cannot go on, as pgbench aborts a
+// client on a script error (an expression that fails, a \gset without its row): the
+// transaction counts as failed, with cause CauseAborted, and the client stops.
+type Abort struct{ Err error }
+
+func (a *Abort) Error() string { return a.Err.Error() }
+func (a *Abort) Unwrap() error { return a.Err }
+
+// CauseAborted is the cause of the failure that stopped a client (see Abort).
+const CauseAborted = "client aborted"
+
 // Session is a Program's view of its connection for one transaction: it prepares
 // parameters, runs the script's prepared statements and reads their results. Values
 // returned by Value alias a buffer that the next Exec reuses.
 type Session struct {
-	c      *client
-	si     int
-	params packedParams
+	c       *client
+	si      int
+	attempt int
+	params  packedParams
 }
+
+// Attempt is which try of the transaction this is, from 1 (see Config.MaxTries).
+func (s *Session) Attempt() int { return s.attempt }
 
 // Client is the number of the client running the program, from 0.
 func (s *Session) Client() int { return s.c.id }
@@ -90,6 +106,103 @@ func (s *Session) Query(sql []byte) error {
 	return s.roundTrip()
 }
 
+// The methods below run statements a script builds as it goes (pgbench's custom
+// scripts, with Script.CountsCommits). With results set, the answer's result sets
+// are kept apart with their column names (Results, Columns); else only rows are
+// kept, as Exec keeps them.
+
+// ExecPrepared runs prepared statement i with the parameters added since, as Exec
+// does, keeping result sets apart when results is set.
+func (s *Session) ExecPrepared(i int, results bool) error {
+	w := s.c.w
+	w.appendBindText(s.c.r.names[s.si][i], &s.params)
+	if results {
+		w.appendDescribePortal()
+	}
+	w.appendExecuteSync()
+	s.params.reset()
+	w.results = results
+	return s.countedTrip()
+}
+
+// ExecSQL parses sql as the unnamed statement and runs it with the parameters added
+// since (the extended protocol, one statement).
+func (s *Session) ExecSQL(sql []byte, results bool) error {
+	w := s.c.w
+	w.appendParseBytes(sql)
+	w.appendBindText("", &s.params)
+	if results {
+		w.appendDescribePortal()
+	}
+	w.appendExecuteSync()
+	s.params.reset()
+	w.results = results
+	return s.countedTrip()
+}
+
+// QueryText sends sql with the simple protocol; it may hold several statements,
+// each answering with its own result.
+func (s *Session) QueryText(sql []byte, results bool) error {
+	w := s.c.w
+	w.appendQuery(sql)
+	w.results = results
+	return s.countedTrip()
+}
+
+// Results is how many results the last statement kept (see ExecPrepared).
+func (s *Session) Results() int { return len(s.c.w.sets) }
+
+// Result describes result r: whether it has rows at all (a result set, even an
+// empty one, as opposed to a command's completion), and its rows, for Value, as
+// rows first to last-1.
+func (s *Session) Result(r int) (tuples bool, first, last int) {
+	rs := s.c.w.sets[r]
+	return rs.desc >= 0, rs.first, rs.last
+}
+
+// Columns calls f with each column name of result r, in order; the name aliases a
+// buffer the next statement reuses.
+func (s *Session) Columns(r int, f func(i int, name []byte) error) error {
+	rs := s.c.w.sets[r]
+	if rs.desc < 0 {
+		return nil
+	}
+	b := s.c.w.kept[rs.desc:rs.descEnd]
+	if len(b) < 2 {
+		return nil
+	}
+	n := int(binary.BigEndian.Uint16(b))
+	b = b[2:]
+	for i := 0; i < n; i++ {
+		end := 0
+		for end < len(b) && b[end] != 0 {
+			end++
+		}
+		if err := f(i, b[:end]); err != nil {
+			return err
+		}
+		if end+19 > len(b) {
+			break
+		}
+		b = b[end+19:] // the name's NUL and 18 bytes of table, column, type and format
+	}
+	return nil
+}
+
+// InTransaction reports whether the session is inside a transaction block.
+func (s *Session) InTransaction() bool { return s.c.w.status != 'I' }
+
+// Sleep pauses the transaction for d; false means the run is stopping.
+func (s *Session) Sleep(d time.Duration) bool {
+	if d <= 0 {
+		return !s.c.r.stopping.Load()
+	}
+	return s.c.sleep(d)
+}
+
+// Stopping reports whether the run is ending.
+func (s *Session) Stopping() bool { return s.c.r.stopping.Load() }
+
 // Send queues statement i with the parameters added since the last Exec, to go out
 // with the next Exec or Query in the same write. That call waits for every queued
 // answer too and returns the first error among them; Rows and Value then describe
@@ -127,6 +240,18 @@ func (s *Session) roundTrip() error {
 		return w.err
 	}
 	return nil
+}
+
+// countedTrip is roundTrip for a script that counts its commits: an exchange that
+// succeeds and leaves no transaction block open committed one (an autocommitted
+// statement, or the COMMIT of a block), unless the block had failed.
+func (s *Session) countedTrip() error {
+	before := s.c.w.status
+	err := s.roundTrip()
+	if err == nil && s.c.w.status == 'I' && before != 'E' {
+		s.c.r.commits.Add(1)
+	}
+	return err
 }
 
 // Rows is how many rows the last Exec returned.
@@ -184,10 +309,10 @@ func (s *Session) IntValue(row, col int) int64 {
 
 // runProgram runs one program transaction and brings the connection back to idle
 // when it failed inside a transaction block.
-func (c *client) runProgram(si int, s *Script) error {
+func (c *client) runProgram(si int, s *Script, attempt int) error {
 	c.w.keep = true
 	sess := &c.sess
-	sess.c, sess.si = c, si
+	sess.c, sess.si, sess.attempt = c, si, attempt
 	sess.params.reset()
 	err := s.Program(sess)
 	if c.w != nil && c.w.queued > 0 {

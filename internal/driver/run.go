@@ -143,6 +143,10 @@ type Result struct {
 	// Everything measured until then is in the result.
 	Incomplete       bool
 	IncompleteReason string
+	// Aborted counts the clients that stopped on an error their script cannot go
+	// on from (an Abort), as pgbench aborts a client; Abort is the first such error.
+	Aborted int
+	Abort   string
 	// Address is where the first connection went: IP address and port, or the
 	// Unix socket's path.
 	Address string
@@ -172,12 +176,15 @@ type runner struct {
 	// Each session's start and each statement prepared outside a transaction
 	// block is a transaction the server counts as committed.
 	prepares atomic.Int64
+	commits  atomic.Int64 // commits counted as they complete (Script.CountsCommits)
 	serverTx []int64 // server transactions per script execution
 
 	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
 	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
 
 	mu       sync.Mutex
+	aborted  int
+	abort    string
 	errs     map[errKey]*ErrorCount
 	outages  []Outage
 	connErrs map[string]*ConnectErrorCount
@@ -426,7 +433,7 @@ loop:
 			res.CommitsTotal += done * r.serverTx[si]
 		}
 	}
-	res.CommitsTotal += r.prepares.Load()
+	res.CommitsTotal += r.prepares.Load() + r.commits.Load()
 	r.mu.Lock()
 	for _, e := range r.errs {
 		res.Errors = append(res.Errors, *e)
@@ -436,6 +443,7 @@ loop:
 		res.ConnectErrors = append(res.ConnectErrors, *e)
 	}
 	res.Address = r.address
+	res.Aborted, res.Abort = r.aborted, r.abort
 	r.mu.Unlock()
 	if stopChooser != nil {
 		close(stopChooser)
@@ -521,6 +529,9 @@ const MaxSpan = 100 * 365 * 24 * time.Hour
 // serverTransactions is how many transactions the server counts for one execution
 // of s: one for an explicit transaction block, else one per statement.
 func serverTransactions(s *Script) int64 {
+	if s.CountsCommits {
+		return 0 // counted in runner.commits
+	}
 	if s.Program != nil {
 		return max(1, s.ServerTx)
 	}
@@ -635,6 +646,18 @@ func (r *runner) fail(si int, at time.Time, state, cause, msg string, retried bo
 	}
 	r.tickFailed.Add(1)
 	r.addError(si, state, cause, msg, false)
+	return p
+}
+
+// abortClient counts a client stopped by an Abort, as a failed transaction too.
+func (r *runner) abortClient(si int, at time.Time, err error, retried bool) Phase {
+	p := r.fail(si, at, "", CauseAborted, err.Error(), retried)
+	r.mu.Lock()
+	r.aborted++
+	if r.abort == "" {
+		r.abort = r.scrub(err.Error())
+	}
+	r.mu.Unlock()
 	return p
 }
 

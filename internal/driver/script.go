@@ -68,6 +68,11 @@ type Script struct {
 	Statements []string             // prepared on every connection for Program
 	Program    func(*Session) error // the transaction; Vars and Commands are then unused
 	ServerTx   int64                // server transactions per committed run of Program; 0 = 1
+	// CountsCommits says that the Program's statements vary from run to run, so
+	// that the commits the server counts for them are counted as they complete
+	// (ServerTx is then unused): a script of pgbench's may run statements one by
+	// one or in blocks, and skip some.
+	CountsCommits bool
 	// RollbackState is an SQLSTATE the server raises to roll back on purpose; such a
 	// transaction counts as rolled back rather than failed.
 	RollbackState string

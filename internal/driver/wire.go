@@ -49,6 +49,10 @@ type wire struct {
 	kept   []byte
 	rowAt  []int
 	status byte // transaction status from ReadyForQuery: 'I', 'T' or 'E'
+	// With results set (for the next exchange only), await also keeps each
+	// result apart in sets, with its RowDescription's body in kept.
+	results bool
+	sets    []resultSet
 	// stmts, when set, counts the statements completed, as Queries describes.
 	stmts *Queries
 	err   *pgconn.PgError
@@ -75,6 +79,13 @@ type wire struct {
 	fd        int
 	deadline  atomic.Int64
 	yieldAt   int64 // unix nanoseconds: when readBlocking next yields (see yieldEvery)
+}
+
+// resultSet is one result of an exchange: its rows are rowAt[first:last], and
+// kept[desc:descEnd] its RowDescription (desc -1 for a command without rows).
+type resultSet struct {
+	desc, descEnd int
+	first, last   int
 }
 
 // close closes the connection.
@@ -177,6 +188,21 @@ func (c *wire) appendParse(sql string, nparams int) {
 	c.out = append(c.out, sql...)
 	c.out = append(c.out, 0, 0, 0)
 	c.endMsg(at)
+}
+
+// appendParseBytes is appendParse for a statement built in a buffer.
+func (c *wire) appendParseBytes(sql []byte) {
+	at := c.beginMsg('P')
+	c.out = append(c.out, 0)
+	c.out = append(c.out, sql...)
+	c.out = append(c.out, 0, 0, 0)
+	c.endMsg(at)
+}
+
+// appendDescribePortal asks for the unnamed portal's RowDescription, which the
+// extended protocol sends only when asked: it names the columns.
+func (c *wire) appendDescribePortal() {
+	c.out = append(c.out, 'D', 0, 0, 0, 6, 'P', 0)
 }
 
 // appendExecuteSync appends Execute of the unnamed portal (all rows) and Sync.
@@ -289,18 +315,35 @@ func (c *wire) await() error {
 	c.rows = 0
 	c.err = nil
 	c.kept, c.rowAt = c.kept[:0], c.rowAt[:0]
-	rowsAt := 0 // c.rows when the statement now answering began
+	c.sets = c.sets[:0]
+	sets := c.results
+	c.results = false
+	open := false // a result set has begun and not completed
+	rowsAt := 0   // c.rows when the statement now answering began
 	for {
 		t, body, err := c.next()
 		if err != nil {
 			return err
 		}
 		switch t {
-		case 'C':
-			if c.stmts != nil {
+		case 'C', 'I':
+			if t == 'C' && c.stmts != nil {
 				c.stmts.count(body, c.rows > rowsAt)
 			}
 			rowsAt = c.rows
+			if sets {
+				if !open {
+					c.sets = append(c.sets, resultSet{desc: -1, first: len(c.rowAt), last: len(c.rowAt)})
+				}
+				c.sets[len(c.sets)-1].last = len(c.rowAt)
+				open = false
+			}
+		case 'T':
+			if sets {
+				c.sets = append(c.sets, resultSet{desc: len(c.kept), descEnd: len(c.kept) + len(body), first: len(c.rowAt)})
+				c.kept = append(c.kept, body...)
+				open = true
+			}
 		case 'D':
 			c.rows++
 			if c.keep {
@@ -315,6 +358,7 @@ func (c *wire) await() error {
 				c.queued--
 				c.rows, rowsAt = 0, 0
 				c.kept, c.rowAt = c.kept[:0], c.rowAt[:0]
+				c.sets = c.sets[:0]
 				continue
 			}
 			return nil
@@ -327,9 +371,8 @@ func (c *wire) await() error {
 				return fmt.Errorf("%w: %w", errClosed, pe)
 			}
 		}
-		// '1' ParseComplete, '2' BindComplete, 'T' RowDescription,
-		// 'n' NoData, 'I' EmptyQueryResponse, 'N' notices, 'S' parameter status and
-		// 'A' notifications need no action.
+		// '1' ParseComplete, '2' BindComplete, 'n' NoData, 'N' notices,
+		// 'S' parameter status and 'A' notifications need no action.
 	}
 }
 

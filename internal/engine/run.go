@@ -316,6 +316,7 @@ func (r *running) evidence(ctx context.Context, res *driver.Result, sres sampler
 	if res.Incomplete {
 		ev.incomplete = res.IncompleteReason
 	}
+	ev.aborted, ev.clients, ev.abort = res.Aborted, r.spec.Clients, res.Abort
 	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
 	ev.clientCommits, ev.serverCommits = sum.CommitsTotal, sum.Server.Commits
 	ev.span, ev.naptime = span, r.naptime

@@ -303,7 +303,11 @@ func (s *Summary) WriteText(w io.Writer) {
 		if e.Retried {
 			kind = "retried"
 		}
-		fmt.Fprintf(w, "error %s (%s, %s): %d  %s\n", e.SQLState, e.Script, kind, e.Count, e.Example)
+		state := e.SQLState
+		if state != "" {
+			state = " " + state // none for a client stopped on its script's error
+		}
+		fmt.Fprintf(w, "error%s (%s, %s): %d  %s\n", state, e.Script, kind, e.Count, e.Example)
 	}
 	if s.Reconnects > 0 {
 		fmt.Fprintf(w, "reconnects: %d, outage %.1f s\n", s.Reconnects, s.OutageS)

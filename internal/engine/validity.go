@@ -21,6 +21,7 @@ const (
 	flagCheckpoint = "checkpoint" // a checkpoint fell inside the window: a note
 	flagAutovacuum = "autovacuum" // autovacuum finished work inside the window: a note
 	flagIncomplete = "incomplete" // the run ended early: the server stayed away
+	flagAborted    = "aborted"    // clients stopped on script errors
 	// Other sessions worked in the benchmark's database: the server counted more
 	// commits than the clients made, or pg_stat_activity showed them active.
 	flagContaminated = "contaminated"
@@ -66,6 +67,8 @@ type Flag struct {
 type evidence struct {
 	committed, failed int64
 	incomplete        string // why the run ended early; "" when it did not
+	aborted, clients  int    // clients stopped on a script error, of all
+	abort             string // the first such error
 	clientSaturated   bool
 	clientCores       float64
 	restarted         bool
@@ -101,6 +104,9 @@ type rate struct {
 // judge applies the validity rules.
 func judge(e evidence) []Flag {
 	var flags []Flag
+	if e.aborted > 0 {
+		flags = append(flags, Flag{flagAborted, true, fmt.Sprintf("%d of %d clients stopped on a script error, the first: %s", e.aborted, e.clients, e.abort)})
+	}
 	if e.incomplete != "" {
 		flags = append(flags, Flag{flagIncomplete, true, "the run ended early: " + e.incomplete})
 	}
