@@ -18,6 +18,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgbscript"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/spf13/cobra"
 )
@@ -70,7 +71,13 @@ func Main(env *Env) int {
 		return ExitOK
 	}
 	msg := strings.TrimSpace(err.Error())
-	if _, ok := errors.AsType[study.Errors](err); ok {
+	if pe, ok := errors.AsType[*pgbscript.ParseError](err); ok {
+		// A script that does not parse: the message, the command and a caret under
+		// the place, as pgbench shows it.
+		for _, line := range strings.Split(pe.Located(), "\n") {
+			fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", line)
+		}
+	} else if _, ok := errors.AsType[study.Errors](err); ok {
 		// A study file's problems, one a line, each with its file position.
 		for _, line := range strings.Split(msg, "\n") {
 			fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", line)

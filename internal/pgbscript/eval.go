@@ -23,7 +23,7 @@ func (e *Env) eval(n *node) (Value, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			if t, _ := c.truth(); t {
+			if c.Truth() {
 				return e.eval(n.args[i+1])
 			}
 		}

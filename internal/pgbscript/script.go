@@ -55,7 +55,7 @@ type Command struct {
 	Store       Store
 	StorePrefix string
 
-	// \set, \setshell: the variable set.
+	// \set, \setshell: the variable set; \sleep: the variable read.
 	Var     int
 	VarName string
 	// \set, \if, \elif: the expression.
@@ -94,9 +94,19 @@ type ParseError struct {
 	Col    int    // where the caret goes in Source; -1 for none
 }
 
-func (e *ParseError) Error() string {
+func (e *ParseError) Error() string { return e.format(false) }
+
+// Located is the error with the column after the line (file:line:column:), the
+// caret's column counted from 1, for tools and editors that jump to a position.
+func (e *ParseError) Located() string { return e.format(true) }
+
+func (e *ParseError) format(column bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s:%d: %s", e.File, e.Line, e.Msg)
+	if column && e.Col >= 0 {
+		b.Reset()
+		fmt.Fprintf(&b, "%s:%d:%d: %s", e.File, e.Line, e.Col+1, e.Msg)
+	}
 	if e.More != "" {
 		fmt.Fprintf(&b, " (%s)", e.More)
 	}
@@ -467,7 +477,7 @@ func (s *Script) meta(sc *scanner, file string, vars *Vars) error {
 			return err
 		}
 	case Sleep:
-		if err := c.sleepArgs(words, offs, perr); err != nil {
+		if err := c.sleepArgs(words, offs, vars, perr); err != nil {
 			return err
 		}
 	case SetShell:
@@ -511,7 +521,7 @@ func (c *Command) compile(text string, at int, broken bool, vars *Vars, perr fun
 
 // sleepArgs reads \sleep's amount (an integer or a :variable) and its unit (us, ms or
 // s, seconds when none), which may be stuck to the number (\sleep 10ms).
-func (c *Command) sleepArgs(words []string, offs []int, perr func(string, string, int) *ParseError) error {
+func (c *Command) sleepArgs(words []string, offs []int, vars *Vars, perr func(string, string, int) *ParseError) error {
 	if len(words) < 2 {
 		return perr("missing argument", "", -1)
 	}
@@ -524,6 +534,7 @@ func (c *Command) sleepArgs(words []string, offs []int, perr func(string, string
 	}
 	if strings.HasPrefix(amount, ":") {
 		c.SleepVar = amount[1:]
+		c.Var = vars.slot(c.SleepVar)
 	} else {
 		i := 0
 		if i < len(amount) && (amount[i] == '+' || amount[i] == '-') {
@@ -541,7 +552,7 @@ func (c *Command) sleepArgs(words []string, offs []int, perr func(string, string
 				return perr("invalid sleep time, must be an integer", amount, offs[1])
 			}
 		}
-		c.SleepN = atoi(amount)
+		c.SleepN = Atoi(amount)
 	}
 	switch strings.ToLower(unit) {
 	case "", "s":
@@ -556,9 +567,9 @@ func (c *Command) sleepArgs(words []string, offs []int, perr func(string, string
 	return nil
 }
 
-// atoi is C's atoi: leading spaces, a sign and digits; anything after is ignored and
+// Atoi is C's atoi: leading spaces, a sign and digits; anything after is ignored and
 // no digits make 0.
-func atoi(s string) int64 {
+func Atoi(s string) int64 {
 	s = strings.TrimLeft(s, " \t\n\r\f\v")
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {

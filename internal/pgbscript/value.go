@@ -100,16 +100,16 @@ func errorf(format string, args ...any) error {
 	return &evalError{fmt.Sprintf(format, args...)}
 }
 
-// truth is a value's truth for \if, CASE, AND, OR and NOT: booleans as they are,
-// numbers when not zero. NULL is false; callers that must treat it apart do so.
-func (v Value) truth() (bool, error) {
+// Truth is a value's truth for \if, \elif and CASE: booleans as they are, numbers
+// when not zero (NaN too), NULL false.
+func (v Value) Truth() bool {
 	switch v.Kind {
 	case Bool, Int:
-		return v.I != 0, nil
+		return v.I != 0
 	case Double:
-		return v.F != 0, nil
+		return v.F != 0
 	}
-	return false, nil
+	return false
 }
 
 // toBool coerces a value to a boolean where pgbench requires one.

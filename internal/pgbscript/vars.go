@@ -3,11 +3,15 @@ package pgbscript
 import (
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Vars names the variables of a run's scripts: each name gets a slot, shared by all
 // scripts, so that a client keeps one array of values and finds each by index.
+// It may grow while a run goes on (\gset names variables after its columns), so
+// it is safe for concurrent use.
 type Vars struct {
+	mu    sync.RWMutex
 	names []string
 	index map[string]int
 }
@@ -17,6 +21,8 @@ func NewVars() *Vars { return &Vars{index: map[string]int{}} }
 
 // slot returns name's slot, adding it when new.
 func (vs *Vars) slot(name string) int {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
 	if i, ok := vs.index[name]; ok {
 		return i
 	}
@@ -30,15 +36,25 @@ func (vs *Vars) Slot(name string) int { return vs.slot(name) }
 
 // Lookup returns name's slot, if a script or the run has named it.
 func (vs *Vars) Lookup(name string) (int, bool) {
+	vs.mu.RLock()
 	i, ok := vs.index[name]
+	vs.mu.RUnlock()
 	return i, ok
 }
 
 // Name is the name behind a slot.
-func (vs *Vars) Name(slot int) string { return vs.names[slot] }
+func (vs *Vars) Name(slot int) string {
+	vs.mu.RLock()
+	defer vs.mu.RUnlock()
+	return vs.names[slot]
+}
 
 // Len is how many variables there are.
-func (vs *Vars) Len() int { return len(vs.names) }
+func (vs *Vars) Len() int {
+	vs.mu.RLock()
+	defer vs.mu.RUnlock()
+	return len(vs.names)
+}
 
 // ValidName reports whether name may be a variable's name, as pgbench requires of
 // names given with -D, \set, \gset and \setshell: letters (any non-ASCII byte
@@ -129,6 +145,8 @@ func (e *Env) Text(slot int) (text []byte, ok bool) {
 // Get is the variable's value in an expression: text is typed here.
 func (e *Env) Get(slot int) (Value, error) {
 	if slot >= len(e.vals) || !e.vals[slot].set {
+		// A slot beyond vals is a variable named after this client's values were
+		// made, never set here.
 		return Value{}, errorf("undefined variable \"%s\"", e.vars.Name(slot))
 	}
 	v := &e.vals[slot]
@@ -186,4 +204,33 @@ func parseDouble(s string) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	return f, err == nil
+}
+
+// ShellInt reads \setshell's output line as pgbench does: C's strtol in base 10
+// (spaces, a sign, digits, and only spaces after), the value cut to a C int; an
+// empty line is 0.
+func ShellInt(line string) (int64, bool) {
+	t := strings.TrimLeft(line, " \t\n\r\f\v")
+	i := 0
+	if i < len(t) && (t[i] == '+' || t[i] == '-') {
+		i++
+	}
+	j := i
+	for j < len(t) && isDigit(t[j]) {
+		j++
+	}
+	if strings.TrimRight(t[j:], " \t\n\r\f\v") != "" {
+		return 0, false
+	}
+	if j == i {
+		return 0, t == ""
+	}
+	n, err := strconv.ParseInt(t[:j], 10, 64)
+	if err != nil { // strtol saturates
+		n = 9223372036854775807
+		if t[0] == '-' {
+			n = -9223372036854775808
+		}
+	}
+	return int64(int32(n)), true
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/pgbench"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/sysbench"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
@@ -80,7 +81,7 @@ type Measured interface {
 }
 
 // all are the workloads in the order help lists them.
-var all = []Workload{tpcb.Workload{}, tpcc.Workload{}, sysbench.Workload{}}
+var all = []Workload{tpcb.Workload{}, tpcc.Workload{}, sysbench.Workload{}, pgbench.Workload{}}
 
 // All lists the workloads.
 func All() []Workload { return all }

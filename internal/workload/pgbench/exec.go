@@ -1,0 +1,398 @@
+package pgbench
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgbscript"
+)
+
+// clients holds what each client keeps from one transaction to the next, whichever
+// script it runs: its variables and its random state, as pgbench's clients do.
+type clients struct {
+	vars  *pgbscript.Vars
+	state []client
+	// Out takes \shell's output and Log the lines of debug().
+	out, log io.Writer
+	mu       sync.Mutex // serializes out and log
+}
+
+type client struct {
+	env   *pgbscript.Env
+	saved pgbscript.PRNG // the random state at the transaction's start, for a retry
+	text  []byte         // the SQL sent with the simple protocol
+	cond  []condState
+	// The command running, for debug()'s lines.
+	script, command int
+}
+
+// condState is an \if block's state in a transaction.
+type condState uint8
+
+const (
+	condTrue    condState = iota // this branch runs
+	condFalse                    // no branch has run yet
+	condDone                     // a branch ran; the rest are skipped
+	condIgnored                  // the whole block is inside a skipped branch
+)
+
+// program runs one parsed script for a client, as pgbench runs it.
+type program struct {
+	cl       *clients
+	script   *pgbscript.Script
+	index    int // the script's number in the run, from 0, for messages
+	protocol driver.Protocol
+	// For each command: the statement it is among Script.Statements (prepared) or
+	// its text with $n parameters (extended); -1 and nil for meta commands.
+	stmt   []int
+	params [][]byte
+}
+
+// newProgram prepares s to run with protocol.
+func newProgram(cl *clients, s *pgbscript.Script, index int, protocol driver.Protocol) (*program, []string, error) {
+	p := &program{cl: cl, script: s, index: index, protocol: protocol}
+	var statements []string
+	for _, c := range s.Commands {
+		switch c.Kind {
+		case pgbscript.StartPipeline, pgbscript.SyncPipeline, pgbscript.EndPipeline:
+			return nil, nil, fmt.Errorf("%s:%d: %s: pipelines are not supported yet", s.Name, c.Line, c.FirstLine)
+		}
+		if c.Kind != pgbscript.SQL {
+			p.stmt = append(p.stmt, -1)
+			p.params = append(p.params, nil)
+			continue
+		}
+		if protocol != driver.Simple && len(c.Refs) > 255 {
+			return nil, nil, fmt.Errorf("statement has too many arguments (maximum is 255): %s", c.SQL)
+		}
+		numbered := numberParams(c)
+		p.stmt = append(p.stmt, len(statements))
+		p.params = append(p.params, []byte(numbered))
+		if protocol == driver.Prepared {
+			statements = append(statements, numbered)
+		}
+	}
+	return p, statements, nil
+}
+
+// numberParams is a SQL command's text with each variable reference replaced by $1,
+// $2, ... in order, as pgbench sends it with the extended and prepared protocols.
+func numberParams(c *pgbscript.Command) string {
+	var b strings.Builder
+	at := 0
+	for i, r := range c.Refs {
+		b.WriteString(c.SQL[at:r.Start])
+		b.WriteString("$" + strconv.Itoa(i+1))
+		at = r.End
+	}
+	b.WriteString(c.SQL[at:])
+	return b.String()
+}
+
+// abort stops the client, with pgbench's words for why.
+func (p *program) abort(client, cmd int, name, what string, cause error) error {
+	msg := fmt.Sprintf("client %d aborted in command %d (%s) of script %d; %s", client, cmd, name, p.index, what)
+	if cause != nil && cause.Error() != "" {
+		msg = cause.Error() + "; " + msg
+	}
+	return &driver.Abort{Err: errors.New(msg)}
+}
+
+// run is the script's transaction: driver.Script.Program.
+func (p *program) run(s *driver.Session) error {
+	id := s.Client()
+	st := &p.cl.state[id]
+	env := st.env
+	if s.Attempt() == 1 {
+		st.saved = env.Rand
+	} else {
+		env.Rand = st.saved // a retry draws the same values again, as pgbench's does
+	}
+	st.cond = st.cond[:0]
+	for ci, c := range p.script.Commands {
+		if !p.conditional(st, c) {
+			continue
+		}
+		st.script, st.command = p.index, ci
+		var err error
+		switch c.Kind {
+		case pgbscript.SQL:
+			err = p.sql(s, st, ci, c)
+		case pgbscript.Set:
+			err = p.set(st, id, ci, c)
+		case pgbscript.If, pgbscript.Elif:
+			err = p.branch(st, id, ci, c)
+		case pgbscript.Sleep:
+			err = p.sleep(s, st, id, ci, c)
+		case pgbscript.Shell, pgbscript.SetShell:
+			err = p.shell(s, st, id, ci, c)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if s.InTransaction() {
+		return &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached without completing the last transaction", id)}
+	}
+	return nil
+}
+
+// conditional runs \if, \elif, \else and \endif, and says whether command c is
+// to run: no other command runs inside a branch not taken.
+func (p *program) conditional(st *client, c *pgbscript.Command) bool {
+	active := len(st.cond) == 0 || st.cond[len(st.cond)-1] == condTrue
+	top := func() *condState { return &st.cond[len(st.cond)-1] }
+	switch c.Kind {
+	case pgbscript.If:
+		if !active {
+			st.cond = append(st.cond, condIgnored)
+			return false
+		}
+		return true // to be evaluated: branch
+	case pgbscript.Elif:
+		switch *top() {
+		case condTrue:
+			*top() = condDone
+		case condFalse:
+			return true
+		}
+		return false
+	case pgbscript.Else:
+		switch *top() {
+		case condTrue:
+			*top() = condDone
+		case condFalse:
+			*top() = condTrue
+		}
+		return false
+	case pgbscript.Endif:
+		st.cond = st.cond[:len(st.cond)-1]
+		return false
+	}
+	return active
+}
+
+// branch evaluates an \if or an \elif whose turn it is.
+func (p *program) branch(st *client, id, ci int, c *pgbscript.Command) error {
+	v, err := c.Expr.Eval(st.env)
+	if err != nil {
+		return p.abort(id, ci, c.Name, "evaluation of meta-command failed", err)
+	}
+	taken := condFalse
+	if v.Truth() {
+		taken = condTrue
+	}
+	if c.Kind == pgbscript.If {
+		st.cond = append(st.cond, taken)
+	} else {
+		st.cond[len(st.cond)-1] = taken
+	}
+	return nil
+}
+
+// set runs \set.
+func (p *program) set(st *client, id, ci int, c *pgbscript.Command) error {
+	v, err := c.Expr.Eval(st.env)
+	if err != nil {
+		return p.abort(id, ci, c.Name, "evaluation of meta-command failed", err)
+	}
+	if !st.env.IsSet(c.Var) && !pgbscript.ValidName(c.VarName) {
+		return p.abort(id, ci, c.Name, "assignment of meta-command failed", fmt.Errorf("set: invalid variable name: \"%s\"", c.VarName))
+	}
+	st.env.Set(c.Var, v)
+	return nil
+}
+
+// sql sends a SQL command with the run's protocol and stores what \gset or \aset
+// asks for. Variables are sent as text; one not set goes as NULL with the extended
+// and prepared protocols and stays in the text as written with the simple one, as
+// pgbench does.
+func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Command) error {
+	env := st.env
+	results := c.Store != pgbscript.NoStore
+	var err error
+	if p.protocol == driver.Simple {
+		b := st.text[:0]
+		at := 0
+		for _, r := range c.Refs {
+			b = append(b, c.SQL[at:r.Start]...)
+			if v, ok := env.Text(r.Slot); ok {
+				b = append(b, v...)
+			} else {
+				b = append(b, c.SQL[r.Start:r.End]...)
+			}
+			at = r.End
+		}
+		b = append(b, c.SQL[at:]...)
+		st.text = b
+		err = s.QueryText(b, results)
+	} else {
+		for _, r := range c.Refs {
+			if v, ok := env.Text(r.Slot); ok {
+				s.Text(v)
+			} else {
+				s.Null()
+			}
+		}
+		if p.protocol == driver.Prepared {
+			err = s.ExecPrepared(p.stmt[ci], results)
+		} else {
+			err = s.ExecSQL(p.params[ci], results)
+		}
+	}
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") {
+			return err // the driver retries or counts the failure
+		}
+		if errors.As(err, &pe) {
+			return &driver.Abort{Err: fmt.Errorf("client %d script %d aborted in command %d query 0: ERROR:  %s", s.Client(), p.index, ci, pe.Message)}
+		}
+		return err // the connection is lost
+	}
+	if results {
+		return p.store(s, st, ci, c)
+	}
+	return nil
+}
+
+// store keeps the columns of a result's row in variables: \gset the one row of the
+// last result, \aset the last row of every result that has rows. Values are kept as
+// text (an SQL NULL as an empty one), typed when an expression uses them.
+func (p *program) store(s *driver.Session, st *client, ci int, c *pgbscript.Command) error {
+	n := s.Results()
+	first := 0
+	if c.Store == pgbscript.Gset {
+		first = n - 1
+		if n == 0 {
+			return p.storeError(s, ci, 0, "expected one row, got 0")
+		}
+		if tuples, a, b := s.Result(n - 1); !tuples || b-a != 1 {
+			return p.storeError(s, ci, n-1, fmt.Sprintf("expected one row, got %d", b-a))
+		}
+	}
+	for r := first; r < n; r++ {
+		tuples, a, b := s.Result(r)
+		if !tuples || a == b {
+			continue
+		}
+		row := b - 1
+		err := s.Columns(r, func(col int, name []byte) error {
+			full := c.StorePrefix + string(name)
+			slot, ok := p.cl.vars.Lookup(full)
+			if !ok {
+				if !pgbscript.ValidName(full) {
+					return fmt.Errorf("%s: invalid variable name: \"%s\"; client %d script %d command %d query %d: error storing into variable %s",
+						storeName(c.Store), full, s.Client(), p.index, ci, r, full)
+				}
+				slot = p.cl.vars.Slot(full)
+			}
+			st.env.SetTextBytes(slot, s.Value(row, col))
+			return nil
+		})
+		if err != nil {
+			return &driver.Abort{Err: err}
+		}
+	}
+	return nil
+}
+
+func storeName(k pgbscript.Store) string {
+	if k == pgbscript.Aset {
+		return "aset"
+	}
+	return "gset"
+}
+
+func (p *program) storeError(s *driver.Session, ci, query int, what string) error {
+	return &driver.Abort{Err: fmt.Errorf("client %d script %d command %d query %d: %s", s.Client(), p.index, ci, query, what)}
+}
+
+// sleep runs \sleep; the pause counts in the transaction's latency, as in pgbench.
+func (p *program) sleep(s *driver.Session, st *client, id, ci int, c *pgbscript.Command) error {
+	n := c.SleepN
+	if c.SleepVar != "" {
+		text, ok := st.env.Text(c.Var)
+		if !ok {
+			return p.abort(id, ci, c.Name, "execution of meta-command failed", fmt.Errorf("sleep: undefined variable \"%s\"", c.SleepVar))
+		}
+		n = pgbscript.Atoi(string(text))
+		if n == 0 && (len(text) == 0 || text[0] < '0' || text[0] > '9') {
+			return p.abort(id, ci, c.Name, "execution of meta-command failed", fmt.Errorf("sleep: invalid sleep time \"%s\" for variable \"%s\"", text, c.SleepVar))
+		}
+	}
+	s.Sleep(time.Duration(max(n, 0)*c.SleepUs) * time.Microsecond)
+	return nil
+}
+
+// maxShell is the longest shell command pgbench runs, in bytes.
+const maxShell = 254
+
+// shell runs \shell and \setshell with /bin/sh: words starting with one colon are
+// variables, and two colons stand for one.
+func (p *program) shell(s *driver.Session, st *client, id, ci int, c *pgbscript.Command) error {
+	fail := func(err error) error { return p.abort(id, ci, c.Name, "execution of meta-command failed", err) }
+	var b strings.Builder
+	for i, w := range c.Words {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		switch {
+		case strings.HasPrefix(w, "::"):
+			b.WriteString(w[1:])
+		case strings.HasPrefix(w, ":"):
+			slot, named := p.cl.vars.Lookup(w[1:])
+			text, ok := st.env.Text(slot)
+			if !named || !ok {
+				return fail(fmt.Errorf("%s: undefined variable \"%s\"", c.Words[0], w))
+			}
+			b.Write(text)
+		default:
+			b.WriteString(w)
+		}
+	}
+	if b.Len() > maxShell {
+		return fail(fmt.Errorf("%s: shell command is too long", c.Words[0]))
+	}
+	cmd := exec.Command("/bin/sh", "-c", b.String())
+	if c.Kind == pgbscript.Shell {
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		err := cmd.Run()
+		p.cl.mu.Lock()
+		p.cl.out.Write(out.Bytes())
+		p.cl.mu.Unlock()
+		if err != nil && !s.Stopping() {
+			return fail(fmt.Errorf("%s: could not launch shell command", c.Words[0]))
+		}
+		return nil
+	}
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return fail(fmt.Errorf("%s: could not run shell command: %v", c.Words[0], err))
+	}
+	if len(out) == 0 {
+		return fail(fmt.Errorf("%s: could not read result of shell command", c.Words[0]))
+	}
+	line, _ := bufio.NewReader(bytes.NewReader(out)).ReadString('\n')
+	v, ok := pgbscript.ShellInt(line)
+	if !ok {
+		return fail(fmt.Errorf("%s: shell command must return an integer (not \"%s\")", c.Words[0], line))
+	}
+	if !st.env.IsSet(c.Var) && !pgbscript.ValidName(c.VarName) {
+		return p.abort(id, ci, c.Name, "execution of meta-command failed", fmt.Errorf("setshell: invalid variable name: \"%s\"", c.VarName))
+	}
+	st.env.Set(c.Var, pgbscript.IntValue(v))
+	return nil
+}

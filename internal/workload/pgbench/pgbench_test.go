@@ -1,0 +1,214 @@
+package pgbench_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/pgbench"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+func findPgbench(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p
+	}
+	if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench"); len(m) > 0 {
+		return m[len(m)-1]
+	}
+	t.Skip("pgbench is not installed; .ci/run installs it (Debian package postgresql)")
+	return ""
+}
+
+// runOurs runs the scripts with the given options through the workload and the
+// driver, as `pgbakeoff run pgbench` does, for tx transactions per client.
+func runOurs(t *testing.T, dsn string, r *pgbench.Run, protocol driver.Protocol, clients, tx int, seed uint64) (*driver.Result, string) {
+	t.Helper()
+	ctx := context.Background()
+	tg, err := target.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := engine.NewSpec()
+	spec.Target, spec.Clients, spec.Protocol, spec.Seed, spec.Transactions = tg, clients, protocol, seed, tx
+	var out strings.Builder
+	spec.Out, spec.Log = &out, &out
+	if err := r.Check(&spec); err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close(ctx)
+	setup, err := r.Setup(ctx, &spec, ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: clients, Protocol: protocol,
+		Transactions: tx, MaxTries: 1, Seed: seed, OutageTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, out.String()
+}
+
+func runPgbench(t *testing.T, bin, dir, dsn string, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append(args, dsn)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		t.Fatalf("pgbench: %v", err)
+	}
+	return 0, string(out)
+}
+
+// compatScript exercises the language on the way to the database: draws from each
+// client's generator, variables typed and untyped, \gset, branches, an explicit
+// block, \setshell and the automatic variables. The rows it leaves are the same
+// under pgbench and pgbakeoff for the same seed.
+const compatScript = `\set a random(1, 1000)
+\set b random_zipfian(1, 100, 1.5)
+\set c :a * 3 + :client_id + :k
+\set d random_gaussian(1, 100, 2.5) + random_exponential(1, 100, 3.0) + permute(:a, 1000)
+SELECT :a::int + :b::int AS s, :c::int AS c2, NULL AS n \gset g_
+\if :g_s > 700
+  INSERT INTO t (k, a, b, s) VALUES (:client_id, :a, :b, :g_s);
+\elif :g_s > 300
+  \if :b > 50
+    INSERT INTO t (k, a, b, s) VALUES (:client_id, :a, :b, -2);
+  \else
+    INSERT INTO t (k, a, b, s) VALUES (:client_id, :a, :b, -1);
+  \endif
+\else
+  BEGIN;
+  INSERT INTO t (k, a, b, s)
+    VALUES (:client_id, :a, -(:b::int), :g_c2);
+  END;
+\endif
+\setshell sh echo :a
+\set x :sh + 1
+INSERT INTO t (k, a, b, s, note) VALUES (:client_id, :x, :d, :random_seed % 1000, 'w');
+`
+
+func TestScriptRunsAsUnderPgbench(t *testing.T) {
+	bin := findPgbench(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "c.sql"), []byte(compatScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const table = "create table t (k int, a bigint, b bigint, s bigint, note text)"
+	query := "select string_agg(format('%s/%s/%s/%s', k, a, b, s), ' ' order by k, a, b, s) from t"
+	for _, mode := range []driver.Protocol{driver.Simple, driver.Extended, driver.Prepared} {
+		t.Run(mode.String(), func(t *testing.T) {
+			theirs, ours := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
+			pgtest.Query(t, theirs, table)
+			pgtest.Query(t, ours, table)
+			code, out := runPgbench(t, bin, dir, theirs, "-n", "-c", "3", "-t", "6", "-M", mode.String(), "--random-seed=77", "-D", "k=5", "-f", "c.sql")
+			if code != 0 {
+				t.Fatalf("pgbench exited %d:\n%s", code, out)
+			}
+			r := &pgbench.Run{Files: []string{filepath.Join(dir, "c.sql")}, Defines: []string{"k=5"}}
+			res, log := runOurs(t, ours, r, mode, 3, 6, 77)
+			if res.Committed != 18 || res.Failed != 0 || res.Aborted != 0 {
+				t.Fatalf("%d committed, %d failed, %d aborted; log:\n%s", res.Committed, res.Failed, res.Aborted, log)
+			}
+			want, got := pgtest.Query(t, theirs, query), pgtest.Query(t, ours, query)
+			if got != want || strings.Count(want, "/") != 3*36 {
+				t.Errorf("rows differ:\npgbakeoff: %s\npgbench:   %s", got, want)
+			}
+			if c := res.CommitsTotal; c < 36 {
+				t.Errorf("counted %d commits of at least 36", c)
+			}
+		})
+	}
+}
+
+// A script error stops the client, as pgbench aborts it, and says why; the
+// transactions finished before are kept.
+func TestScriptErrorAbortsClient(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table t (k int)")
+	dir := t.TempDir()
+	src := "INSERT INTO t VALUES (:client_id);\n\\set n :n + 1\n\\set x 10 / (3 - :n)\n"
+	if err := os.WriteFile(filepath.Join(dir, "e.sql"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &pgbench.Run{Files: []string{filepath.Join(dir, "e.sql")}, Defines: []string{"n=0"}}
+	res, _ := runOurs(t, dsn, r, driver.Prepared, 2, 10, 1)
+	if res.Aborted != 2 || res.Committed != 4 || res.Failed != 2 {
+		t.Errorf("%d aborted, %d committed, %d failed; want 2, 4, 2", res.Aborted, res.Committed, res.Failed)
+	}
+	want := "division by zero; client 0 aborted in command 2 (set) of script 0; evaluation of meta-command failed"
+	if !strings.HasSuffix(strings.Replace(res.Abort, "client 1", "client 0", 1), want) {
+		t.Errorf("abort %q, want %q", res.Abort, want)
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) from t"); got != "6" {
+		t.Errorf("%s rows, want 6 (three per client before the error)", got)
+	}
+}
+
+// \gset that gets no row stops the client with pgbench's words.
+func TestGsetWithoutRow(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "g.sql"), []byte("SELECT 1 AS one WHERE false \\gset\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []driver.Protocol{driver.Simple, driver.Extended, driver.Prepared} {
+		res, _ := runOurs(t, dsn, &pgbench.Run{Files: []string{filepath.Join(dir, "g.sql")}}, mode, 1, 1, 1)
+		if want := "client 0 script 0 command 0 query 0: expected one row, got 0"; res.Abort != want {
+			t.Errorf("%s: abort %q, want %q", mode, res.Abort, want)
+		}
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok.sql")
+	if err := os.WriteFile(ok, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.sql")
+	if err := os.WriteFile(bad, []byte("\\set x 1 +\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		run  pgbench.Run
+		want string
+	}{
+		{pgbench.Run{Files: []string{filepath.Join(dir, "missing.sql")}}, `could not open file "` + filepath.Join(dir, "missing.sql") + `": no such file or directory`},
+		{pgbench.Run{Files: []string{bad}}, "bad.sql:1: syntax error in command \"set\""},
+		{pgbench.Run{Files: []string{ok + "@0"}}, "total script weight must not be zero"},
+		{pgbench.Run{Files: []string{ok + "@x"}}, "invalid weight specification: @x"},
+		{pgbench.Run{Files: []string{ok + "@-1"}}, "weight specification out of range (0 .. 2147483647): -1"},
+		{pgbench.Run{Files: []string{ok}, Defines: []string{"x"}}, `invalid variable definition: "x"`},
+		{pgbench.Run{Files: []string{ok}, Defines: []string{"1x=2"}}, `invalid variable name "1x"`},
+	}
+	for _, c := range cases {
+		spec := engine.NewSpec()
+		err := c.run.Check(&spec)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.run, err, c.want)
+		}
+	}
+}
+

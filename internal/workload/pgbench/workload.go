@@ -1,0 +1,235 @@
+// Package pgbench runs pgbench's custom scripts (pgbench -f file@weight) with the
+// meaning pgbench gives them, beside its builtin scripts: files are parsed by
+// internal/pgbscript, and each runs as a driver program that keeps every client's
+// variables and random state from one transaction to the next.
+package pgbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgbscript"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
+	"github.com/spf13/pflag"
+)
+
+// Workload is pgbench's scripts: files and builtins, mixed by weight.
+type Workload struct{}
+
+func (Workload) Name() string { return "pgbench" }
+
+func (Workload) RunHelp() (short, example string) {
+	return "Run pgbench script files (-f file@weight) and builtin scripts (-b name@weight) as pgbench runs them",
+		`  pgbakeoff run pgbench -f hot-rows.sql@3 -f report-query.sql@1 -c 32 -T 5m -D sf=100 --dsn "$DSN"
+  pgbakeoff run pgbench -b select-only@9 -f my-write.sql@1 -c 8 -T 60s --dsn "$DSN"`
+}
+
+func (Workload) NewRun() engine.Workload { return &Run{} }
+
+// Run is a pgbench run's own options.
+type Run struct {
+	Files    []string // file[@weight]
+	Builtins []string // builtin name[@weight]
+	Defines  []string // name=value, as pgbench -D
+	Scale    int      // :scale for scripts that are all files (pgbench -s); 0 is 1
+
+	parsed []parsedFile
+	vars   *pgbscript.Vars
+}
+
+type parsedFile struct {
+	script *pgbscript.Script
+	weight int
+}
+
+func (r *Run) Name() string { return "pgbench" }
+
+func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
+	fs.StringArrayVarP(&r.Files, "file", "f", r.Files, "pgbench script file[@weight] (repeatable)")
+	fs.StringArrayVarP(&r.Builtins, "builtin", "b", r.Builtins, "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like when no -f)")
+	fs.StringArrayVarP(&r.Defines, "define", "D", r.Defines, "variable name=value for the scripts (repeatable)")
+	fs.IntVarP(&r.Scale, "scale", "s", r.Scale, "the :scale variable of script files (default 1; with builtin scripts, the data's scale)")
+	fs.VarP(&spec.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
+}
+
+// Check reads and parses the script files, so that a script that does not parse
+// stops the run before anything connects.
+func (r *Run) Check(*engine.Spec) error {
+	if r.Scale < 0 {
+		return fmt.Errorf("--scale must be positive, got %d", r.Scale)
+	}
+	for _, d := range r.Defines {
+		name, value, ok := strings.Cut(d, "=")
+		if !ok || name == "" || value == "" {
+			return fmt.Errorf("invalid variable definition: %q: write -D name=value", d)
+		}
+		if !pgbscript.ValidName(name) {
+			return fmt.Errorf("-D %s: invalid variable name %q: use letters, digits and _, not starting with a digit", d, name)
+		}
+	}
+	r.vars = pgbscript.NewVars()
+	r.parsed = r.parsed[:0]
+	total := 0
+	for _, f := range r.Files {
+		path, weight, err := splitWeight(f)
+		if err != nil {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("could not open file %q: %w", path, errors.Unwrap(err))
+		}
+		s, err := pgbscript.Parse(path, string(src), r.vars)
+		if err != nil {
+			return err
+		}
+		r.parsed = append(r.parsed, parsedFile{s, weight})
+		total += weight
+	}
+	for _, b := range r.Builtins {
+		_, weight, err := splitWeight(b)
+		if err != nil {
+			return err
+		}
+		total += weight
+	}
+	if len(r.Files)+len(r.Builtins) > 0 && total == 0 {
+		return fmt.Errorf("total script weight must not be zero: give a script a weight above 0")
+	}
+	return nil
+}
+
+// splitWeight splits file@weight at its last @; the weight is 1 when none is given.
+func splitWeight(spec string) (string, int, error) {
+	at := strings.LastIndexByte(spec, '@')
+	if at < 0 {
+		return spec, 1, nil
+	}
+	w, err := strconv.ParseInt(strings.TrimLeft(spec[at+1:], " \t"), 10, 64)
+	if err != nil {
+		return "", 0, fmt.Errorf("invalid weight specification: %s: write file@N with a whole number N", spec[at:])
+	}
+	if w < 0 || w > 2147483647 {
+		return "", 0, fmt.Errorf("weight specification out of range (0 .. 2147483647): %d", w)
+	}
+	return spec[:at], int(w), nil
+}
+
+func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) (*engine.Setup, error) {
+	builtins := r.Builtins
+	if len(r.Files) == 0 && len(builtins) == 0 {
+		builtins = []string{"tpcb-like"}
+	}
+	scale := max(r.Scale, 1)
+	var scripts []*driver.Script
+	if len(builtins) > 0 {
+		// As pgbench, builtin scripts take the scale from the data, and so does :scale.
+		detected, err := tpcb.DetectScale(ctx, ctl)
+		if errors.Is(err, tpcb.ErrNotLoaded) {
+			return nil, fmt.Errorf("%s has no pgbench tables for the builtin scripts: run `pgbakeoff init tpcb --scale N` (or pgbench -i) first", spec.Target)
+		}
+		if err != nil {
+			return nil, err
+		}
+		scale = detected
+		var positive []string
+		for _, b := range builtins {
+			if _, w, _ := splitWeight(b); w > 0 {
+				positive = append(positive, b)
+			}
+		}
+		if len(positive) > 0 {
+			bs, err := tpcb.ParseScripts(positive, scale)
+			if err != nil {
+				return nil, engine.UsageError{Err: err}
+			}
+			scripts = append(scripts, bs...)
+		}
+	}
+	cl, err := r.clients(spec, scale)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for i, f := range r.parsed {
+		p, statements, err := newProgram(cl, f.script, len(scripts)+i, spec.Protocol)
+		if err != nil {
+			return nil, engine.UsageError{Err: err}
+		}
+		scripts = append(scripts, &driver.Script{Name: f.script.Name, Weight: f.weight, Statements: statements, Program: p.run, CountsCommits: true})
+		names = append(names, fmt.Sprintf("%s@%d", f.script.Name, f.weight))
+	}
+	size := fmt.Sprintf("scale %d", scale)
+	params := map[string]any{"scale": scale, "files": names, "builtins": builtins, "defines": r.Defines}
+	return &engine.Setup{Scripts: scripts, Scale: scale, Size: size, Params: params}, nil
+}
+
+// clients makes every client's variables: -D values, :scale, :client_id,
+// :random_seed and :default_seed (unless -D gives them), and random states derived
+// from the seed in pgbench's order, so that the same --seed draws what pgbench's
+// --random-seed draws.
+func (r *Run) clients(spec *engine.Spec, scale int) (*clients, error) {
+	seed := spec.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	vs := r.vars
+	if vs == nil {
+		vs = pgbscript.NewVars()
+	}
+	cl := &clients{vars: vs, out: orDiscard(spec.Out), log: orDiscard(spec.Log), state: make([]client, spec.Clients)}
+	defined := map[string]bool{}
+	for _, d := range r.Defines {
+		name, _, _ := strings.Cut(d, "=")
+		defined[name] = true
+	}
+	seeds := pgbscript.NewSeeder(seed)
+	for i := range cl.state {
+		env := pgbscript.NewEnv(vs)
+		env.Rand = seeds.Next()
+		cl.state[i].env = env
+	}
+	defaultSeed := int64(0)
+	if !defined["default_seed"] {
+		defaultSeed = int64(seeds.Uint64())
+	}
+	for i := range cl.state {
+		env := cl.state[i].env
+		for _, d := range r.Defines {
+			name, value, _ := strings.Cut(d, "=")
+			env.SetText(vs.Slot(name), value)
+		}
+		set := func(name string, v int64) {
+			if !defined[name] {
+				env.Set(vs.Slot(name), pgbscript.IntValue(v))
+			}
+		}
+		set("scale", int64(scale))
+		set("client_id", int64(i))
+		set("random_seed", int64(seed))
+		set("default_seed", defaultSeed)
+		st := &cl.state[i]
+		env.Debug = func(line string) {
+			cl.mu.Lock()
+			fmt.Fprintf(cl.log, "debug(script=%d,command=%d): %s\n", st.script, st.command+1, line)
+			cl.mu.Unlock()
+		}
+	}
+	return cl, nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
