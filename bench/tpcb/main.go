@@ -4,10 +4,13 @@
 // after the other, the first going second in the next round, so drift on the
 // machine affects both alike. It prints the medians of the rounds' ratios, each
 // tool's client CPU per transaction, the machine's idle CPU during each tool's runs
-// (from /proc/stat), and pgbakeoff's peak memory with 1000 clients.
+// (from /proc/stat), and pgbakeoff's peak memory with 1000 clients. Then the same
+// for two script files (pgbench -f, pgbakeoff run pgbench -f): select-only written
+// as a script, and five \set lines before two statements.
 //
 //	go run ./bench/tpcb                          # 5 rounds of 20 s runs
 //	go run ./bench/tpcb -version 15 -rounds 3 -clients 8 -rw-clients 8 -transports unix
+//	go run ./bench/tpcb -clients '' -rw-clients '' -load=false -rss=false   # the script files only
 package main
 
 import (
@@ -39,14 +42,33 @@ type options struct {
 	rounds, scale, jobs int
 	duration            time.Duration
 	clients, rwClients  []string
+	fileClients         []string
 	transports          []string
 	load, rss           bool
 }
 
-// measure is one script at one client count over one transport, round by round.
+// measure is one script at one client count over one transport, round by round:
+// a builtin script, or a script file (path set) run with pgbench -f.
 type measure struct {
 	transport, script, clients string
+	path                       string
 	pgbench, ours              sample
+}
+
+// scriptFiles are the script files measured: select-only as a file, and a script
+// whose \set lines cost more than its statements' parameters.
+var scriptFiles = []struct{ name, text string }{
+	{"select-only.sql", `\set aid random(1, 100000 * :scale)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+`},
+	{"five-sets.sql", `\set aid random(1, 100000 * :scale)
+\set bid random(1, :scale)
+\set tid random(1, 10 * :scale)
+\set delta random(-5000, 5000)
+\set far random_exponential(1, 100000 * :scale, 2.5)
+SELECT abalance FROM pgbench_accounts WHERE aid = :aid;
+SELECT bbalance + :delta FROM pgbench_branches WHERE bid = :bid;
+`},
 }
 
 // sample is one tool's runs of a measure.
@@ -58,19 +80,20 @@ func (s *sample) add(tps, cpuUs, idle float64) {
 
 func run() error {
 	var o options
-	var clients, rwClients, transports string
+	var clients, rwClients, fileClients, transports string
 	flag.IntVar(&o.rounds, "rounds", 5, "alternating rounds per measurement")
 	flag.DurationVar(&o.duration, "duration", 20*time.Second, "length of each throughput run")
 	flag.IntVar(&o.scale, "scale", 100, "scale for the load comparison and the runs")
 	flag.IntVar(&o.jobs, "jobs", 1, "client threads of both tools (pgbench -j, pgbakeoff --jobs)")
 	flag.StringVar(&clients, "clients", "8,32,128", "client counts for select-only")
 	flag.StringVar(&rwClients, "rw-clients", "8,32", "client counts for tpcb-like")
+	flag.StringVar(&fileClients, "file-clients", "8", "client counts for the script files")
 	flag.StringVar(&transports, "transports", "unix,tcp", "unix, tcp or both")
 	flag.BoolVar(&o.load, "load", true, "compare the load times (else pgbench -i loads once)")
 	flag.BoolVar(&o.rss, "rss", true, "measure pgbakeoff's peak memory with 1000 clients")
 	version := flag.String("version", "", "PostgreSQL version (default: newest installed)")
 	flag.Parse()
-	o.clients, o.rwClients, o.transports = split(clients), split(rwClients), split(transports)
+	o.clients, o.rwClients, o.fileClients, o.transports = split(clients), split(rwClients), split(fileClients), split(transports)
 	ctx := context.Background()
 
 	bin, srv, dir, cleanup, err := benchkit.Setup(ctx, *version, []localpg.Setting{{Name: "max_connections", Value: "1100"}})
@@ -106,6 +129,19 @@ func run() error {
 		}{{"select-only", o.clients}, {"tpcb-like", o.rwClients}} {
 			for _, c := range sc.clients {
 				m := &measure{transport: tr, script: sc.script, clients: c}
+				if err := m.run(pgbench, bin, dsn, filepath.Join(dir, "results.db"), o); err != nil {
+					return err
+				}
+				ms = append(ms, m)
+			}
+		}
+		for _, f := range scriptFiles {
+			path := filepath.Join(dir, f.name)
+			if err := os.WriteFile(path, []byte(f.text), 0o644); err != nil {
+				return err
+			}
+			for _, c := range o.fileClients {
+				m := &measure{transport: tr, script: f.name, clients: c, path: path}
 				if err := m.run(pgbench, bin, dsn, filepath.Join(dir, "results.db"), o); err != nil {
 					return err
 				}
@@ -152,7 +188,12 @@ func (m *measure) run(pgbench, bin, dsn, results string, o options) error {
 	for i := 0; i < o.rounds; i++ {
 		ref := func() error {
 			idle := benchkit.MidRunIdle(o.duration)
-			out, ru, err := benchkit.Capture(pgbench, "-n", "-b", m.script, "-M", "prepared", "-c", m.clients, "-j", j, "-T", secs, dsn)
+			script := []string{"-b", m.script}
+			if m.path != "" {
+				script = []string{"-f", m.path, "-s", strconv.Itoa(o.scale)}
+			}
+			args := append(append([]string{"-n"}, script...), "-M", "prepared", "-c", m.clients, "-j", j, "-T", secs, dsn)
+			out, ru, err := benchkit.Capture(pgbench, args...)
 			if err != nil {
 				return err
 			}
@@ -166,12 +207,17 @@ func (m *measure) run(pgbench, bin, dsn, results string, o options) error {
 		}
 		ours := func() error {
 			idle := benchkit.MidRunIdle(o.duration)
-			out, ru, err := benchkit.Capture(bin, "run", "tpcb", "--script", m.script, "--protocol", "prepared", "--clients", m.clients,
+			script := []string{"tpcb", "--script", m.script}
+			if m.path != "" {
+				script = []string{"pgbench", "-f", m.path, "-s", strconv.Itoa(o.scale)}
+			}
+			args := append(append([]string{"run"}, script...), "--protocol", "prepared", "--clients", m.clients,
 				"--jobs", j, "--duration", o.duration.String(), "--json", "--results", results, "--dsn", dsn)
+			out, ru, err := benchkit.Capture(bin, args...)
 			if err != nil {
 				return err
 			}
-			return m.addOurs(out, ru, idle())
+			return m.addOurs(out, ru, idle(), o.duration)
 		}
 		first, second := ref, ours
 		if i%2 == 1 {
@@ -190,7 +236,7 @@ func (m *measure) run(pgbench, bin, dsn, results string, o options) error {
 	return nil
 }
 
-func (m *measure) addOurs(out []byte, ru *syscall.Rusage, idle float64) error {
+func (m *measure) addOurs(out []byte, ru *syscall.Rusage, idle float64, window time.Duration) error {
 	var sum struct {
 		TPS          float64 `json:"tps"`
 		CommitsTotal float64 `json:"commits_total"`
@@ -198,7 +244,11 @@ func (m *measure) addOurs(out []byte, ru *syscall.Rusage, idle float64) error {
 	if err := json.Unmarshal(out, &sum); err != nil {
 		return fmt.Errorf("pgbakeoff --json: %v\n%s", err, out)
 	}
-	m.ours.add(sum.TPS, benchkit.CPUPerTx(ru, sum.CommitsTotal), idle)
+	tx := sum.CommitsTotal // every transaction, warm-up and tail included
+	if m.path != "" {
+		tx = sum.TPS * window.Seconds() // a file's statements commit one by one
+	}
+	m.ours.add(sum.TPS, benchkit.CPUPerTx(ru, tx), idle)
 	return nil
 }
 
@@ -211,7 +261,7 @@ func printTable(o options, loadRef, loadOurs []float64, ms []*measure, peak floa
 	}
 	for _, m := range ms {
 		goal := ">= 1.05x"
-		if m.script == "tpcb-like" {
+		if m.script == "tpcb-like" || m.path != "" {
 			goal = ">= 1.0x"
 		}
 		pc, oc := benchkit.Median(m.pgbench.cpuUs), benchkit.Median(m.ours.cpuUs)
@@ -226,8 +276,8 @@ func printTable(o options, loadRef, loadOurs []float64, ms []*measure, peak floa
 	fmt.Println(`
 The tps ratio is the median of the rounds' ratios, not the ratio of the medians; the
 goals are a client's that never leaves the server idle. cpu/tx is each tool's own CPU
-time (user and system) per transaction, its goal <= 0.8x; idle% is the machine's idle
-CPU from 30% to 80% of each tool's runs.`)
+time (user and system) per transaction, its goal <= 0.8x (for the script files <= 1.0x);
+idle% is the machine's idle CPU from 30% to 80% of each tool's runs.`)
 }
 
 func split(s string) []string {

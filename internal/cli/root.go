@@ -87,7 +87,10 @@ func Main(env *Env) int {
 		fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", msg)
 	}
 	var ue usageError
+	var ee exitError
 	switch {
+	case errors.As(err, &ee):
+		return ee.code
 	case errors.Is(err, ErrInterrupted):
 		return ExitInterrupted
 	case errors.As(err, &ue), errors.As(err, new(engine.UsageError)), isCobraUsage(msg):
@@ -161,6 +164,7 @@ func NewRoot(env *Env) *cobra.Command {
 		newServerCmd(env),
 		newInitCmd(env),
 		newRunCmd(env),
+		newPgbenchCmd(env),
 		newCheckCmd(env),
 		newRunsCmd(env),
 		newStudyCmd(env),

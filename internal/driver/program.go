@@ -107,9 +107,9 @@ func (s *Session) Query(sql []byte) error {
 }
 
 // The methods below run statements a script builds as it goes (pgbench's custom
-// scripts, with Script.CountsCommits). With results set, the answer's result sets
-// are kept apart with their column names (Results, Columns); else only rows are
-// kept, as Exec keeps them.
+// scripts, with Script.CountsCommits). With results set, the answer's rows are kept
+// and its result sets apart with their column names (Results, Columns); else no
+// row is kept.
 
 // ExecPrepared runs prepared statement i with the parameters added since, as Exec
 // does, keeping result sets apart when results is set.
@@ -121,7 +121,7 @@ func (s *Session) ExecPrepared(i int, results bool) error {
 	}
 	w.appendExecuteSync()
 	s.params.reset()
-	w.results = results
+	w.results, w.keep = results, results
 	return s.countedTrip()
 }
 
@@ -136,7 +136,7 @@ func (s *Session) ExecSQL(sql []byte, results bool) error {
 	}
 	w.appendExecuteSync()
 	s.params.reset()
-	w.results = results
+	w.results, w.keep = results, results
 	return s.countedTrip()
 }
 
@@ -145,7 +145,7 @@ func (s *Session) ExecSQL(sql []byte, results bool) error {
 func (s *Session) QueryText(sql []byte, results bool) error {
 	w := s.c.w
 	w.appendQuery(sql)
-	w.results = results
+	w.results, w.keep = results, results
 	return s.countedTrip()
 }
 
@@ -246,12 +246,52 @@ func (s *Session) roundTrip() error {
 // succeeds and leaves no transaction block open committed one (an autocommitted
 // statement, or the COMMIT of a block), unless the block had failed.
 func (s *Session) countedTrip() error {
-	before := s.c.w.status
 	err := s.roundTrip()
-	if err == nil && s.c.w.status == 'I' && before != 'E' {
-		s.c.r.commits.Add(1)
+	if n := s.c.w.committed; n > 0 {
+		s.c.r.commits.Add(int64(n))
+	}
+	if s.c.w.copied && (err == nil || errors.As(err, new(*pgconn.PgError))) {
+		return ErrCopy
 	}
 	return err
+}
+
+// ErrCopy is what a statement that started COPY returns: a script has no data to
+// send and nowhere to put what it would receive.
+var ErrCopy = errors.New("COPY is not supported in pgbench scripts")
+
+// In a pipeline (pgbench's \startpipeline) statements go out without waiting for
+// their answers: SendPrepared and SendSQL queue them without a Sync, PipelineSync
+// ends the implicit transaction so far, and EndPipeline sends the last Sync and
+// reads every answer, returning the first error.
+
+// SendPrepared queues prepared statement i with the parameters added since.
+func (s *Session) SendPrepared(i int) {
+	w := s.c.w
+	w.appendBindText(s.c.r.names[s.si][i], &s.params)
+	w.appendExecute()
+	s.params.reset()
+}
+
+// SendSQL queues sql, parsed as the unnamed statement, with the parameters added since.
+func (s *Session) SendSQL(sql []byte) {
+	w := s.c.w
+	w.appendParseBytes(sql)
+	w.appendBindText("", &s.params)
+	w.appendExecute()
+	s.params.reset()
+}
+
+// PipelineSync queues a Sync.
+func (s *Session) PipelineSync() {
+	s.c.w.appendSync()
+	s.c.w.queued++
+}
+
+// EndPipeline sends the pipeline and waits for all of its answers.
+func (s *Session) EndPipeline() error {
+	s.c.w.appendSync()
+	return s.countedTrip()
 }
 
 // Rows is how many rows the last Exec returned.

@@ -48,6 +48,9 @@ type Config struct {
 	// as TPC-C's terminals do (exact proportions over every deck), instead of drawing
 	// each transaction at random by weight as pgbench does.
 	Deck bool
+	// ExitOnAbort ends the run as soon as a client stops on an Abort, as pgbench's
+	// --exit-on-abort; otherwise the other clients go on.
+	ExitOnAbort bool
 	// ThreadPerClient gives each client an OS thread that sleeps in the kernel until
 	// its server answers, as sysbench's threads do, instead of multiplexing every
 	// client onto Go's network poller on GOMAXPROCS threads, as pgbench -j does. On a
@@ -177,11 +180,12 @@ type runner struct {
 	// block is a transaction the server counts as committed.
 	prepares atomic.Int64
 	commits  atomic.Int64 // commits counted as they complete (Script.CountsCommits)
-	serverTx []int64 // server transactions per script execution
+	serverTx []int64      // server transactions per script execution
 
 	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
 	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
 
+	abortCh  chan struct{} // closed when the first client stops on an Abort
 	mu       sync.Mutex
 	aborted  int
 	abort    string
@@ -211,7 +215,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, stop: make(chan struct{}), errs: map[errKey]*ErrorCount{},
+	r := &runner{cfg: cfg, stop: make(chan struct{}), abortCh: make(chan struct{}), errs: map[errKey]*ErrorCount{},
 		connErrs: map[string]*ConnectErrorCount{}, downCh: make(chan struct{}, 1)}
 	r.target = &target.Target{DSN: cfg.Target.DSN, Config: cfg.Target.Config.Copy()}
 	if cfg.ConnectTimeout > 0 {
@@ -352,6 +356,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return r.allDownSince, r.lastConnErr
 	}
 	ctxDone := ctx.Done()
+	var abortCh <-chan struct{}
+	if cfg.ExitOnAbort {
+		abortCh = r.abortCh
+	}
 loop:
 	for {
 		select {
@@ -399,6 +407,12 @@ loop:
 			if last != "" {
 				res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
 			}
+			stopAll()
+			if windowOpen {
+				window(false)
+			}
+		case <-abortCh:
+			abortCh = nil
 			stopAll()
 			if windowOpen {
 				window(false)
@@ -656,6 +670,7 @@ func (r *runner) abortClient(si int, at time.Time, err error, retried bool) Phas
 	r.aborted++
 	if r.abort == "" {
 		r.abort = r.scrub(err.Error())
+		close(r.abortCh)
 	}
 	r.mu.Unlock()
 	return p

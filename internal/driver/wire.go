@@ -53,6 +53,13 @@ type wire struct {
 	// result apart in sets, with its RowDescription's body in kept.
 	results bool
 	sets    []resultSet
+	// copied is set when the last await met COPY, which a script cannot feed: a
+	// COPY FROM STDIN was failed at once, a COPY TO STDOUT's data read and dropped.
+	copied bool
+	// committed counts the exchanges of the last await that committed: each that
+	// ran a statement and ended (ReadyForQuery) idle without an error, and did not
+	// end a failed block.
+	committed int
 	// stmts, when set, counts the statements completed, as Queries describes.
 	stmts *Queries
 	err   *pgconn.PgError
@@ -205,6 +212,11 @@ func (c *wire) appendDescribePortal() {
 	c.out = append(c.out, 'D', 0, 0, 0, 6, 'P', 0)
 }
 
+// appendExecute appends Execute of the unnamed portal (all rows), and appendSync a
+// Sync: apart, for a pipeline.
+func (c *wire) appendExecute() { c.out = append(c.out, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0) }
+func (c *wire) appendSync()    { c.out = append(c.out, 'S', 0, 0, 0, 4) }
+
 // appendExecuteSync appends Execute of the unnamed portal (all rows) and Sync.
 func (c *wire) appendExecuteSync() {
 	c.out = append(c.out, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0, 'S', 0, 0, 0, 4)
@@ -320,6 +332,8 @@ func (c *wire) await() error {
 	c.results = false
 	open := false // a result set has begun and not completed
 	rowsAt := 0   // c.rows when the statement now answering began
+	c.committed, c.copied = 0, false
+	failed, ran := false, false // an error, a completed statement, since the last ReadyForQuery
 	for {
 		t, body, err := c.next()
 		if err != nil {
@@ -327,6 +341,7 @@ func (c *wire) await() error {
 		}
 		switch t {
 		case 'C', 'I':
+			ran = true
 			if t == 'C' && c.stmts != nil {
 				c.stmts.count(body, c.rows > rowsAt)
 			}
@@ -352,8 +367,12 @@ func (c *wire) await() error {
 			}
 		case 'Z':
 			if len(body) > 0 {
+				if body[0] == 'I' && c.status != 'E' && ran && !failed {
+					c.committed++
+				}
 				c.status = body[0]
 			}
+			failed, ran = false, false
 			if c.queued > 0 {
 				c.queued--
 				c.rows, rowsAt = 0, 0
@@ -362,7 +381,19 @@ func (c *wire) await() error {
 				continue
 			}
 			return nil
+		case 'G': // CopyInResponse: refuse to send data, so that the server ends the COPY
+			c.copied = true
+			at := c.beginMsg('f')
+			c.out = append(c.out, "COPY is not supported here"...)
+			c.out = append(c.out, 0)
+			c.endMsg(at)
+			if err := c.writeNow(); err != nil {
+				return err
+			}
+		case 'H': // CopyOutResponse: its data rows ('d') and end ('c') are passed over
+			c.copied = true
 		case 'E':
+			failed = true
 			pe := parseError(body)
 			if c.err == nil {
 				c.err = pe

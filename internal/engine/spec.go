@@ -30,6 +30,7 @@ type Spec struct {
 	Duration        time.Duration // the measured window, unless Transactions is set
 	Transactions    int           // per client, instead of Duration
 	MaxTries        int           // tries per transaction on serialization failure or deadlock
+	ExitOnAbort     bool          // end the run when a client stops on a script error
 	Seed            uint64        // 0: from the clock
 	Labels          map[string]string
 	// Faults: how long the server may stay away, how long a transaction and a

@@ -193,6 +193,9 @@ func studyRunFlags(s *study.Study, sw *studyWorkload, clients int, errs *study.E
 		errs = &discard
 	}
 	setOptions(s, errs, fl, "run", sw.w.Run, runReserved)
+	if r, ok := f.Spec.Workload.(workload.PathResolver); ok {
+		r.ResolvePaths(filepath.Dir(s.File))
+	}
 	f.Spec.Clients, f.Spec.Warmup, f.Spec.Duration = clients, s.Matrix.Warmup, s.Matrix.Duration
 	if err := f.Settle(); err != nil {
 		return f.Spec, err

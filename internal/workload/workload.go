@@ -48,6 +48,12 @@ type Options interface {
 	Flags(fs *pflag.FlagSet, spec *engine.Spec)
 }
 
+// PathResolver is a run whose options name files: a study file gives them as paths
+// from its own directory, which ResolvePaths turns into paths from the working one.
+type PathResolver interface {
+	ResolvePaths(dir string)
+}
+
 // ThreadChooser is a run whose clients are best served by a thread each when
 // ThreadPerClient says so (scripts that only read), unless the user chose.
 type ThreadChooser interface {

@@ -32,6 +32,8 @@ type client struct {
 	saved pgbscript.PRNG // the random state at the transaction's start, for a retry
 	text  []byte         // the SQL sent with the simple protocol
 	cond  []condState
+	// pipeline is set between \startpipeline and \endpipeline.
+	pipeline bool
 	// The command running, for debug()'s lines.
 	script, command int
 }
@@ -63,10 +65,6 @@ func newProgram(cl *clients, s *pgbscript.Script, index int, protocol driver.Pro
 	p := &program{cl: cl, script: s, index: index, protocol: protocol}
 	var statements []string
 	for _, c := range s.Commands {
-		switch c.Kind {
-		case pgbscript.StartPipeline, pgbscript.SyncPipeline, pgbscript.EndPipeline:
-			return nil, nil, fmt.Errorf("%s:%d: %s: pipelines are not supported yet", s.Name, c.Line, c.FirstLine)
-		}
 		if c.Kind != pgbscript.SQL {
 			p.stmt = append(p.stmt, -1)
 			p.params = append(p.params, nil)
@@ -136,15 +134,49 @@ func (p *program) run(s *driver.Session) error {
 			err = p.sleep(s, st, id, ci, c)
 		case pgbscript.Shell, pgbscript.SetShell:
 			err = p.shell(s, st, id, ci, c)
+		case pgbscript.StartPipeline, pgbscript.SyncPipeline, pgbscript.EndPipeline:
+			err = p.pipeline(s, st, id, ci, c)
 		}
 		if err != nil {
 			return err
 		}
 	}
+	if st.pipeline {
+		st.pipeline = false
+		return &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached with pipeline open", id)}
+	}
 	if s.InTransaction() {
 		return &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached without completing the last transaction", id)}
 	}
 	return nil
+}
+
+// pipeline runs \startpipeline, \syncpipeline and \endpipeline: between them SQL
+// goes out without waiting, and \endpipeline reads every answer.
+func (p *program) pipeline(s *driver.Session, st *client, id, ci int, c *pgbscript.Command) error {
+	fail := func(what string) error { return p.abort(id, ci, c.Name, what, nil) }
+	switch c.Kind {
+	case pgbscript.StartPipeline:
+		if p.protocol == driver.Simple {
+			return fail("cannot use pipeline mode with the simple query protocol")
+		}
+		if st.pipeline {
+			return fail("already in pipeline mode")
+		}
+		st.pipeline = true
+		return nil
+	case pgbscript.SyncPipeline:
+		if !st.pipeline {
+			return fail("not in pipeline mode")
+		}
+		s.PipelineSync()
+		return nil
+	}
+	if !st.pipeline {
+		return fail("not in pipeline mode")
+	}
+	st.pipeline = false
+	return p.sqlError(s, ci, s.EndPipeline())
 }
 
 // conditional runs \if, \elif, \else and \endif, and says whether command c is
@@ -220,6 +252,19 @@ func (p *program) set(st *client, id, ci int, c *pgbscript.Command) error {
 func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Command) error {
 	env := st.env
 	results := c.Store != pgbscript.NoStore
+	if st.pipeline {
+		if results {
+			name := storeName(c.Store)
+			return p.abort(s.Client(), ci, name, "\\"+name+" is not allowed in pipeline mode", nil)
+		}
+		p.params1(s, env, c)
+		if p.protocol == driver.Prepared {
+			s.SendPrepared(p.stmt[ci])
+		} else {
+			s.SendSQL(p.params[ci])
+		}
+		return nil
+	}
 	var err error
 	if p.protocol == driver.Simple {
 		b := st.text[:0]
@@ -237,13 +282,7 @@ func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Comman
 		st.text = b
 		err = s.QueryText(b, results)
 	} else {
-		for _, r := range c.Refs {
-			if v, ok := env.Text(r.Slot); ok {
-				s.Text(v)
-			} else {
-				s.Null()
-			}
-		}
+		p.params1(s, env, c)
 		if p.protocol == driver.Prepared {
 			err = s.ExecPrepared(p.stmt[ci], results)
 		} else {
@@ -251,19 +290,41 @@ func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Comman
 		}
 	}
 	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") {
-			return err // the driver retries or counts the failure
-		}
-		if errors.As(err, &pe) {
-			return &driver.Abort{Err: fmt.Errorf("client %d script %d aborted in command %d query 0: ERROR:  %s", s.Client(), p.index, ci, pe.Message)}
-		}
-		return err // the connection is lost
+		return p.sqlError(s, ci, err)
 	}
 	if results {
 		return p.store(s, st, ci, c)
 	}
 	return nil
+}
+
+// params1 adds a SQL command's variables as parameters: text, or NULL for one not set.
+func (p *program) params1(s *driver.Session, env *pgbscript.Env, c *pgbscript.Command) {
+	for _, r := range c.Refs {
+		if v, ok := env.Text(r.Slot); ok {
+			s.Text(v)
+		} else {
+			s.Null()
+		}
+	}
+}
+
+// sqlError is what a SQL command's error does: a serialization failure or a
+// deadlock goes to the driver, which retries it or counts it; any other aborts the
+// client, as in pgbench; a lost connection is the driver's to handle.
+func (p *program) sqlError(s *driver.Session, ci int, err error) error {
+	var pe *pgconn.PgError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, driver.ErrCopy):
+		return &driver.Abort{Err: fmt.Errorf("client %d script %d aborted in command %d: COPY is not supported in pgbench, aborting", s.Client(), p.index, ci)}
+	case errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01"):
+		return err
+	case errors.As(err, &pe) && pe.Severity != "FATAL" && pe.Severity != "PANIC":
+		return &driver.Abort{Err: fmt.Errorf("client %d script %d aborted in command %d query 0: ERROR:  %s", s.Client(), p.index, ci, pe.Message)}
+	}
+	return err
 }
 
 // store keeps the columns of a result's row in variables: \gset the one row of the

@@ -212,3 +212,71 @@ func TestBadOptions(t *testing.T) {
 	}
 }
 
+// Statements in a pipeline go out together; \syncpipeline ends an implicit
+// transaction inside it, and a block may span it. Misuse aborts the client with
+// pgbench's words.
+func TestPipelines(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table t (k text, v text)")
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("p.sql", `\set x random(1, 9)
+\startpipeline
+INSERT INTO t VALUES ('a', :x);
+SELECT 1;
+\syncpipeline
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+INSERT INTO t VALUES ('b' || :client_id, current_setting('transaction_isolation'));
+END;
+\endpipeline
+\startpipeline
+\endpipeline
+INSERT INTO t VALUES ('after', :x);
+`)
+	for _, mode := range []driver.Protocol{driver.Extended, driver.Prepared} {
+		pgtest.Query(t, dsn, "truncate t")
+		res, log := runOurs(t, dsn, &pgbench.Run{Files: []string{good}}, mode, 2, 3, 1)
+		if res.Committed != 6 || res.Aborted != 0 || res.Failed != 0 {
+			t.Fatalf("%s: %d committed, %d aborted (%s), %d failed\n%s", mode, res.Committed, res.Aborted, res.Abort, res.Failed, log)
+		}
+		rows := "a:6 after:6 b0:3 b1:3 serializable:6"
+		got := pgtest.Query(t, dsn, "select string_agg(x, ' ' order by x) from (select k || ':' || count(*) as x from t group by k "+
+			"union all select v || ':' || count(*) from t where k like 'b%' group by v) s")
+		if got != rows {
+			t.Errorf("%s: rows %s, want %s", mode, got, rows)
+		}
+		// Three commits a transaction (the first sync's implicit one, the block, the
+		// last insert), one for each session's start, and with prepared statements
+		// one for each of the six statements prepared on each connection.
+		want := int64(18 + 2)
+		if mode == driver.Prepared {
+			want += 2 * 6
+		}
+		if res.CommitsTotal != want {
+			t.Errorf("%s: %d commits counted, want %d", mode, res.CommitsTotal, want)
+		}
+	}
+	for _, c := range []struct {
+		src  string
+		mode driver.Protocol
+		want string
+	}{
+		{"\\startpipeline\nSELECT 1;\n\\endpipeline\n", driver.Simple, "client 0 aborted in command 0 (startpipeline) of script 0; cannot use pipeline mode with the simple query protocol"},
+		{"\\startpipeline\n\\startpipeline\n", driver.Prepared, "client 0 aborted in command 1 (startpipeline) of script 0; already in pipeline mode"},
+		{"\\endpipeline\n", driver.Extended, "client 0 aborted in command 0 (endpipeline) of script 0; not in pipeline mode"},
+		{"\\startpipeline\nSELECT 1 AS one \\gset\n\\endpipeline\n", driver.Prepared, "client 0 aborted in command 1 (gset) of script 0; \\gset is not allowed in pipeline mode"},
+		{"\\startpipeline\nSELECT 1;\n\\syncpipeline\n", driver.Extended, "client 0 aborted: end of script reached with pipeline open"},
+		{"\\startpipeline\nSELECT 1/0;\n\\endpipeline\n", driver.Prepared, "client 0 script 0 aborted in command 2 query 0: ERROR:  division by zero"},
+	} {
+		res, _ := runOurs(t, dsn, &pgbench.Run{Files: []string{write("bad.sql", c.src)}}, c.mode, 1, 1, 1)
+		if res.Aborted != 1 || res.Abort != c.want {
+			t.Errorf("%q (%s): %d aborted: %q, want %q", c.src, c.mode, res.Aborted, res.Abort, c.want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -106,6 +107,15 @@ func (r *Run) Check(*engine.Spec) error {
 		return fmt.Errorf("total script weight must not be zero: give a script a weight above 0")
 	}
 	return nil
+}
+
+// ResolvePaths makes relative script paths relative to dir (a study file's).
+func (r *Run) ResolvePaths(dir string) {
+	for i, f := range r.Files {
+		if !filepath.IsAbs(f) {
+			r.Files[i] = filepath.Join(dir, f)
+		}
+	}
 }
 
 // splitWeight splits file@weight at its last @; the weight is 1 when none is given.

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// The exit codes of pgbench, which `pgbakeoff pgbench` keeps so that shell scripts
+// written around pgbench keep working.
+const (
+	pgbenchBadOptions = 1 // bad options, a script that does not parse, no connection
+	pgbenchRunErrors  = 2 // clients aborted during the run
+)
+
+// exitError ends the program with a given code.
+type exitError struct {
+	err  error
+	code int
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
+// pgbenchOptions are pgbench's options for running, as pgbench names them.
+type pgbenchOptions struct {
+	fs                            *pflag.FlagSet
+	clients, jobs, tx, time, prog string
+	scale, protocol, seed, tries  string
+	host, port, user, dbname      string
+	results                       string
+	noVacuum, selectOnly          bool
+	exitOnAbort, verbose, detail  bool
+	skipUpdates                   int
+	builtins, files, defines      []string
+}
+
+// unsupportedPgbench are pgbench options `pgbakeoff pgbench` does not take yet;
+// they are refused by name rather than ignored, since each changes what is measured
+// or reported.
+var unsupportedPgbench = []struct{ long, short string }{
+	{"connect", "C"}, {"log", "l"}, {"latency-limit", "L"}, {"rate", "R"}, {"report-per-command", "r"},
+	{"vacuum-all", "v"}, {"log-prefix", ""}, {"sampling-rate", ""}, {"aggregate-interval", ""},
+	{"progress-timestamp", ""},
+	{"initialize", "i"}, {"init-steps", "I"}, {"fillfactor", "F"}, {"quiet", "q"}, {"foreign-keys", ""},
+	{"unlogged-tables", ""}, {"tablespace", ""}, {"index-tablespace", ""}, {"partitions", ""},
+	{"partition-method", ""}, {"show-script", ""}, {"debug", ""},
+}
+
+func newPgbenchFlags() *pgbenchOptions {
+	o := &pgbenchOptions{fs: pflag.NewFlagSet("pgbench", pflag.ContinueOnError)}
+	fs := o.fs
+	fs.SetOutput(io.Discard)
+	fs.StringArrayVarP(&o.builtins, "builtin", "b", nil, "")
+	fs.StringVarP(&o.clients, "client", "c", "", "")
+	fs.StringVarP(&o.dbname, "dbname", "d", "", "")
+	fs.StringArrayVarP(&o.defines, "define", "D", nil, "")
+	fs.StringArrayVarP(&o.files, "file", "f", nil, "")
+	fs.StringVarP(&o.host, "host", "h", "", "")
+	fs.StringVarP(&o.jobs, "jobs", "j", "", "")
+	fs.StringVarP(&o.protocol, "protocol", "M", "", "")
+	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "")
+	fs.CountVarP(&o.skipUpdates, "skip-some-updates", "N", "")
+	fs.StringVarP(&o.port, "port", "p", "", "")
+	fs.StringVarP(&o.prog, "progress", "P", "", "")
+	fs.StringVarP(&o.scale, "scale", "s", "", "")
+	fs.BoolVarP(&o.selectOnly, "select-only", "S", false, "")
+	fs.StringVarP(&o.tx, "transactions", "t", "", "")
+	fs.StringVarP(&o.time, "time", "T", "", "")
+	fs.StringVarP(&o.user, "username", "U", "", "")
+	fs.StringVar(&o.seed, "random-seed", "", "")
+	fs.StringVar(&o.tries, "max-tries", "", "")
+	fs.StringVar(&o.results, "results", "", "") // pgbakeoff's own: where the run is stored
+	fs.BoolVar(&o.exitOnAbort, "exit-on-abort", false, "")
+	// The summary always counts errors by SQLSTATE, with an example of each, and
+	// failures by kind: these two are what it does anyway.
+	fs.BoolVar(&o.verbose, "verbose-errors", false, "")
+	fs.BoolVar(&o.detail, "failures-detailed", false, "")
+	for _, u := range unsupportedPgbench {
+		fs.StringP(u.long, u.short, "", "")
+		fs.Lookup(u.long).NoOptDefVal = "true" // takes a value or none, so that it is recognized either way
+	}
+	return o
+}
+
+// newPgbenchCmd is `pgbakeoff pgbench`: pgbench's command line for running, for
+// shell scripts written around pgbench. The run is stored and summarized as any
+// other; the exit code is pgbench's.
+func newPgbenchCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pgbench [pgbench options] [dbname]",
+		Short: "Run with pgbench's command line and exit codes (a drop-in for pgbench's runs)",
+		Example: `  pgbakeoff pgbench -n -c 8 -T 60 -f a.sql@3 -b select-only@1 -h db.example -p 5432 -U bench bench
+  pgbakeoff pgbench -c 16 -j 2 -T 300 -M prepared -S "host=db.example dbname=bench"`,
+		DisableFlagParsing: true,
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		for _, a := range args {
+			if a == "--help" || a == "-?" {
+				return cmd.Help()
+			}
+			if a == "--version" || a == "-V" {
+				fmt.Fprintln(env.Stdout, "pgbakeoff pgbench (pgbench 17 compatible)")
+				return nil
+			}
+		}
+		results, _ := cmd.Flags().GetString("results")
+		return runPgbenchArgs(cmd.Context(), env, args, results)
+	}
+	return cmd
+}
+
+func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string) error {
+	bad := func(err error) error { return exitError{err, pgbenchBadOptions} }
+	o := newPgbenchFlags()
+	if err := o.fs.Parse(args); err != nil {
+		return bad(fmt.Errorf("%v (try \"pgbakeoff pgbench --help\")", err))
+	}
+	for _, u := range unsupportedPgbench {
+		if o.fs.Changed(u.long) {
+			name := "--" + u.long
+			if u.short != "" {
+				name = "-" + u.short + "/" + name
+			}
+			return bad(fmt.Errorf("pgbench option %s is not supported by pgbakeoff pgbench; run without it", name))
+		}
+	}
+	rest := o.fs.Args()
+	if o.dbname == "" && len(rest) > 0 {
+		o.dbname, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return bad(fmt.Errorf("too many command-line arguments (first is %q)", rest[0]))
+	}
+	if o.tx != "" && o.time != "" {
+		return bad(errors.New("specify either a number of transactions (-t) or a duration (-T), not both"))
+	}
+	if o.results != "" {
+		results = o.results
+	}
+	dsn, err := pgbenchDSN(o)
+	if err != nil {
+		return bad(err)
+	}
+	w, _ := workload.Find("pgbench")
+	fs := pflag.NewFlagSet("run pgbench", pflag.ContinueOnError)
+	f := workload.BindRun(w, fs)
+	set := func(name, value string) error {
+		if err := fs.Set(name, value); err != nil {
+			return fmt.Errorf("invalid value %q for %s: %v", value, name, err)
+		}
+		return nil
+	}
+	if o.protocol == "" {
+		o.protocol = "simple" // pgbench's default, unlike pgbakeoff's
+	}
+	var errs []error
+	sets := []struct{ flag, value string }{
+		{"clients", o.clients}, {"jobs", o.jobs}, {"transactions", o.tx}, {"duration", o.time},
+		{"progress", o.prog}, {"scale", o.scale}, {"protocol", o.protocol}, {"max-tries", o.tries},
+	}
+	if o.tx == "" && o.time == "" {
+		sets = append(sets, struct{ flag, value string }{"transactions", "10"}) // pgbench's default
+	}
+	if o.exitOnAbort {
+		sets = append(sets, struct{ flag, value string }{"exit-on-abort", "true"})
+	}
+	if s := o.seed; s != "" && s != "time" && s != "rand" {
+		if _, err := strconv.ParseUint(s, 10, 64); err != nil {
+			return bad(fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s))
+		}
+		sets = append(sets, struct{ flag, value string }{"seed", s})
+	}
+	for _, s := range sets {
+		if s.value != "" {
+			errs = append(errs, set(s.flag, s.value))
+		}
+	}
+	for _, b := range o.builtins {
+		errs = append(errs, set("builtin", b))
+	}
+	if o.selectOnly {
+		errs = append(errs, set("builtin", "select-only"))
+	}
+	for i := 0; i < o.skipUpdates; i++ {
+		errs = append(errs, set("builtin", "simple-update"))
+	}
+	for _, v := range o.files {
+		errs = append(errs, set("file", v))
+	}
+	for _, v := range o.defines {
+		errs = append(errs, set("define", v))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return bad(err)
+	}
+	if err := f.Settle(); err != nil {
+		return bad(err)
+	}
+	if err := f.Spec.Validate(); err != nil {
+		return bad(err)
+	}
+	t, err := target.Parse(dsn)
+	if err != nil {
+		return bad(err)
+	}
+	ctx, stop := env.Interrupt(ctx)
+	defer stop()
+	if !o.noVacuum {
+		vacuumLikePgbench(ctx, env, t)
+	}
+	sum, err := runSpec(ctx, env, f.Spec, t, results)
+	if sum != nil {
+		sum.WriteText(env.Stdout)
+	}
+	if err != nil {
+		if sum == nil && !errors.Is(err, ErrInterrupted) {
+			return exitError{err, pgbenchBadOptions} // nothing ran: the setup failed
+		}
+		return err
+	}
+	for _, fl := range sum.Flags {
+		if fl.Name == "aborted" {
+			return exitError{errors.New("run was aborted; the above results are incomplete: " + fl.Reason), pgbenchRunErrors}
+		}
+	}
+	return nil
+}
+
+// pgbenchDSN builds the target from pgbench's connection options: -h, -p, -U and a
+// database name that may be a connection string, whose settings then win, as
+// libpq expands pgbench's dbname after the others.
+func pgbenchDSN(o *pgbenchOptions) (string, error) {
+	var kv []string
+	for _, p := range []struct{ key, value string }{{"host", o.host}, {"port", o.port}, {"user", o.user}} {
+		if p.value != "" {
+			kv = append(kv, p.key+"="+quoteConninfo(p.value))
+		}
+	}
+	db := o.dbname
+	switch {
+	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
+		if len(kv) > 0 {
+			return "", errors.New("give the host, port and user inside the connection URI, not with -h, -p or -U beside it")
+		}
+		return db, nil
+	case strings.Contains(db, "="):
+		kv = append(kv, db)
+	case db != "":
+		kv = append(kv, "dbname="+quoteConninfo(db))
+	}
+	return strings.Join(kv, " "), nil
+}
+
+// quoteConninfo quotes a value for a key=value connection string.
+func quoteConninfo(v string) string {
+	if v != "" && !strings.ContainsAny(v, " '\\\t\n") {
+		return v
+	}
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
+}
+
+// vacuumLikePgbench does what pgbench does before a run without -n: vacuum the
+// branches and tellers and empty the history, reporting errors and going on.
+func vacuumLikePgbench(ctx context.Context, env *Env, t *target.Target) {
+	fmt.Fprint(env.Stderr, "starting vacuum...")
+	conn, err := t.Connect(ctx)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "\n%v (ignoring this error and continuing anyway)\n", err)
+		return
+	}
+	defer conn.Close(context.Background())
+	for _, sql := range []string{"vacuum pgbench_branches", "vacuum pgbench_tellers", "truncate pgbench_history"} {
+		if _, err := conn.Exec(ctx, sql).ReadAll(); err != nil {
+			fmt.Fprintf(env.Stderr, "\n%v (ignoring this error and continuing anyway)", err)
+		}
+	}
+	fmt.Fprintln(env.Stderr, "end.")
+}

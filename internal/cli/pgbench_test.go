@@ -1,0 +1,68 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+// TestPgbenchCommand runs scripts with pgbench's command line: the connection
+// from -h, -p, -U and a database name, the options pgbench users type, and
+// pgbench's exit codes: 0 done, 1 for a script that does not parse or options that
+// are wrong, 2 when clients were aborted during the run.
+func TestPgbenchCommand(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table t (c int, v bigint)")
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.sql", "\\set v random(1, 10) * :mult\nINSERT INTO t VALUES (:client_id, :v);\n")
+	results := filepath.Join(dir, "r.db")
+	code, out, errOut := run(t, "pgbench", "-n", "-c2", "-t", "5", "-Dmult=100", "--random-seed=3", "-f", good+"@2",
+		"-h", cfg.Host, "-p", strconv.Itoa(int(cfg.Port)), "-U", cfg.User, cfg.Database, "--results", results)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) || ' ' || bool_and(v % 100 = 0) from t"); got != "10 true" {
+		t.Errorf("rows: %s, want 10 rows of multiples of 100", got)
+	}
+	if !strings.Contains(out, "transactions: 10 committed") {
+		t.Errorf("summary lacks the transactions:\n%s", out)
+	}
+
+	bad := write("bad.sql", "\\set x 1 +\n")
+	code, _, errOut = run(t, "pgbench", "-n", "-t", "1", "-f", bad, dsn)
+	if code != 1 || !strings.Contains(errOut, "bad.sql:1:11: syntax error in command \"set\"") || !strings.Contains(errOut, "^ error found here") {
+		t.Errorf("script that does not parse: exit %d, stderr:\n%s", code, errOut)
+	}
+	for _, args := range [][]string{
+		{"-n", "-t", "1", "-T", "5", "-f", good, dsn},
+		{"-n", "-r", "-f", good, dsn},
+		{"-n", "-c", "x", "-f", good, dsn},
+		{"-n", "-f", good, dsn, "extra"},
+	} {
+		if code, _, errOut := run(t, append([]string{"pgbench"}, args...)...); code != 1 || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, want 1 with one line; stderr:\n%s", args, code, errOut)
+		}
+	}
+
+	abort := write("abort.sql", "\\set x 1 / 0\n")
+	code, out, errOut = run(t, "pgbench", "-n", "-t", "3", "-f", abort, dsn, "--results", results)
+	if code != 2 || !strings.Contains(out, "INVALID (aborted)") || !strings.Contains(errOut, "division by zero") {
+		t.Errorf("aborted client: exit %d\n%s%s", code, out, errOut)
+	}
+}
