@@ -39,6 +39,7 @@ type pgbenchOptions struct {
 	results                       string
 	noVacuum, selectOnly          bool
 	exitOnAbort, verbose, detail  bool
+	perCommand                    bool
 	skipUpdates                   int
 	builtins, files, defines      []string
 }
@@ -47,7 +48,7 @@ type pgbenchOptions struct {
 // they are refused by name rather than ignored, since each changes what is measured
 // or reported.
 var unsupportedPgbench = []struct{ long, short string }{
-	{"connect", "C"}, {"log", "l"}, {"latency-limit", "L"}, {"rate", "R"}, {"report-per-command", "r"},
+	{"connect", "C"}, {"log", "l"}, {"latency-limit", "L"}, {"rate", "R"},
 	{"vacuum-all", "v"}, {"log-prefix", ""}, {"sampling-rate", ""}, {"aggregate-interval", ""},
 	{"progress-timestamp", ""},
 	{"initialize", "i"}, {"init-steps", "I"}, {"fillfactor", "F"}, {"quiet", "q"}, {"foreign-keys", ""},
@@ -80,6 +81,7 @@ func newPgbenchFlags() *pgbenchOptions {
 	fs.StringVar(&o.tries, "max-tries", "", "")
 	fs.StringVar(&o.results, "results", "", "") // pgbakeoff's own: where the run is stored
 	fs.BoolVar(&o.exitOnAbort, "exit-on-abort", false, "")
+	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "")
 	// The summary always counts errors by SQLSTATE, with an example of each, and
 	// failures by kind: these two are what it does anyway.
 	fs.BoolVar(&o.verbose, "verbose-errors", false, "")
@@ -172,6 +174,9 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	}
 	if o.exitOnAbort {
 		sets = append(sets, struct{ flag, value string }{"exit-on-abort", "true"})
+	}
+	if o.perCommand {
+		sets = append(sets, struct{ flag, value string }{"report-per-command", "true"})
 	}
 	if s := o.seed; s != "" && s != "time" && s != "rand" {
 		if _, err := strconv.ParseUint(s, 10, 64); err != nil {

@@ -200,6 +200,9 @@ func (s *Session) Sleep(d time.Duration) bool {
 	return s.c.sleep(d)
 }
 
+// InWindow reports whether t falls in the measured window.
+func (s *Session) InWindow(t time.Time) bool { return s.c.r.phaseOf(t) == Measure }
+
 // Stopping reports whether the run is ending.
 func (s *Session) Stopping() bool { return s.c.r.stopping.Load() }
 

@@ -58,11 +58,16 @@ type program struct {
 	// its text with $n parameters (extended); -1 and nil for meta commands.
 	stmt   []int
 	params [][]byte
+	// stats, with -r, are each command's executions that ended in the window.
+	stats []cmdStats
 }
 
 // newProgram prepares s to run with protocol.
-func newProgram(cl *clients, s *pgbscript.Script, index int, protocol driver.Protocol) (*program, []string, error) {
+func newProgram(cl *clients, s *pgbscript.Script, index int, protocol driver.Protocol, timed bool) (*program, []string, error) {
 	p := &program{cl: cl, script: s, index: index, protocol: protocol}
+	if timed {
+		p.stats = make([]cmdStats, len(s.Commands))
+	}
 	var statements []string
 	for _, c := range s.Commands {
 		if c.Kind != pgbscript.SQL {
@@ -122,6 +127,10 @@ func (p *program) run(s *driver.Session) error {
 			continue
 		}
 		st.script, st.command = p.index, ci
+		var start time.Time
+		if p.stats != nil {
+			start = time.Now()
+		}
 		var err error
 		switch c.Kind {
 		case pgbscript.SQL:
@@ -136,6 +145,17 @@ func (p *program) run(s *driver.Session) error {
 			err = p.shell(s, st, id, ci, c)
 		case pgbscript.StartPipeline, pgbscript.SyncPipeline, pgbscript.EndPipeline:
 			err = p.pipeline(s, st, id, ci, c)
+		}
+		if p.stats != nil {
+			if end := time.Now(); s.InWindow(end) {
+				cs := &p.stats[ci]
+				if err != nil {
+					cs.failures.Add(1)
+				} else {
+					cs.count.Add(1)
+					cs.nanos.Add(int64(end.Sub(start)))
+				}
+			}
 		}
 		if err != nil {
 			return err

@@ -280,3 +280,58 @@ INSERT INTO t VALUES ('after', :x);
 		}
 	}
 }
+
+// With -r each command's latency and failures over the window go into the
+// summary's figures, in script order.
+func TestPerCommandLatencies(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "r.sql")
+	src := "\\set x random(1, 10)\nSELECT pg_sleep(0.002), :x;\n\\if :x > 100\nSELECT 1;\n\\endif\n\\sleep 1 ms\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &pgbench.Run{Files: []string{path}, PerCommand: true}
+	ctx := context.Background()
+	tg, err := target.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := engine.NewSpec()
+	spec.Target, spec.Clients, spec.Transactions = tg, 2, 5
+	if err := r.Check(&spec); err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close(ctx)
+	setup, err := r.Setup(ctx, &spec, ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Transactions: 5, MaxTries: 1, OutageTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := &engine.Summary{}
+	setup.Finish(sum, res)
+	f, ok := sum.Figures.(*pgbench.Figures)
+	if !ok || len(f.Statements) != 6 {
+		t.Fatalf("figures %#v", sum.Figures)
+	}
+	st := f.Statements
+	if st[1].Count != 10 || st[1].AvgMs < 2 || st[1].Text != "SELECT pg_sleep(0.002), :x;" || st[1].Line != 2 {
+		t.Errorf("the SQL command: %+v", st[1])
+	}
+	if st[3].Count != 0 || st[5].Count != 10 || st[5].AvgMs < 1 || st[0].Count != 10 {
+		t.Errorf("the skipped SELECT %+v, the \\sleep %+v, the \\set %+v", st[3], st[5], st[0])
+	}
+	var b strings.Builder
+	f.WriteText(&b, sum)
+	if !strings.Contains(b.String(), "statement latencies in milliseconds and failures, "+path+":\n") ||
+		!strings.Contains(b.String(), "  \\sleep 1 ms\n") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}

@@ -42,6 +42,8 @@ type Run struct {
 	Builtins []string // builtin name[@weight]
 	Defines  []string // name=value, as pgbench -D
 	Scale    int      // :scale for scripts that are all files (pgbench -s); 0 is 1
+	// PerCommand reports each command's latency and failures (pgbench -r).
+	PerCommand bool
 
 	parsed []parsedFile
 	vars   *pgbscript.Vars
@@ -60,7 +62,11 @@ func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
 	fs.StringArrayVarP(&r.Defines, "define", "D", r.Defines, "variable name=value for the scripts (repeatable)")
 	fs.IntVarP(&r.Scale, "scale", "s", r.Scale, "the :scale variable of script files (default 1; with builtin scripts, the data's scale)")
 	fs.VarP(&spec.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
+	fs.BoolVarP(&r.PerCommand, "report-per-command", "r", r.PerCommand, "report each command's latency and failures (script files)")
 }
+
+// NewFigures is an empty Figures to read a stored summary's into.
+func (Workload) NewFigures() engine.Figures { return &Figures{} }
 
 // Check reads and parses the script files, so that a script that does not parse
 // stops the run before anything connects.
@@ -170,17 +176,25 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 		return nil, err
 	}
 	var names []string
+	var progs []*program
 	for i, f := range r.parsed {
-		p, statements, err := newProgram(cl, f.script, len(scripts)+i, spec.Protocol)
+		p, statements, err := newProgram(cl, f.script, len(scripts)+i, spec.Protocol, r.PerCommand)
 		if err != nil {
 			return nil, engine.UsageError{Err: err}
 		}
+		progs = append(progs, p)
 		scripts = append(scripts, &driver.Script{Name: f.script.Name, Weight: f.weight, Statements: statements, Program: p.run, CountsCommits: true})
 		names = append(names, fmt.Sprintf("%s@%d", f.script.Name, f.weight))
 	}
 	size := fmt.Sprintf("scale %d", scale)
 	params := map[string]any{"scale": scale, "files": names, "builtins": builtins, "defines": r.Defines}
-	return &engine.Setup{Scripts: scripts, Scale: scale, Size: size, Params: params}, nil
+	setup := &engine.Setup{Scripts: scripts, Scale: scale, Size: size, Params: params}
+	if r.PerCommand {
+		setup.Finish = func(sum *engine.Summary, _ *driver.Result) {
+			sum.Figures = &Figures{Statements: statements(progs)}
+		}
+	}
+	return setup, nil
 }
 
 // clients makes every client's variables: -D values, :scale, :client_id,

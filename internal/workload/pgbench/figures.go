@@ -1,0 +1,75 @@
+package pgbench
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+)
+
+// Figures are a pgbench run's own results: with -r, each command's latency and
+// failures over the measured window, as pgbench's per-statement report gives them.
+type Figures struct {
+	Statements []Statement `json:"statement_latencies,omitempty"`
+}
+
+// Statement is one command of a script: SQL or a meta command.
+type Statement struct {
+	Script   string  `json:"script"`
+	Command  int     `json:"command"` // from 0, as pgbench's messages number them
+	Line     int     `json:"line"`
+	Text     string  `json:"text"` // its first line, as -r shows it
+	Count    int64   `json:"count"`
+	AvgMs    float64 `json:"avg_ms"` // of its executions that succeeded
+	Failures int64   `json:"failures"`
+}
+
+// cmdStats are a command's measured executions, added to by every client.
+type cmdStats struct {
+	count, nanos, failures atomic.Int64
+}
+
+func (f *Figures) Scope(s *engine.Summary) string {
+	return fmt.Sprintf("script: %s, scale %d, %s protocol, %d clients", s.Script, s.Scale, s.Protocol, s.Clients)
+}
+
+// WriteText writes the per-statement table, one section a script, in pgbench's
+// layout: average latency in milliseconds, failures, the command's first line.
+func (f *Figures) WriteText(w io.Writer, s *engine.Summary) {
+	if len(f.Statements) == 0 {
+		return
+	}
+	script := ""
+	for _, st := range f.Statements {
+		if st.Script != script {
+			script = st.Script
+			fmt.Fprintf(w, "statement latencies in milliseconds and failures, %s:\n", script)
+		}
+		fmt.Fprintf(w, "   %11.3f  %10d  %s\n", st.AvgMs, st.Failures, st.Text)
+	}
+}
+
+func (f *Figures) Headline(s *engine.Summary) string {
+	return fmt.Sprintf("%.1f tps, p95 %.2f ms", s.TPS, s.LatencyMs.P95)
+}
+
+func (f *Figures) Measure(string) (float64, bool) { return 0, false }
+
+// statements turns the programs' counts into the figures' rows.
+func statements(progs []*program) []Statement {
+	var out []Statement
+	for _, p := range progs {
+		for ci, c := range p.script.Commands {
+			st := &p.stats[ci]
+			row := Statement{Script: p.script.Name, Command: ci, Line: c.Line, Text: c.FirstLine,
+				Count: st.count.Load(), Failures: st.failures.Load()}
+			if row.Count > 0 {
+				row.AvgMs = float64(st.nanos.Load()) / float64(row.Count) / float64(time.Millisecond)
+			}
+			out = append(out, row)
+		}
+	}
+	return out
+}
