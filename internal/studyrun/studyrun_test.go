@@ -142,3 +142,43 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// TestStudyScriptFiles runs a pgbench script file named in a study from the study
+// file's directory, with its -D variables, on a database that is kept.
+func TestStudyScriptFiles(t *testing.T) {
+	dir := t.TempDir()
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table hits (v int)")
+	db := pgtest.Query(t, dsn, "select current_database()")
+	if err := os.MkdirAll(filepath.Join(dir, "scripts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := "\\set v random(1, :top)\nINSERT INTO hits VALUES (:v);\n"
+	if err := os.WriteFile(filepath.Join(dir, "scripts", "hit.sql"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "s.yaml")
+	spec := fmt.Sprintf(`name: files
+targets:
+  - name: here
+    dsn: %q
+workloads:
+  - name: hits
+    kind: pgbench
+    database: %s
+    dataset: keep
+    run: {file: [scripts/hit.sql@2], define: [top=7]}
+matrix: {clients: [2], warmup: 0s, duration: 1s, repeat: 1}
+`, pgtest.DSN(t), db)
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	// Run from elsewhere: the script is found from the study file's directory.
+	if err := runner(dir, &out).Run(t.Context(), file); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) > 0 and bool_and(v between 1 and 7) from hits"); got != "t" {
+		t.Errorf("rows of the script: %s\n%s", got, out.String())
+	}
+}
