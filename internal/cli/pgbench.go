@@ -39,7 +39,8 @@ type pgbenchOptions struct {
 	results                       string
 	noVacuum, selectOnly          bool
 	exitOnAbort, verbose, detail  bool
-	perCommand                    bool
+	perCommand, log               bool
+	logPrefix, sampling, every    string
 	skipUpdates                   int
 	builtins, files, defines      []string
 }
@@ -48,9 +49,7 @@ type pgbenchOptions struct {
 // they are refused by name rather than ignored, since each changes what is measured
 // or reported.
 var unsupportedPgbench = []struct{ long, short string }{
-	{"connect", "C"}, {"log", "l"}, {"latency-limit", "L"}, {"rate", "R"},
-	{"vacuum-all", "v"}, {"log-prefix", ""}, {"sampling-rate", ""}, {"aggregate-interval", ""},
-	{"progress-timestamp", ""},
+	{"connect", "C"}, {"latency-limit", "L"}, {"rate", "R"}, {"vacuum-all", "v"}, {"progress-timestamp", ""},
 	{"initialize", "i"}, {"init-steps", "I"}, {"fillfactor", "F"}, {"quiet", "q"}, {"foreign-keys", ""},
 	{"unlogged-tables", ""}, {"tablespace", ""}, {"index-tablespace", ""}, {"partitions", ""},
 	{"partition-method", ""}, {"show-script", ""}, {"debug", ""},
@@ -82,8 +81,12 @@ func newPgbenchFlags() *pgbenchOptions {
 	fs.StringVar(&o.results, "results", "", "") // pgbakeoff's own: where the run is stored
 	fs.BoolVar(&o.exitOnAbort, "exit-on-abort", false, "")
 	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "")
+	fs.BoolVarP(&o.log, "log", "l", false, "")
+	fs.StringVar(&o.logPrefix, "log-prefix", "", "")
+	fs.StringVar(&o.sampling, "sampling-rate", "", "")
+	fs.StringVar(&o.every, "aggregate-interval", "", "")
 	// The summary always counts errors by SQLSTATE, with an example of each, and
-	// failures by kind: these two are what it does anyway.
+	// failures by kind: --verbose-errors is what it does anyway.
 	fs.BoolVar(&o.verbose, "verbose-errors", false, "")
 	fs.BoolVar(&o.detail, "failures-detailed", false, "")
 	for _, u := range unsupportedPgbench {
@@ -175,9 +178,16 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	if o.exitOnAbort {
 		sets = append(sets, struct{ flag, value string }{"exit-on-abort", "true"})
 	}
-	if o.perCommand {
-		sets = append(sets, struct{ flag, value string }{"report-per-command", "true"})
+	for _, b := range []struct {
+		on   bool
+		flag string
+	}{{o.perCommand, "report-per-command"}, {o.log, "log"}, {o.detail, "failures-detailed"}} {
+		if b.on {
+			sets = append(sets, struct{ flag, value string }{b.flag, "true"})
+		}
 	}
+	sets = append(sets, []struct{ flag, value string }{
+		{"log-prefix", o.logPrefix}, {"sampling-rate", o.sampling}, {"aggregate-interval", o.every}}...)
 	if s := o.seed; s != "" && s != "time" && s != "rand" {
 		if _, err := strconv.ParseUint(s, 10, 64); err != nil {
 			return bad(fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s))

@@ -137,17 +137,21 @@ func (c *client) loop(ctx context.Context) {
 			c.armTimeout(start)
 		}
 		var phase Phase
+		ev := TxEvent{Client: c.id, Script: si, Start: start}
 		for try := 1; ; try++ {
+			ev.Tries = try
 			var err error
 			if s.Program != nil {
 				err = c.runProgram(si, s, try)
 			} else {
 				err = c.exec(si, s)
 			}
+			ev.End = time.Now()
 			if err == nil || errors.Is(err, ErrRollback) {
-				phase = c.r.record(c.hist, si, start, time.Now(), try > 1, err != nil)
+				phase = c.r.record(c.hist, si, start, ev.End, try > 1, err != nil)
 				break
 			}
+			ev.Failed = true
 			var ab *Abort
 			if errors.As(err, &ab) {
 				// The script cannot go on: the client stops, as pgbench aborts it.
@@ -160,11 +164,13 @@ func (c *client) loop(ctx context.Context) {
 					c.r.retry(si, pe)
 					continue
 				}
-				phase = c.r.fail(si, time.Now(), pe.Code, "", pe.Message, try > 1)
+				ev.SQLState = pe.Code
+				phase = c.r.fail(si, ev.End, pe.Code, "", pe.Message, try > 1)
 				break
 			}
 			// The connection is gone; the transaction is lost with it.
-			phase = c.r.fail(si, time.Now(), connectionState(err), Cause(err), err.Error(), try > 1)
+			ev.SQLState = connectionState(err)
+			phase = c.r.fail(si, ev.End, ev.SQLState, Cause(err), err.Error(), try > 1)
 			c.dropConn()
 			if c.r.stopping.Load() {
 				return // cut off by the hard stop, or lost as the run ends: no outage
@@ -173,6 +179,9 @@ func (c *client) loop(ctx context.Context) {
 				return
 			}
 			break
+		}
+		if cfg.OnTransaction != nil {
+			cfg.OnTransaction(ev)
 		}
 		// The statements of every try count, in the phase the transaction ended in.
 		c.queries[si][phase].Add(c.stmts)

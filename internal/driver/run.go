@@ -48,6 +48,10 @@ type Config struct {
 	// as TPC-C's terminals do (exact proportions over every deck), instead of drawing
 	// each transaction at random by weight as pgbench does.
 	Deck bool
+	// OnTransaction, when set, is called as each transaction ends (failed ones too,
+	// not those of a client that stopped on an Abort), in its client's goroutine:
+	// it must be quick and safe for concurrent use.
+	OnTransaction func(TxEvent)
 	// ExitOnAbort ends the run as soon as a client stops on an Abort, as pgbench's
 	// --exit-on-abort; otherwise the other clients go on.
 	ExitOnAbort bool
@@ -156,6 +160,15 @@ type Result struct {
 	// ReadAtOnce is, with Config.ThreadPerClient on a Unix-domain socket, the share
 	// of answers read without polling first (see waitChooser).
 	ReadAtOnce float64
+}
+
+// TxEvent is one transaction as it ended (Config.OnTransaction).
+type TxEvent struct {
+	Client, Script int
+	Start, End     time.Time
+	Tries          int    // 1, or more when it was retried
+	Failed         bool   // it failed on its last try, or its connection was lost
+	SQLState       string // why it failed
 }
 
 type counters struct{ failed, retried, retries, rolledBack atomic.Int64 }

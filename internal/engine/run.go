@@ -266,7 +266,8 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 			r.mon.interval(iv)
 			r.storeInterval(iv)
 		},
-		OnWindow: r.window,
+		OnWindow:      r.window,
+		OnTransaction: r.setup.OnTransaction,
 	}
 }
 

@@ -35,6 +35,8 @@ type Setup struct {
 	// workload's counts can leave them out.
 	Window func(ctx context.Context, ctl *pgconn.PgConn, open bool, own int64) error
 	Finish func(sum *Summary, res *driver.Result)
+	// OnTransaction sees each transaction end (driver.Config.OnTransaction).
+	OnTransaction func(driver.TxEvent)
 }
 
 // Figures are a workload's own results beside the common ones (TPC-C's NOPM,

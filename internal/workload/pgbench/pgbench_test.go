@@ -3,6 +3,7 @@ package pgbench_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,10 +58,11 @@ func runOurs(t *testing.T, dsn string, r *pgbench.Run, protocol driver.Protocol,
 		t.Fatal(err)
 	}
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: clients, Protocol: protocol,
-		Transactions: tx, MaxTries: 1, Seed: seed, OutageTimeout: time.Minute})
+		Transactions: tx, MaxTries: 1, Seed: seed, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
 	if err != nil {
 		t.Fatal(err)
 	}
+	setup.Finish(&engine.Summary{}, res)
 	return res, out.String()
 }
 
@@ -333,5 +335,100 @@ func TestPerCommandLatencies(t *testing.T) {
 	if !strings.Contains(b.String(), "statement latencies in milliseconds and failures, "+path+":\n") ||
 		!strings.Contains(b.String(), "  \\sleep 1 ms\n") {
 		t.Errorf("text:\n%s", b.String())
+	}
+}
+
+// The transaction log has pgbench's lines, a line a transaction or a line an
+// interval; the shapes are checked against pgbench's own log of the same script.
+func TestTransactionLog(t *testing.T) {
+	bin := findPgbench(t)
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "l.sql")
+	if err := os.WriteFile(path, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	readLog := func(prefix string) []string {
+		t.Helper()
+		files, _ := filepath.Glob(prefix + ".*")
+		if len(files) != 1 {
+			t.Fatalf("log files %v", files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(files[0])
+		return strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	shape := func(line string) string {
+		var b strings.Builder
+		for _, f := range strings.Fields(line) {
+			if strings.Trim(f, "0123456789") == "" {
+				b.WriteString("n ")
+			} else {
+				b.WriteString(f + " ")
+			}
+		}
+		return b.String()
+	}
+	if code, out := runPgbench(t, bin, dir, dsn, "-n", "-l", "--log-prefix", filepath.Join(dir, "theirs"), "-c", "2", "-t", "4", "-f", path); code != 0 {
+		t.Fatalf("pgbench: %d\n%s", code, out)
+	}
+	theirs := readLog(filepath.Join(dir, "theirs"))
+	r := &pgbench.Run{Files: []string{path}, Log: true, LogPrefix: filepath.Join(dir, "ours")}
+	runOurs(t, dsn, r, driver.Prepared, 2, 4, 1)
+	ours := readLog(filepath.Join(dir, "ours"))
+	if len(ours) != 8 || len(theirs) != 8 || shape(ours[0]) != shape(theirs[0]) {
+		t.Fatalf("log lines:\n%s\npgbench's:\n%s", strings.Join(ours, "\n"), strings.Join(theirs, "\n"))
+	}
+	seen := map[string]bool{}
+	for _, l := range ours {
+		f := strings.Fields(l)
+		seen[f[0]+"/"+f[1]] = true
+	}
+	for _, k := range []string{"0/1", "0/4", "1/1", "1/4"} {
+		if !seen[k] {
+			t.Errorf("no line for client/transaction %s in\n%s", k, strings.Join(ours, "\n"))
+		}
+	}
+
+	// One line a second, with pgbench's fifteen fields.
+	r = &pgbench.Run{Files: []string{path}, Log: true, LogPrefix: filepath.Join(dir, "agg"), AggregateInterval: 1}
+	tg, _ := target.Parse(dsn)
+	spec := engine.NewSpec()
+	spec.Target, spec.Clients, spec.Duration = tg, 2, 2*time.Second
+	if err := r.Check(&spec); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ctl, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close(ctx)
+	setup, err := r.Setup(ctx, &spec, ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Duration: 2 * time.Second,
+		MaxTries: 1, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup.Finish(&engine.Summary{}, res)
+	lines := readLog(filepath.Join(dir, "agg"))
+	var n int64
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) != 15 {
+			t.Fatalf("aggregate line %q has %d fields, want 15", l, len(f))
+		}
+		var c int64
+		fmt.Sscan(f[1], &c)
+		n += c
+	}
+	if len(lines) < 2 || len(lines) > 3 || n == 0 || n > res.Committed+res.Failed+100000 {
+		t.Errorf("%d aggregate lines counting %d transactions:\n%s", len(lines), n, strings.Join(lines, "\n"))
 	}
 }

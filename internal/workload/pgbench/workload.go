@@ -44,6 +44,12 @@ type Run struct {
 	Scale    int      // :scale for scripts that are all files (pgbench -s); 0 is 1
 	// PerCommand reports each command's latency and failures (pgbench -r).
 	PerCommand bool
+	// The transaction log in pgbench's format (pgbench -l and its options).
+	Log               bool
+	LogPrefix         string
+	SamplingRate      float64
+	AggregateInterval int // seconds; 0 for a line a transaction
+	FailuresDetailed  bool
 
 	parsed []parsedFile
 	vars   *pgbscript.Vars
@@ -63,6 +69,11 @@ func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
 	fs.IntVarP(&r.Scale, "scale", "s", r.Scale, "the :scale variable of script files (default 1; with builtin scripts, the data's scale)")
 	fs.VarP(&spec.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
 	fs.BoolVarP(&r.PerCommand, "report-per-command", "r", r.PerCommand, "report each command's latency and failures (script files)")
+	fs.BoolVarP(&r.Log, "log", "l", r.Log, "write each transaction to a log file in pgbench's format (PREFIX.PID)")
+	fs.StringVar(&r.LogPrefix, "log-prefix", "pgbench_log", "the log file's name before .PID")
+	fs.Float64Var(&r.SamplingRate, "sampling-rate", 0, "log this share of the transactions (0 < rate <= 1)")
+	fs.IntVar(&r.AggregateInterval, "aggregate-interval", 0, "log one line per this many seconds instead of one per transaction")
+	fs.BoolVar(&r.FailuresDetailed, "failures-detailed", false, "log serialization failures and deadlocks apart from other failures")
 }
 
 // NewFigures is an empty Figures to read a stored summary's into.
@@ -70,9 +81,12 @@ func (Workload) NewFigures() engine.Figures { return &Figures{} }
 
 // Check reads and parses the script files, so that a script that does not parse
 // stops the run before anything connects.
-func (r *Run) Check(*engine.Spec) error {
+func (r *Run) Check(spec *engine.Spec) error {
 	if r.Scale < 0 {
 		return fmt.Errorf("--scale must be positive, got %d", r.Scale)
+	}
+	if err := r.checkLog(spec); err != nil {
+		return err
 	}
 	for _, d := range r.Defines {
 		name, value, ok := strings.Cut(d, "=")
@@ -111,6 +125,31 @@ func (r *Run) Check(*engine.Spec) error {
 	}
 	if len(r.Files)+len(r.Builtins) > 0 && total == 0 {
 		return fmt.Errorf("total script weight must not be zero: give a script a weight above 0")
+	}
+	return nil
+}
+
+// checkLog checks the log's options as pgbench checks them.
+func (r *Run) checkLog(spec *engine.Spec) error {
+	switch {
+	case r.SamplingRate != 0 && (r.SamplingRate < 0 || r.SamplingRate > 1):
+		return fmt.Errorf("invalid sampling rate: %g: give a share above 0 and at most 1", r.SamplingRate)
+	case r.SamplingRate != 0 && !r.Log:
+		return errors.New("log sampling (--sampling-rate) is allowed only when logging transactions (-l)")
+	case r.SamplingRate != 0 && r.AggregateInterval != 0:
+		return errors.New("log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time")
+	case r.AggregateInterval < 0:
+		return fmt.Errorf("--aggregate-interval must be positive, got %d", r.AggregateInterval)
+	case r.AggregateInterval > 0 && !r.Log:
+		return errors.New("log aggregation (--aggregate-interval) is allowed only when logging transactions (-l)")
+	}
+	if d := int(spec.Duration / time.Second); r.AggregateInterval > 0 && spec.Transactions == 0 {
+		if r.AggregateInterval > d {
+			return fmt.Errorf("number of seconds for aggregation (%d) must not be higher than test duration (%d)", r.AggregateInterval, d)
+		}
+		if spec.Duration%time.Second != 0 || d%r.AggregateInterval != 0 {
+			return fmt.Errorf("duration (%s) must be a multiple of aggregation interval (%d)", spec.Duration, r.AggregateInterval)
+		}
 	}
 	return nil
 }
@@ -189,9 +228,23 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	size := fmt.Sprintf("scale %d", scale)
 	params := map[string]any{"scale": scale, "files": names, "builtins": builtins, "defines": r.Defines}
 	setup := &engine.Setup{Scripts: scripts, Scale: scale, Size: size, Params: params}
-	if r.PerCommand {
-		setup.Finish = func(sum *engine.Summary, _ *driver.Result) {
+	var log *txLog
+	if r.Log {
+		log, err = openLog(r.LogPrefix, spec.Clients, logOptions{maxTries: spec.MaxTries, detailed: r.FailuresDetailed,
+			sample: r.SamplingRate, every: time.Duration(r.AggregateInterval) * time.Second, seed: cl.sampleSeed})
+		if err != nil {
+			return nil, err
+		}
+		setup.OnTransaction = log.add
+	}
+	setup.Finish = func(sum *engine.Summary, res *driver.Result) {
+		if r.PerCommand {
 			sum.Figures = &Figures{Statements: statements(progs)}
+		}
+		if log != nil {
+			if err := log.close(res.End); err != nil {
+				fmt.Fprintf(orDiscard(spec.Log), "warning: the transaction log: %v\n", err)
+			}
 		}
 	}
 	return setup, nil
@@ -226,6 +279,11 @@ func (r *Run) clients(spec *engine.Spec, scale int) (*clients, error) {
 	if !defined["default_seed"] {
 		defaultSeed = int64(seeds.Uint64())
 	}
+	// Then, as pgbench's first thread: the states that choose scripts, pace
+	// --rate and sample the log.
+	seeds.Uint64()
+	seeds.Uint64()
+	cl.sampleSeed = seeds.Uint64()
 	for i := range cl.state {
 		env := cl.state[i].env
 		for _, d := range r.Defines {

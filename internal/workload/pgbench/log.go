@@ -1,0 +1,160 @@
+package pgbench
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgbscript"
+)
+
+// txLog writes pgbench's transaction log (-l) in pgbench's format, so that tools
+// that read pgbench's logs read these: a line a transaction, or with an aggregate
+// interval a line an interval. pgbench writes a file per thread (PREFIX.PID and
+// PREFIX.PID.T); every client here writes to the first.
+type txLog struct {
+	mu       sync.Mutex
+	f        *os.File
+	w        *bufio.Writer
+	retries  bool    // a retries column, when transactions may be retried
+	detailed bool    // failures by kind (--failures-detailed)
+	sample   float64 // the share of transactions logged; 0 for all
+	rng      pgbscript.PRNG
+	numbers  []int64 // each client's transactions so far
+
+	every time.Duration // the aggregate interval; 0 for a line a transaction
+	start time.Time     // the interval being added to
+	agg   aggregate
+}
+
+type aggregate struct {
+	n                        int64
+	sum, sum2, min, max      float64 // latencies in microseconds
+	retried, retries         int64
+	serialization, deadlocks int64
+}
+
+// openLog creates the log file prefix.PID.
+func openLog(prefix string, clients int, o logOptions) (*txLog, error) {
+	path := fmt.Sprintf("%s.%d", prefix, os.Getpid())
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("could not open logfile %q: %w", path, err)
+	}
+	l := &txLog{f: f, w: bufio.NewWriterSize(f, 64<<10), retries: o.maxTries != 1, detailed: o.detailed,
+		sample: o.sample, numbers: make([]int64, clients), every: o.every}
+	l.rng.Seed(o.seed)
+	return l, nil
+}
+
+type logOptions struct {
+	maxTries int
+	detailed bool
+	sample   float64
+	every    time.Duration
+	seed     uint64
+}
+
+// add logs one transaction; it is the driver's OnTransaction.
+func (l *txLog) add(ev driver.TxEvent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ev.Client >= len(l.numbers) {
+		return
+	}
+	l.numbers[ev.Client]++
+	if l.every > 0 {
+		l.aggregate(ev)
+		return
+	}
+	if l.sample > 0 && l.rng.Float64() > l.sample {
+		return
+	}
+	us := float64(ev.End.Sub(ev.Start)) / float64(time.Microsecond)
+	at := ev.End.UnixMicro()
+	if ev.Failed {
+		fmt.Fprintf(l.w, "%d %d %s %d %d %d", ev.Client, l.numbers[ev.Client], l.failure(ev.SQLState), ev.Script, at/1e6, at%1e6)
+	} else {
+		fmt.Fprintf(l.w, "%d %d %.0f %d %d %d", ev.Client, l.numbers[ev.Client], us, ev.Script, at/1e6, at%1e6)
+	}
+	if l.retries {
+		fmt.Fprintf(l.w, " %d", ev.Tries-1)
+	}
+	l.w.WriteByte('\n')
+}
+
+// failure is how a failed transaction shows in the log.
+func (l *txLog) failure(state string) string {
+	if l.detailed {
+		switch state {
+		case "40001":
+			return "serialization"
+		case "40P01":
+			return "deadlock"
+		}
+	}
+	return "failed"
+}
+
+// aggregate adds a transaction to its interval, writing the intervals that ended
+// before it, empty ones too.
+func (l *txLog) aggregate(ev driver.TxEvent) {
+	if l.start.IsZero() {
+		l.start = ev.Start.Truncate(time.Second)
+	}
+	l.flushUntil(ev.End)
+	a := &l.agg
+	if ev.Tries > 1 {
+		a.retried++
+		a.retries += int64(ev.Tries - 1)
+	}
+	if ev.Failed {
+		if l.detailed {
+			switch ev.SQLState {
+			case "40001":
+				a.serialization++
+			case "40P01":
+				a.deadlocks++
+			}
+		}
+		return
+	}
+	us := float64(ev.End.Sub(ev.Start)) / float64(time.Microsecond)
+	if a.n == 0 || us < a.min {
+		a.min = us
+	}
+	a.max = math.Max(a.max, us)
+	a.n++
+	a.sum += us
+	a.sum2 += us * us
+}
+
+// flushUntil writes every interval that ended by t.
+func (l *txLog) flushUntil(t time.Time) {
+	for !l.start.IsZero() && !t.Before(l.start.Add(l.every)) {
+		a := l.agg
+		fmt.Fprintf(l.w, "%d %d %.0f %.0f %.0f %.0f 0 0 0 0 0 %d %d %d %d\n", l.start.Unix(), a.n, a.sum, a.sum2, a.min, a.max,
+			a.retried, a.retries, a.serialization, a.deadlocks)
+		l.agg = aggregate{}
+		l.start = l.start.Add(l.every)
+	}
+}
+
+// close writes the intervals that ended by end (a partial last one is left out,
+// as pgbench leaves it) and closes the file.
+func (l *txLog) close(end time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.every > 0 {
+		l.flushUntil(end)
+	}
+	err := l.w.Flush()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
