@@ -39,7 +39,7 @@ type pgbenchOptions struct {
 	results                       string
 	noVacuum, selectOnly          bool
 	exitOnAbort, verbose, detail  bool
-	perCommand, log               bool
+	perCommand, log, connect      bool
 	logPrefix, sampling, every    string
 	skipUpdates                   int
 	builtins, files, defines      []string
@@ -49,7 +49,7 @@ type pgbenchOptions struct {
 // they are refused by name rather than ignored, since each changes what is measured
 // or reported.
 var unsupportedPgbench = []struct{ long, short string }{
-	{"connect", "C"}, {"latency-limit", "L"}, {"rate", "R"}, {"vacuum-all", "v"}, {"progress-timestamp", ""},
+	{"latency-limit", "L"}, {"rate", "R"}, {"vacuum-all", "v"}, {"progress-timestamp", ""},
 	{"initialize", "i"}, {"init-steps", "I"}, {"fillfactor", "F"}, {"quiet", "q"}, {"foreign-keys", ""},
 	{"unlogged-tables", ""}, {"tablespace", ""}, {"index-tablespace", ""}, {"partitions", ""},
 	{"partition-method", ""}, {"show-script", ""}, {"debug", ""},
@@ -82,6 +82,7 @@ func newPgbenchFlags() *pgbenchOptions {
 	fs.BoolVar(&o.exitOnAbort, "exit-on-abort", false, "")
 	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "")
 	fs.BoolVarP(&o.log, "log", "l", false, "")
+	fs.BoolVarP(&o.connect, "connect", "C", false, "")
 	fs.StringVar(&o.logPrefix, "log-prefix", "", "")
 	fs.StringVar(&o.sampling, "sampling-rate", "", "")
 	fs.StringVar(&o.every, "aggregate-interval", "", "")
@@ -181,7 +182,7 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	for _, b := range []struct {
 		on   bool
 		flag string
-	}{{o.perCommand, "report-per-command"}, {o.log, "log"}, {o.detail, "failures-detailed"}} {
+	}{{o.perCommand, "report-per-command"}, {o.log, "log"}, {o.detail, "failures-detailed"}, {o.connect, "connect"}} {
 		if b.on {
 			sets = append(sets, struct{ flag, value string }{b.flag, "true"})
 		}

@@ -117,7 +117,7 @@ func (c *client) loop(ctx context.Context) {
 		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
 			return
 		}
-		if c.w == nil && !c.reconnect(ctx, errClosed, 0) {
+		if c.w == nil && !c.connectAgain(ctx) {
 			return
 		}
 		si := c.pick()
@@ -183,6 +183,11 @@ func (c *client) loop(ctx context.Context) {
 		if cfg.OnTransaction != nil {
 			cfg.OnTransaction(ev)
 		}
+		if cfg.ConnectPerTx && c.w != nil {
+			t0 := time.Now()
+			c.close()
+			c.r.connectNs.Add(int64(time.Since(t0)))
+		}
 		// The statements of every try count, in the phase the transaction ended in.
 		c.queries[si][phase].Add(c.stmts)
 		c.stmts = Queries{}
@@ -196,6 +201,23 @@ func (c *client) loop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// connectAgain makes the client's connection before a transaction: after the last
+// one closed it (Config.ConnectPerTx), counted and timed, else after it was lost;
+// false means the run stopped first.
+func (c *client) connectAgain(ctx context.Context) bool {
+	if !c.r.cfg.ConnectPerTx || c.r.stopping.Load() {
+		return c.reconnect(ctx, errClosed, 0)
+	}
+	t0 := time.Now()
+	err := c.connect(ctx)
+	if err != nil {
+		return !c.r.stopping.Load() && c.reconnect(ctx, err, 0)
+	}
+	c.r.connects.Add(1)
+	c.r.connectNs.Add(int64(time.Since(t0)))
+	return true
 }
 
 // sleep pauses the client for d or until the run stops; false means it stopped.

@@ -48,6 +48,10 @@ type Config struct {
 	// as TPC-C's terminals do (exact proportions over every deck), instead of drawing
 	// each transaction at random by weight as pgbench does.
 	Deck bool
+	// ConnectPerTx closes each client's connection after every transaction and
+	// opens a new one for the next, as pgbench -C does, to measure what
+	// connecting costs; Result.Connects and ConnectPerTx count it.
+	ConnectPerTx bool
 	// OnTransaction, when set, is called as each transaction ends (failed ones too,
 	// not those of a client that stopped on an Abort), in its client's goroutine:
 	// it must be quick and safe for concurrent use.
@@ -144,7 +148,11 @@ type Result struct {
 	Failed        int64
 	CommitsTotal  int64 // server transactions committed by the clients, warm-up, tail, session starts and statement preparation included
 	ConnectTime   time.Duration
-	Interrupted   bool
+	// With Config.ConnectPerTx: the connections made and closed between
+	// transactions, and the time that took, all clients together.
+	Connects     int64
+	ConnectPerTx time.Duration
+	Interrupted  bool
 	// Incomplete is set when the run ended early because no client had a
 	// connection for Config.OutageTimeout; IncompleteReason says so for people.
 	// Everything measured until then is in the result.
@@ -193,7 +201,10 @@ type runner struct {
 	// block is a transaction the server counts as committed.
 	prepares atomic.Int64
 	commits  atomic.Int64 // commits counted as they complete (Script.CountsCommits)
-	serverTx []int64      // server transactions per script execution
+	// Config.ConnectPerTx: connections made between transactions, and the time
+	// spent connecting and disconnecting.
+	connects, connectNs atomic.Int64
+	serverTx            []int64 // server transactions per script execution
 
 	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
 	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
@@ -461,6 +472,7 @@ loop:
 		}
 	}
 	res.CommitsTotal += r.prepares.Load() + r.commits.Load()
+	res.Connects, res.ConnectPerTx = r.connects.Load(), time.Duration(r.connectNs.Load())
 	r.mu.Lock()
 	for _, e := range r.errs {
 		res.Errors = append(res.Errors, *e)

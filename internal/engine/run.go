@@ -259,7 +259,7 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 	return driver.Config{
 		Target: clientTarget, Scripts: r.setup.Scripts, Clients: spec.Clients, Protocol: spec.Protocol,
 		Warmup: spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
-		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, ExitOnAbort: spec.ExitOnAbort,
+		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, ExitOnAbort: spec.ExitOnAbort, ConnectPerTx: spec.ConnectPerTx,
 		OutageTimeout: spec.OutageTimeout, TxTimeout: spec.TxTimeout, ConnectTimeout: spec.ConnectTimeout, ResolveOnce: spec.ResolveOnce,
 		OnInterval: func(iv driver.Interval) {
 			prog.add(iv)

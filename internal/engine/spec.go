@@ -31,6 +31,7 @@ type Spec struct {
 	Transactions    int           // per client, instead of Duration
 	MaxTries        int           // tries per transaction on serialization failure or deadlock
 	ExitOnAbort     bool          // end the run when a client stops on a script error
+	ConnectPerTx    bool          // a new connection for each transaction (pgbench -C)
 	Seed            uint64        // 0: from the clock
 	Labels          map[string]string
 	// Faults: how long the server may stay away, how long a transaction and a

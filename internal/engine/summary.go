@@ -43,6 +43,10 @@ type Summary struct {
 	Scripts      []scriptSummary   `json:"scripts"`
 	Errors       []errorSummary    `json:"errors,omitempty"`
 	Reconnects   int               `json:"reconnects"`
+	// With --connect: the connections the clients opened and closed between
+	// transactions, and what each took, connecting and disconnecting.
+	Connections  int64   `json:"connections,omitempty"`
+	ConnectAvgMs float64 `json:"connect_avg_ms,omitempty"`
 	// OutageS is the wall time during which clients had lost their connection,
 	// summed over clients; Outages says when each was lost, why and for how long.
 	OutageS       float64             `json:"outage_s"`
@@ -146,7 +150,7 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 		RunID: run.ID, Workload: run.Workload, Script: run.Script, Target: run.Target, Address: info.Address,
 		Protocol: proto.String(), Scale: scale, Clients: spec.Clients, Started: run.Started,
 		WarmupS: spec.Warmup.Seconds(), DurationS: window, Transactions: res.Committed, Failed: res.Failed,
-		CommitsTotal: res.CommitsTotal, Labels: run.Labels, Status: store.StatusCompleted,
+		CommitsTotal: res.CommitsTotal, Labels: run.Labels, Status: store.StatusCompleted, Connections: res.Connects,
 	}
 	if window > 0 {
 		sum.TPS = float64(res.Committed) / window
@@ -187,6 +191,9 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	}
 	if sum.Reconnects > 0 {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("connections were lost %d times; clients were without a connection for %.1f s in all", sum.Reconnects, sum.OutageS))
+	}
+	if res.Connects > 0 {
+		sum.ConnectAvgMs = float64(res.ConnectPerTx) / float64(res.Connects) / float64(time.Millisecond)
 	}
 	return sum
 }
@@ -281,6 +288,9 @@ func (s *Summary) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "commits: client %d, server not read (%s)\n", s.CommitsTotal, s.Server.CommitsUnread)
 	} else {
 		fmt.Fprintf(w, "commits: client %d, server %d (%+.2f%%) from first connect to last disconnect\n", s.CommitsTotal, s.Server.Commits, s.Server.CommitsDiffPct)
+	}
+	if s.Connections > 0 {
+		fmt.Fprintf(w, "connections: %d opened and closed between transactions, %.3f ms each (connect and disconnect)\n", s.Connections, s.ConnectAvgMs)
 	}
 	threads := fmt.Sprintf("%d shared threads", s.ClientCPU.Threads)
 	switch {

@@ -45,6 +45,7 @@ func BindRun(w Workload, fs *pflag.FlagSet) *RunFlags {
 	DurationVarP(fs, &s.Progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
 	fs.IntVar(&s.MaxTries, "max-tries", s.MaxTries, "tries per transaction on serialization failure or deadlock")
 	fs.BoolVar(&s.ExitOnAbort, "exit-on-abort", false, "end the run when a client stops on a script error (else the others go on)")
+	fs.BoolVarP(&s.ConnectPerTx, "connect", "C", false, "open a new connection for each transaction, as pgbench -C: measures what connecting costs")
 	fs.Uint64Var(&s.Seed, "seed", 0, "random seed (default: from the clock)")
 	fs.BoolVar(&f.JSON, "json", false, "print the summary as one JSON object")
 	fs.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")

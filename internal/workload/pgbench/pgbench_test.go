@@ -432,3 +432,44 @@ func TestTransactionLog(t *testing.T) {
 		t.Errorf("%d aggregate lines counting %d transactions:\n%s", len(lines), n, strings.Join(lines, "\n"))
 	}
 }
+
+// With a connection per transaction (-C) every transaction runs on a session of
+// its own, and the connections are counted and timed.
+func TestConnectPerTransaction(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table t (pid int)")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.sql")
+	if err := os.WriteFile(path, []byte("INSERT INTO t VALUES (pg_backend_pid());\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &pgbench.Run{Files: []string{path}}
+	ctx := context.Background()
+	tg, _ := target.Parse(dsn)
+	spec := engine.NewSpec()
+	spec.Target, spec.Clients, spec.Transactions = tg, 2, 5
+	if err := r.Check(&spec); err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close(ctx)
+	setup, err := r.Setup(ctx, &spec, ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Transactions: 5, MaxTries: 1,
+		OutageTimeout: time.Minute, ConnectPerTx: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first transaction of each client runs on the connection made at the start.
+	if res.Committed != 10 || res.Connects != 8 || res.ConnectPerTx <= 0 || len(res.Outages) != 0 {
+		t.Errorf("%d committed, %d connections in %s, %d outages", res.Committed, res.Connects, res.ConnectPerTx, len(res.Outages))
+	}
+	if got := pgtest.Query(t, dsn, "select count(distinct pid) from t"); got != "10" {
+		t.Errorf("%s sessions ran the 10 transactions", got)
+	}
+}
