@@ -68,11 +68,14 @@ type Command struct {
 	Words []string
 }
 
-// VarRef is a :name in SQL text, at SQL[Start:End].
+// VarRef is a :name in SQL text, at SQL[Start:End]. Quote is ' for :'name' and "
+// for :"name", psql's forms that write the value as a quoted literal or identifier;
+// 0 for :name.
 type VarRef struct {
 	Start, End int
 	Slot       int
 	Name       string
+	Quote      byte
 }
 
 // Script is a parsed script file.
@@ -303,7 +306,7 @@ func (sc *scanner) blockComment(b *strings.Builder) {
 }
 
 // quoted copies a quoted string or identifier; a doubled quote is one inside it, and
-// in an E” string a backslash escapes the next character.
+// in a string prefixed with E a backslash escapes the next character.
 func (sc *scanner) quoted(b *strings.Builder, q byte, backslashes bool) {
 	s := sc.src
 	b.WriteByte(q)
@@ -358,9 +361,60 @@ func sqlFirstLine(sql string) string {
 	return sql
 }
 
+// quotedRef reads :'name' or :"name" at sql[i:], as psql writes them.
+func quotedRef(sql string, i int, vars *Vars) (VarRef, bool) {
+	q := sql[i+1]
+	j := i + 2
+	if j >= len(sql) || !isAlpha(sql[j]) {
+		return VarRef{}, false
+	}
+	for j < len(sql) && isAlnum(sql[j]) {
+		j++
+	}
+	if j >= len(sql) || sql[j] != q {
+		return VarRef{}, false
+	}
+	name := sql[i+2 : j]
+	return VarRef{Start: i, End: j + 1, Name: name, Slot: vars.slot(name), Quote: q}, true
+}
+
+// QuoteLiteral writes v as an SQL string literal, as libpq's PQescapeLiteral: quotes
+// doubled, and with backslashes doubled in a string prefixed with E.
+func QuoteLiteral(b, v []byte) []byte {
+	backslash := false
+	for _, c := range v {
+		backslash = backslash || c == '\\'
+	}
+	if backslash {
+		b = append(b, " E"...)
+	}
+	b = append(b, '\'')
+	for _, c := range v {
+		if c == '\'' || c == '\\' {
+			b = append(b, c)
+		}
+		b = append(b, c)
+	}
+	return append(b, '\'')
+}
+
+// QuoteIdent writes v as a quoted SQL identifier, as libpq's PQescapeIdentifier.
+func QuoteIdent(b, v []byte) []byte {
+	b = append(b, '"')
+	for _, c := range v {
+		if c == '"' {
+			b = append(b, c)
+		}
+		b = append(b, c)
+	}
+	return append(b, '"')
+}
+
 // sqlRefs finds the :name references in SQL text. They are found in the raw text,
 // inside quotes and comments too, as pgbench finds them; a run of two or more colons
 // (a cast) and a colon before anything that cannot start a name are left alone.
+// psql's :'name' and :"name" are found too (pgbench itself leaves them to the server,
+// which refuses them).
 func sqlRefs(sql string, vars *Vars) []VarRef {
 	var refs []VarRef
 	for i := 0; i < len(sql); {
@@ -375,6 +429,13 @@ func sqlRefs(sql string, vars *Vars) []VarRef {
 			continue
 		}
 		j := i + 1
+		if j < len(sql) && (sql[j] == '\'' || sql[j] == '"') {
+			if r, ok := quotedRef(sql, i, vars); ok {
+				refs = append(refs, r)
+				i = r.End
+				continue
+			}
+		}
 		if j >= len(sql) || !isAlpha(sql[j]) {
 			i++
 			continue

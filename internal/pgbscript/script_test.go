@@ -67,7 +67,8 @@ SELECT :x::text, :'q', ::y, a[1:2], :1 \aset
 	if c := s.Commands[4]; c.Store != Gset || c.StorePrefix != "p_" {
 		t.Errorf("\\gset p_ not attached: %+v", c)
 	}
-	if c := s.Commands[5]; c.Store != Aset || len(c.Refs) != 1 || c.Refs[0].Name != "x" {
+	if c := s.Commands[5]; c.Store != Aset || len(c.Refs) != 2 || c.Refs[0].Name != "x" || c.Refs[0].Quote != 0 ||
+		c.Refs[1].Name != "q" || c.Refs[1].Quote != '\'' || c.SQL[c.Refs[1].Start:c.Refs[1].End] != ":'q'" {
 		t.Errorf("refs of %q: %+v (store %d)", c.SQL, c.Refs, c.Store)
 	}
 	if c := s.Commands[1]; len(c.Refs) != 2 || c.Refs[0].Name != "delta" || c.Refs[1].Name != "k" || c.FirstLine != "UPDATE t" {
@@ -207,6 +208,22 @@ func TestParseErrorsMatchPgbench(t *testing.T) {
 		}
 		if got := err.Error() + "\n"; got != want {
 			t.Errorf("%s:\ngot:\n%s\npgbench:\n%s", b.name, got, want)
+		}
+	}
+}
+
+func TestQuoting(t *testing.T) {
+	for _, c := range []struct{ in, lit, ident string }{
+		{"plain", "'plain'", `"plain"`},
+		{"it's", "'it''s'", `"it's"`},
+		{`a\b`, ` E'a\\b'`, `"a\b"`},
+		{`say "hi"`, `'say "hi"'`, `"say ""hi"""`},
+	} {
+		if got := string(QuoteLiteral(nil, []byte(c.in))); got != c.lit {
+			t.Errorf("QuoteLiteral(%q) = %q, want %q", c.in, got, c.lit)
+		}
+		if got := string(QuoteIdent(nil, []byte(c.in))); got != c.ident {
+			t.Errorf("QuoteIdent(%q) = %q, want %q", c.in, got, c.ident)
 		}
 	}
 }

@@ -56,7 +56,9 @@ type program struct {
 	index    int // the script's number in the run, from 0, for messages
 	protocol driver.Protocol
 	// For each command: the statement it is among Script.Statements (prepared) or
-	// its text with $n parameters (extended); -1 and nil for meta commands.
+	// its text with $n parameters (extended); -1 and nil for meta commands, and
+	// for SQL whose text changes from one execution to the next (a :"name"
+	// identifier), which is built each time and parsed with it.
 	stmt   []int
 	params [][]byte
 	// stats, with -r, are each command's executions that ended in the window.
@@ -79,6 +81,11 @@ func newProgram(cl *clients, s *pgbscript.Script, index int, protocol driver.Pro
 		if protocol != driver.Simple && len(c.Refs) > 255 {
 			return nil, nil, fmt.Errorf("statement has too many arguments (maximum is 255): %s", c.SQL)
 		}
+		if dynamic(c) {
+			p.stmt = append(p.stmt, -1)
+			p.params = append(p.params, nil)
+			continue
+		}
 		numbered := numberParams(c)
 		p.stmt = append(p.stmt, len(statements))
 		p.params = append(p.params, []byte(numbered))
@@ -87,6 +94,17 @@ func newProgram(cl *clients, s *pgbscript.Script, index int, protocol driver.Pro
 		}
 	}
 	return p, statements, nil
+}
+
+// dynamic reports whether a SQL command's text depends on its variables' values:
+// a :"name" identifier cannot be a parameter.
+func dynamic(c *pgbscript.Command) bool {
+	for _, r := range c.Refs {
+		if r.Quote == '"' {
+			return true
+		}
+	}
+	return false
 }
 
 // numberParams is a SQL command's text with each variable reference replaced by $1,
@@ -101,6 +119,39 @@ func numberParams(c *pgbscript.Command) string {
 	}
 	b.WriteString(c.SQL[at:])
 	return b.String()
+}
+
+// text builds a SQL command's text for one execution into the client's buffer.
+// With the simple protocol every variable is written in: as it is for :name, as a
+// quoted literal for :'name', a quoted identifier for :"name"; one not set stays as
+// written, as pgbench leaves it. Otherwise only identifiers are written in, and the
+// others become $n parameters.
+func (p *program) text(st *client, c *pgbscript.Command) []byte {
+	simple := p.protocol == driver.Simple
+	b := st.text[:0]
+	at, n := 0, 0
+	for _, r := range c.Refs {
+		b = append(b, c.SQL[at:r.Start]...)
+		at = r.End
+		v, ok := st.env.Text(r.Slot)
+		switch {
+		case !simple && r.Quote != '"':
+			n++
+			b = append(b, '$')
+			b = strconv.AppendInt(b, int64(n), 10)
+		case !ok:
+			b = append(b, c.SQL[r.Start:r.End]...)
+		case r.Quote == '\'':
+			b = pgbscript.QuoteLiteral(b, v)
+		case r.Quote == '"':
+			b = pgbscript.QuoteIdent(b, v)
+		default:
+			b = append(b, v...)
+		}
+	}
+	b = append(b, c.SQL[at:]...)
+	st.text = b
+	return b
 }
 
 // abort stops the client, with pgbench's words for why.
@@ -279,36 +330,29 @@ func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Comman
 			return p.abort(s.Client(), ci, name, "\\"+name+" is not allowed in pipeline mode", nil)
 		}
 		p.params1(s, env, c)
-		if p.protocol == driver.Prepared {
+		switch {
+		case p.stmt[ci] < 0:
+			s.SendSQL(p.text(st, c))
+		case p.protocol == driver.Prepared:
 			s.SendPrepared(p.stmt[ci])
-		} else {
+		default:
 			s.SendSQL(p.params[ci])
 		}
 		return nil
 	}
 	var err error
-	if p.protocol == driver.Simple {
-		b := st.text[:0]
-		at := 0
-		for _, r := range c.Refs {
-			b = append(b, c.SQL[at:r.Start]...)
-			if v, ok := env.Text(r.Slot); ok {
-				b = append(b, v...)
-			} else {
-				b = append(b, c.SQL[r.Start:r.End]...)
-			}
-			at = r.End
-		}
-		b = append(b, c.SQL[at:]...)
-		st.text = b
-		err = s.QueryText(b, results)
-	} else {
+	switch {
+	case p.protocol == driver.Simple:
+		err = s.QueryText(p.text(st, c), results)
+	case p.stmt[ci] < 0:
 		p.params1(s, env, c)
-		if p.protocol == driver.Prepared {
-			err = s.ExecPrepared(p.stmt[ci], results)
-		} else {
-			err = s.ExecSQL(p.params[ci], results)
-		}
+		err = s.ExecSQL(p.text(st, c), results)
+	case p.protocol == driver.Prepared:
+		p.params1(s, env, c)
+		err = s.ExecPrepared(p.stmt[ci], results)
+	default:
+		p.params1(s, env, c)
+		err = s.ExecSQL(p.params[ci], results)
 	}
 	if err != nil {
 		return p.sqlError(s, ci, err)
@@ -319,9 +363,13 @@ func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Comman
 	return nil
 }
 
-// params1 adds a SQL command's variables as parameters: text, or NULL for one not set.
+// params1 adds a SQL command's variables as parameters: text, or NULL for one not
+// set; :"name" identifiers are written into the text instead (text).
 func (p *program) params1(s *driver.Session, env *pgbscript.Env, c *pgbscript.Command) {
 	for _, r := range c.Refs {
+		if r.Quote == '"' {
+			continue
+		}
 		if v, ok := env.Text(r.Slot); ok {
 			s.Text(v)
 		} else {

@@ -473,3 +473,27 @@ func TestConnectPerTransaction(t *testing.T) {
 		t.Errorf("%s sessions ran the 10 transactions", got)
 	}
 }
+
+// psql's :'name' and :"name" write a value as a quoted literal or identifier (with
+// the simple protocol) or send the literal as a parameter; pgbench has neither.
+func TestQuotedVariables(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, `create table "my t" (k text, v text)`)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "q.sql")
+	src := "SELECT 'it''s' AS s \\gset\nINSERT INTO :\"tbl\" (k, v) VALUES (:'s', :'bs');\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []driver.Protocol{driver.Simple, driver.Extended, driver.Prepared} {
+		pgtest.Query(t, dsn, `truncate "my t"`)
+		r := &pgbench.Run{Files: []string{path}, Defines: []string{"tbl=my t", `bs=a\b'c`}}
+		res, log := runOurs(t, dsn, r, mode, 1, 2, 1)
+		if res.Committed != 2 || res.Aborted != 0 {
+			t.Fatalf("%s: %d committed, %d aborted: %s\n%s", mode, res.Committed, res.Aborted, res.Abort, log)
+		}
+		if got := pgtest.Query(t, dsn, `select string_agg(k || '|' || v, ',') from "my t"`); got != `it's|a\b'c,it's|a\b'c` {
+			t.Errorf("%s: rows %s", mode, got)
+		}
+	}
+}
