@@ -8,8 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
+	pgbenchw "github.com/pgbakeoff/pgbakeoff/internal/workload/pgbench"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -233,9 +235,19 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	if !o.noVacuum {
 		vacuumLikePgbench(ctx, env, t)
 	}
-	sum, err := runSpec(ctx, env, f.Spec, t, results)
+	// The run's own lines go to stderr: stdout carries pgbench's report, which
+	// scripts written around pgbench read.
+	runEnv := *env
+	runEnv.Stdout = env.Stderr
+	sum, err := runSpec(ctx, &runEnv, f.Spec, t, results)
 	if sum != nil {
-		sum.WriteText(env.Stdout)
+		writePgbenchReport(env.Stdout, sum, &f.Spec, o)
+		for _, fl := range sum.Flags {
+			if fl.Invalid {
+				fmt.Fprintf(env.Stderr, "pgbakeoff: INVALID (%s): %s\n", fl.Name, fl.Reason)
+			}
+		}
+		fmt.Fprintf(env.Stderr, "pgbakeoff: run %d stored in %s: pgbakeoff show %d --results %s\n", sum.RunID, results, sum.RunID, results)
 	}
 	if err != nil {
 		if sum == nil && !errors.Is(err, ErrInterrupted) {
@@ -300,4 +312,93 @@ func vacuumLikePgbench(ctx context.Context, env *Env, t *target.Target) {
 		}
 	}
 	fmt.Fprintln(env.Stderr, "end.")
+}
+
+// writePgbenchReport prints the run as pgbench's report does, line for line where
+// pgbakeoff has the figure, so that scripts reading pgbench's output read this.
+func writePgbenchReport(w io.Writer, sum *engine.Summary, spec *engine.Spec, o *pgbenchOptions) {
+	kind := "multiple scripts"
+	if len(sum.Scripts) == 1 {
+		kind = sum.Scripts[0].Name
+	}
+	fmt.Fprintf(w, "transaction type: %s\n", kind)
+	fmt.Fprintf(w, "scaling factor: %d\n", sum.Scale)
+	fmt.Fprintf(w, "query mode: %s\n", sum.Protocol)
+	fmt.Fprintf(w, "number of clients: %d\n", sum.Clients)
+	fmt.Fprintf(w, "number of threads: %d\n", max(1, min(spec.Jobs, spec.Clients)))
+	if spec.MaxTries != 0 {
+		fmt.Fprintf(w, "maximum number of tries: %d\n", spec.MaxTries)
+	}
+	if spec.Transactions > 0 {
+		fmt.Fprintf(w, "number of transactions per client: %d\n", spec.Transactions)
+		fmt.Fprintf(w, "number of transactions actually processed: %d/%d\n", sum.Transactions, spec.Transactions*spec.Clients)
+	} else {
+		fmt.Fprintf(w, "duration: %.0f s\n", sum.DurationS)
+		fmt.Fprintf(w, "number of transactions actually processed: %d\n", sum.Transactions)
+	}
+	all := sum.Transactions + sum.Failed
+	fmt.Fprintf(w, "number of failed transactions: %d (%s)\n", sum.Failed, pct(sum.Failed, all))
+	if spec.MaxTries != 1 {
+		fmt.Fprintf(w, "number of transactions retried: %d (%s)\n", sum.Retried, pct(sum.Retried, all))
+		fmt.Fprintf(w, "total number of retries: %d\n", sum.Retries)
+	}
+	if sum.Transactions+sum.Failed == 0 {
+		return // pgbench's report stops here too
+	}
+	fmt.Fprintf(w, "latency average = %.3f ms\n", sum.LatencyMs.Avg)
+	if spec.Progress > 0 {
+		fmt.Fprintf(w, "latency stddev = %.3f ms\n", sum.LatencyMs.Stddev)
+	}
+	if spec.ConnectPerTx {
+		fmt.Fprintf(w, "average connection time = %.3f ms\n", sum.ConnectAvgMs)
+		fmt.Fprintf(w, "tps = %f (including reconnection times)\n", sum.TPS)
+	} else {
+		fmt.Fprintf(w, "tps = %f (without initial connection time)\n", sum.TPS)
+	}
+	statements, _ := sum.Figures.(*pgbenchw.Figures)
+	if len(sum.Scripts) > 1 {
+		weights := 0
+		for _, sc := range sum.Scripts {
+			weights += sc.Weight
+		}
+		for i, sc := range sum.Scripts {
+			fmt.Fprintf(w, "SQL script %d: %s\n", i+1, sc.Name)
+			fmt.Fprintf(w, " - weight: %d (targets %.1f%% of total)\n", sc.Weight, 100*float64(sc.Weight)/float64(max(weights, 1)))
+			fmt.Fprintf(w, " - %d transactions (%.1f%% of total, tps = %f)\n", sc.Transactions, 100*float64(sc.Transactions)/float64(max(sum.Transactions, 1)), sc.TPS)
+			fmt.Fprintf(w, " - number of failed transactions: %d (%s)\n", sc.Failed, pct(sc.Failed, sc.Transactions+sc.Failed))
+			if sc.Transactions > 0 {
+				fmt.Fprintf(w, " - latency average = %.3f ms\n", sc.LatencyMs.Avg)
+				fmt.Fprintf(w, " - latency stddev = %.3f ms\n", sc.LatencyMs.Stddev)
+			}
+			writeStatements(w, statements, sc.Name, " - ")
+		}
+	} else if len(sum.Scripts) == 1 {
+		writeStatements(w, statements, sum.Scripts[0].Name, "")
+	}
+}
+
+// writeStatements is -r's table for one script.
+func writeStatements(w io.Writer, f *pgbenchw.Figures, script, prefix string) {
+	if f == nil {
+		return
+	}
+	header := false
+	for _, st := range f.Statements {
+		if st.Script != script {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "%sstatement latencies in milliseconds and failures:\n", prefix)
+			header = true
+		}
+		fmt.Fprintf(w, "   %11.3f  %10d  %s\n", st.AvgMs, st.Failures, st.Text)
+	}
+}
+
+// pct is pgbench's "%.3f%%" of part in whole, NaN for nothing.
+func pct(part, whole int64) string {
+	if whole == 0 {
+		return "NaN%"
+	}
+	return fmt.Sprintf("%.3f%%", 100*float64(part)/float64(whole))
 }

@@ -108,6 +108,7 @@ type Interval struct {
 // ScriptResult is one transaction type's totals over the measurement window.
 type ScriptResult struct {
 	Name       string
+	Weight     int
 	Committed  int64
 	RolledBack int64 // rolled back on purpose (Script.RollbackState, ErrRollback); in Latency
 	Failed     int64
@@ -457,7 +458,7 @@ loop:
 
 	for si, s := range cfg.Scripts {
 		m := &r.count[si][Measure]
-		sr := ScriptResult{Name: s.Name, Latency: cumulative[int(Measure)*len(cfg.Scripts)+si],
+		sr := ScriptResult{Name: s.Name, Weight: s.Weight, Latency: cumulative[int(Measure)*len(cfg.Scripts)+si],
 			Failed: m.failed.Load(), Retried: m.retried.Load(), Retries: m.retries.Load(), RolledBack: m.rolledBack.Load()}
 		sr.Committed = sr.Latency.TotalCount() - sr.RolledBack
 		for _, c := range clients {

@@ -157,7 +157,7 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	}
 	for _, s := range res.Scripts {
 		all.Merge(s.Latency)
-		ss := scriptSummary{Name: s.Name, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried, RolledBack: s.RolledBack,
+		ss := scriptSummary{Name: s.Name, Weight: s.Weight, Transactions: s.Committed, Failed: s.Failed, Retried: s.Retried, RolledBack: s.RolledBack,
 			LatencyMs: histogram.Summarize(s.Latency)}
 		if window > 0 {
 			ss.TPS = float64(s.Committed) / window
