@@ -242,11 +242,7 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	sum, err := runSpec(ctx, &runEnv, f.Spec, t, results)
 	if sum != nil {
 		writePgbenchReport(env.Stdout, sum, &f.Spec, o)
-		for _, fl := range sum.Flags {
-			if fl.Invalid {
-				fmt.Fprintf(env.Stderr, "pgbakeoff: INVALID (%s): %s\n", fl.Name, fl.Reason)
-			}
-		}
+		sum.WriteText(env.Stderr) // pgbakeoff's summary, validity included
 		fmt.Fprintf(env.Stderr, "pgbakeoff: run %d stored in %s: pgbakeoff show %d --results %s\n", sum.RunID, results, sum.RunID, results)
 	}
 	if err != nil {

@@ -40,8 +40,14 @@ func TestPgbenchCommand(t *testing.T) {
 	if got := pgtest.Query(t, dsn, "select count(*) || ' ' || bool_and(v % 100 = 0) from t"); got != "10 true" {
 		t.Errorf("rows: %s, want 10 rows of multiples of 100", got)
 	}
-	if !strings.Contains(out, "transactions: 10 committed") {
-		t.Errorf("summary lacks the transactions:\n%s", out)
+	// pgbench's report on stdout, the run's own lines on stderr.
+	for _, want := range []string{"number of transactions actually processed: 10/10\n", "query mode: simple\n", "tps = "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "transactions: 10 committed") || !strings.Contains(errOut, "stored in "+results) {
+		t.Errorf("stderr lacks the run's summary:\n%s", errOut)
 	}
 
 	bad := write("bad.sql", "\\set x 1 +\n")
@@ -62,7 +68,7 @@ func TestPgbenchCommand(t *testing.T) {
 
 	abort := write("abort.sql", "\\set x 1 / 0\n")
 	code, out, errOut = run(t, "pgbench", "-n", "-t", "3", "-f", abort, dsn, "--results", results)
-	if code != 2 || !strings.Contains(out, "INVALID (aborted)") || !strings.Contains(errOut, "division by zero") {
+	if code != 2 || !strings.Contains(out, "number of transactions actually processed: 0/3") || !strings.Contains(errOut, "INVALID (aborted)") || !strings.Contains(errOut, "division by zero") {
 		t.Errorf("aborted client: exit %d\n%s%s", code, out, errOut)
 	}
 }
