@@ -1,6 +1,8 @@
 package cli_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -70,5 +72,49 @@ func TestPgbenchCommand(t *testing.T) {
 	code, out, errOut = run(t, "pgbench", "-n", "-t", "3", "-f", abort, dsn, "--results", results)
 	if code != 2 || !strings.Contains(out, "number of transactions actually processed: 0/3") || !strings.Contains(errOut, "INVALID (aborted)") || !strings.Contains(errOut, "division by zero") {
 		t.Errorf("aborted client: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestScriptCommitsMatchServer: a script counts its commits as its statements
+// report them (blocks committed or rolled back, implicit transactions, several in
+// one round trip), and the server's count agrees, so that no run is called
+// contaminated for the way its script is written.
+func TestScriptCommitsMatchServer(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table c (v int)")
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.db")
+	for i, c := range []struct{ protocol, src string }{
+		{"prepared", "BEGIN;\nINSERT INTO c VALUES (1);\nROLLBACK;\nSELECT 1;\n"},
+		{"extended", "ROLLBACK;\nINSERT INTO c VALUES (2);\n"},
+		{"extended", "\\startpipeline\nBEGIN;\nINSERT INTO c VALUES (3);\nCOMMIT;\nBEGIN;\nINSERT INTO c VALUES (4);\nCOMMIT;\n\\endpipeline\n"},
+		{"prepared", "\\startpipeline\nINSERT INTO c VALUES (5);\n\\syncpipeline\nSELECT 1;\nBEGIN;\nSELECT 2;\nEND;\n\\endpipeline\n"},
+		{"simple", "BEGIN \\; INSERT INTO c VALUES (6) \\; COMMIT \\; SELECT 2;\nSELECT 1 \\; SELECT 2;\n;\n"},
+		{"simple", "BEGIN;\nSELECT 1 AS one \\; COMMIT \\; BEGIN \\; ROLLBACK;\n"},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("s%d.sql", i))
+		if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run(t, "run", "pgbench", "-f", path, "-M", c.protocol, "-c", "2", "-t", "20", "--json", "--results", results, "--dsn", dsn)
+		if code != 0 {
+			t.Fatalf("%q: exit %d\n%s", c.src, code, errOut)
+		}
+		var sum struct {
+			Transactions int64 `json:"transactions"`
+			CommitsTotal int64 `json:"commits_total"`
+			Server       struct {
+				Commits int64 `json:"commits"`
+			} `json:"server"`
+			Flags []struct {
+				Name string `json:"name"`
+			} `json:"flags"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			t.Fatalf("--json: %v\n%s", err, out)
+		}
+		if sum.Transactions != 40 || sum.CommitsTotal != sum.Server.Commits {
+			t.Errorf("%s %q: %d transactions; commits: client %d, server %d; flags %v", c.protocol, c.src, sum.Transactions, sum.CommitsTotal, sum.Server.Commits, sum.Flags)
+		}
 	}
 }

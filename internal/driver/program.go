@@ -261,7 +261,10 @@ func (s *Session) countedTrip() error {
 
 // ErrCopy is what a statement that started COPY returns: a script has no data to
 // send and nowhere to put what it would receive.
-var ErrCopy = errors.New("COPY is not supported in pgbench scripts")
+var ErrCopy = errors.New("COPY is not supported in scripts")
+
+// Pending is how many bytes of statements wait to be sent (in a pipeline).
+func (s *Session) Pending() int { return len(s.c.w.out) }
 
 // In a pipeline (pgbench's \startpipeline) statements go out without waiting for
 // their answers: SendPrepared and SendSQL queue them without a Sync, PipelineSync

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,6 +54,8 @@ type wire struct {
 	// result apart in sets, with its RowDescription's body in kept.
 	results bool
 	sets    []resultSet
+	// extended is set when the exchange being sent uses the extended protocol.
+	extended bool
 	// copied is set when the last await met COPY, which a script cannot feed: a
 	// COPY FROM STDIN was failed at once, a COPY TO STDOUT's data read and dropped.
 	copied bool
@@ -139,6 +142,7 @@ func (c *wire) endMsg(at int) {
 // appendBind appends Bind for the named prepared statement (or "" for the unnamed
 // one) with text parameters, all results in text.
 func (c *wire) appendBind(stmt string, params []int64) {
+	c.extended = true
 	at := c.beginMsg('B')
 	c.out = append(c.out, 0) // unnamed portal
 	c.out = append(c.out, stmt...)
@@ -157,6 +161,7 @@ func (c *wire) appendBind(stmt string, params []int64) {
 // appendBindText appends Bind for the named prepared statement with the text
 // parameters in p, all results in text.
 func (c *wire) appendBindText(stmt string, p *packedParams) {
+	c.extended = true
 	at := c.beginMsg('B')
 	c.out = append(c.out, 0)
 	c.out = append(c.out, stmt...)
@@ -333,7 +338,13 @@ func (c *wire) await() error {
 	open := false // a result set has begun and not completed
 	rowsAt := 0   // c.rows when the statement now answering began
 	c.committed, c.copied = 0, false
-	failed, ran := false, false // an error, a completed statement, since the last ReadyForQuery
+	// Commits, counted from what the statements report: one for each COMMIT of a
+	// block, and one for each implicit transaction (statements outside a block up
+	// to a ReadyForQuery) that ends well.
+	inBlock := c.status != 'I'
+	implicit := false
+	extended := c.extended
+	c.extended = false
 	for {
 		t, body, err := c.next()
 		if err != nil {
@@ -341,7 +352,11 @@ func (c *wire) await() error {
 		}
 		switch t {
 		case 'C', 'I':
-			ran = true
+			if t == 'C' {
+				inBlock, implicit = c.countTag(body, inBlock, implicit)
+			} else if !inBlock {
+				implicit = true // an empty statement starts and commits a transaction too
+			}
 			if t == 'C' && c.stmts != nil {
 				c.stmts.count(body, c.rows > rowsAt)
 			}
@@ -367,12 +382,12 @@ func (c *wire) await() error {
 			}
 		case 'Z':
 			if len(body) > 0 {
-				if body[0] == 'I' && c.status != 'E' && ran && !failed {
+				if implicit && body[0] == 'I' {
 					c.committed++
 				}
 				c.status = body[0]
 			}
-			failed, ran = false, false
+			inBlock, implicit = c.status != 'I', false
 			if c.queued > 0 {
 				c.queued--
 				c.rows, rowsAt = 0, 0
@@ -384,16 +399,23 @@ func (c *wire) await() error {
 		case 'G': // CopyInResponse: refuse to send data, so that the server ends the COPY
 			c.copied = true
 			at := c.beginMsg('f')
-			c.out = append(c.out, "COPY is not supported here"...)
+			c.out = append(c.out, ErrCopy.Error()...)
 			c.out = append(c.out, 0)
 			c.endMsg(at)
+			if extended {
+				// The server ignored the Sync sent with the statement while it
+				// waited for data; after the failure it waits for another.
+				c.appendSync()
+			}
 			if err := c.writeNow(); err != nil {
 				return err
 			}
 		case 'H': // CopyOutResponse: its data rows ('d') and end ('c') are passed over
 			c.copied = true
 		case 'E':
-			failed = true
+			if !inBlock {
+				implicit = false // the implicit transaction rolls back
+			}
 			pe := parseError(body)
 			if c.err == nil {
 				c.err = pe
@@ -405,6 +427,31 @@ func (c *wire) await() error {
 		// '1' ParseComplete, '2' BindComplete, 'n' NoData, 'N' notices,
 		// 'S' parameter status and 'A' notifications need no action.
 	}
+}
+
+// countTag follows transaction blocks through a statement's CommandComplete tag:
+// BEGIN opens one (statements already run in the implicit transaction join it),
+// COMMIT of a block commits it, ROLLBACK ends it (a COMMIT of a failed block
+// reports ROLLBACK), PREPARE TRANSACTION ends it without a commit, and any other
+// statement outside a block is part of an implicit transaction.
+func (c *wire) countTag(tag []byte, inBlock, implicit bool) (bool, bool) {
+	tag = bytes.TrimRight(tag, "\x00")
+	switch {
+	case bytes.Equal(tag, []byte("BEGIN")), bytes.Equal(tag, []byte("START TRANSACTION")):
+		return true, false
+	case bytes.Equal(tag, []byte("COMMIT")):
+		if inBlock {
+			c.committed++
+			return false, false
+		}
+		return false, true // COMMIT outside a block: a warning, and a transaction of its own
+	case bytes.Equal(tag, []byte("ROLLBACK")), bytes.Equal(tag, []byte("PREPARE TRANSACTION")):
+		return false, false
+	}
+	if !inBlock {
+		implicit = true
+	}
+	return inBlock, implicit
 }
 
 // Queries counts statements as sysbench's PostgreSQL driver does (pgsql_check_status

@@ -338,6 +338,9 @@ func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Comman
 		default:
 			s.SendSQL(p.params[ci])
 		}
+		if s.Pending() > maxPipeline {
+			return p.abort(s.Client(), ci, "SQL", fmt.Sprintf("the pipeline holds more than %d KiB of statements; end it sooner with \\endpipeline", maxPipeline>>10), nil)
+		}
 		return nil
 	}
 	var err error
@@ -362,6 +365,11 @@ func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Comman
 	}
 	return nil
 }
+
+// maxPipeline bounds the statements of one pipeline, in bytes. The pipeline is
+// written whole at \endpipeline before its answers are read; a larger one could
+// fill the socket's buffers both ways, each side then waiting for the other.
+const maxPipeline = 64 << 10
 
 // params1 adds a SQL command's variables as parameters: text, or NULL for one not
 // set; :"name" identifiers are written into the text instead (text).
