@@ -304,7 +304,7 @@ func vacuumLikePgbench(ctx context.Context, env *Env, t *target.Target) {
 	defer conn.Close(context.Background())
 	for _, sql := range []string{"vacuum pgbench_branches", "vacuum pgbench_tellers", "truncate pgbench_history"} {
 		if _, err := conn.Exec(ctx, sql).ReadAll(); err != nil {
-			fmt.Fprintf(env.Stderr, "\n%v (ignoring this error and continuing anyway)", err)
+			fmt.Fprintf(env.Stderr, "\n%v (ignoring this error and continuing anyway)\n", err)
 		}
 	}
 	fmt.Fprintln(env.Stderr, "end.")
@@ -366,21 +366,21 @@ func writePgbenchReport(w io.Writer, sum *engine.Summary, spec *engine.Spec, o *
 				fmt.Fprintf(w, " - latency average = %.3f ms\n", sc.LatencyMs.Avg)
 				fmt.Fprintf(w, " - latency stddev = %.3f ms\n", sc.LatencyMs.Stddev)
 			}
-			writeStatements(w, statements, sc.Name, " - ")
+			writeStatements(w, statements, i, " - ")
 		}
 	} else if len(sum.Scripts) == 1 {
-		writeStatements(w, statements, sum.Scripts[0].Name, "")
+		writeStatements(w, statements, 0, "")
 	}
 }
 
 // writeStatements is -r's table for one script.
-func writeStatements(w io.Writer, f *pgbenchw.Figures, script, prefix string) {
+func writeStatements(w io.Writer, f *pgbenchw.Figures, script int, prefix string) {
 	if f == nil {
 		return
 	}
 	header := false
 	for _, st := range f.Statements {
-		if st.Script != script {
+		if st.Index != script {
 			continue
 		}
 		if !header {

@@ -155,7 +155,14 @@ func (c *client) loop(ctx context.Context) {
 			var ab *Abort
 			if errors.As(err, &ab) {
 				// The script cannot go on: the client stops, as pgbench aborts it.
-				c.r.abortClient(si, time.Now(), ab, try > 1)
+				if ab.Done {
+					c.r.record(c.hist, si, start, ev.End, try > 1, false)
+					ev.Failed = false
+					if cfg.OnTransaction != nil {
+						cfg.OnTransaction(ev)
+					}
+				}
+				c.r.abortClient(si, ev.End, ab, try > 1)
 				return
 			}
 			var pe *pgconn.PgError

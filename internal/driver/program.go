@@ -19,7 +19,13 @@ var ErrRollback = errors.New("rolled back on purpose")
 // Abort is what a Program returns when its client cannot go on, as pgbench aborts a
 // client on a script error (an expression that fails, a \gset without its row): the
 // transaction counts as failed, with cause CauseAborted, and the client stops.
-type Abort struct{ Err error }
+//
+// With Done set the transaction itself completed and counts as such; the client
+// stops after it (pgbench: a script that ends inside a transaction block).
+type Abort struct {
+	Err  error
+	Done bool
+}
 
 func (a *Abort) Error() string { return a.Err.Error() }
 func (a *Abort) Unwrap() error { return a.Err }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
@@ -689,17 +690,24 @@ func (r *runner) fail(si int, at time.Time, state, cause, msg string, retried bo
 	return p
 }
 
-// abortClient counts a client stopped by an Abort, as a failed transaction too.
-func (r *runner) abortClient(si int, at time.Time, err error, retried bool) Phase {
-	p := r.fail(si, at, "", CauseAborted, err.Error(), retried)
+// abortClient counts a client stopped by an Abort, and its transaction as failed
+// unless it completed (Abort.Done); the failure keeps the SQL error's SQLSTATE.
+func (r *runner) abortClient(si int, at time.Time, ab *Abort, retried bool) {
+	if !ab.Done {
+		state := ""
+		var pe *pgconn.PgError
+		if errors.As(ab, &pe) {
+			state = pe.Code
+		}
+		r.fail(si, at, state, CauseAborted, ab.Error(), retried)
+	}
 	r.mu.Lock()
 	r.aborted++
 	if r.abort == "" {
-		r.abort = r.scrub(err.Error())
+		r.abort = r.scrub(ab.Error())
 		close(r.abortCh)
 	}
 	r.mu.Unlock()
-	return p
 }
 
 func (r *runner) addError(si int, state, cause, msg string, retried bool) {

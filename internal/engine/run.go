@@ -93,15 +93,18 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The seed is chosen before the workload builds its scripts, which may draw
+	// from it (pgbench's), so that the seed stored with the run repeats them.
+	r.seed = spec.Seed
+	if r.seed == 0 {
+		r.seed = uint64(spec.Now().UnixNano())
+	}
+	spec.Seed = r.seed
 	if r.setup, err = spec.Workload.Setup(ctx, spec, conn); err != nil {
 		return nil, err
 	}
 	if r.st, err = spec.OpenStore(ctx); err != nil {
 		return nil, err
-	}
-	r.seed = spec.Seed
-	if r.seed == 0 {
-		r.seed = uint64(spec.Now().UnixNano())
 	}
 	r.rec = &store.Run{
 		Target: t.String(), Workload: spec.Workload.Name(), Script: driver.Mix(r.setup.Scripts), Clients: spec.Clients,

@@ -204,7 +204,7 @@ func TestVariableText(t *testing.T) {
 	cases := []struct{ text, want string }{
 		{"+3", "3"}, {"-10.1", "-10.1"}, {"false", "false"}, {"t", "true"}, {"of", "false"},
 		{"1.0", "1"}, {"null", "NULL"}, {"NULL", "NULL"}, {"ye", "true"}, {"n", "false"},
-		{" 12", "12"}, {"1e3", "1000"},
+		{" 12", "12"}, {"1e3", "1000"}, {"0x10", "16"}, {"-0x1p4", "-16"}, {"inf", "Infinity"}, {"0e-400", "0"},
 	}
 	for _, c := range cases {
 		v, ok := ParseText(c.text)
@@ -212,7 +212,7 @@ func TestVariableText(t *testing.T) {
 			t.Errorf("ParseText(%q) = %v, %v; want %s", c.text, v, ok, c.want)
 		}
 	}
-	for _, bad := range []string{"", "bla", "trueXXX", "o", "9223372036854775808", "12 "} {
+	for _, bad := range []string{"", "bla", "trueXXX", "o", "9223372036854775808", "12 ", "1e-400", "1e400", "+"} {
 		if v, ok := ParseText(bad); ok {
 			t.Errorf("ParseText(%q) = %v, want malformed", bad, v)
 		}
@@ -279,5 +279,23 @@ func TestSeedingMatchesPgbench(t *testing.T) {
 	}
 	if got := hashMurmur2(10, 7590783070443337668); got != 4313776982099445391 {
 		t.Errorf("hash(10) under the default seed = %d", got)
+	}
+}
+
+// A variable's text that cannot be typed fails as pgbench says it does.
+func TestVariableTextErrors(t *testing.T) {
+	vs := NewVars()
+	env := NewEnv(vs)
+	for text, want := range map[string]string{
+		"bla":                 `malformed variable "v" value: "bla"`,
+		"+":                   `invalid input syntax for type bigint: "+"`,
+		"9223372036854775808": `value "9223372036854775808" is out of range for type bigint`,
+		"":                    "",
+	} {
+		env.SetText(vs.Slot("v"), text)
+		_, err := evalOne(t, vs, env, ":v + 1")
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", text, err, want)
+		}
 	}
 }

@@ -517,7 +517,7 @@ func (s *Script) meta(sc *scanner, file string, vars *Vars) error {
 	if !ok {
 		return perr("invalid command", "", -1)
 	}
-	if len(words) > maxWords {
+	if len(words) > maxWords && kind != Set && kind != If && kind != Elif { // an expression has no word limit
 		return perr("too many arguments", "", -1)
 	}
 	c := &Command{Kind: kind, Name: name, Line: line, FirstLine: source}

@@ -118,7 +118,7 @@ func (v Value) toBool() (bool, error) {
 	case Bool:
 		return v.I != 0, nil
 	case Null:
-		return false, errorf("cannot coerce NULL to boolean")
+		return false, errorf("cannot coerce null to boolean")
 	}
 	return false, errorf("cannot coerce %s to boolean", v.Kind)
 }
@@ -138,7 +138,7 @@ func (v Value) toInt() (int64, error) {
 	case Bool:
 		return 0, errorf("cannot coerce boolean to int")
 	}
-	return 0, errorf("cannot coerce NULL to int")
+	return 0, errorf("cannot coerce null to int")
 }
 
 // toDouble coerces a value to a double.
@@ -151,7 +151,7 @@ func (v Value) toDouble() (float64, error) {
 	case Bool:
 		return 0, errorf("cannot coerce boolean to double")
 	}
-	return 0, errorf("cannot coerce NULL to double")
+	return 0, errorf("cannot coerce null to double")
 }
 
 // ParseText types a variable's text (from -D, \gset or \setshell) when an expression

@@ -1,6 +1,7 @@
 package pgbscript
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,12 +104,7 @@ func (e *Env) grow() {
 }
 
 // SetText sets a variable to text, typed when an expression uses it.
-func (e *Env) SetText(slot int, text string) {
-	e.grow()
-	v := &e.vals[slot]
-	v.set, v.typed, v.textOK = true, false, true
-	v.text = append(v.text[:0], text...)
-}
+func (e *Env) SetText(slot int, text string) { e.SetTextBytes(slot, []byte(text)) }
 
 // SetTextBytes is SetText for bytes, which it copies.
 func (e *Env) SetTextBytes(slot int, text []byte) {
@@ -160,8 +156,10 @@ func (e *Env) Get(slot int) (Value, error) {
 		return val, nil
 	case len(v.text) == 0:
 		return Value{}, &evalError{} // pgbench says no more than that evaluation failed
-	case isAnInt(string(v.text)):
+	case isAnInt(string(v.text)) && strings.ContainsAny(string(v.text), "0123456789"):
 		return Value{}, errorf("value \"%s\" is out of range for type bigint", v.text)
+	case isAnInt(string(v.text)):
+		return Value{}, errorf("invalid input syntax for type bigint: \"%s\"", v.text)
 	}
 	return Value{}, errorf("malformed variable \"%s\" value: \"%s\"", e.vars.Name(slot), v.text)
 }
@@ -202,8 +200,19 @@ func parseDouble(s string) (float64, bool) {
 	if t == "" || strings.ContainsRune(t, '_') {
 		return 0, false
 	}
+	u := strings.TrimLeft(t, "+-")
+	hex := len(u) > 2 && (u[:2] == "0x" || u[:2] == "0X")
+	if hex && !strings.ContainsAny(u, "pP") {
+		t += "p0" // strtod's hexadecimal without an exponent; Go wants one
+	}
 	f, err := strconv.ParseFloat(t, 64)
-	return f, err == nil
+	if err != nil {
+		return 0, false
+	}
+	if !hex && f == 0 && !zeroMantissa(u) || f != 0 && math.Abs(f) < 0x1p-1022 {
+		return 0, false // an underflow, which strtod reports as an error
+	}
+	return f, true
 }
 
 // ShellInt reads \setshell's output line as pgbench does: C's strtol in base 10

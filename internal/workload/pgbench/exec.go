@@ -218,7 +218,8 @@ func (p *program) run(s *driver.Session) error {
 		return &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached with pipeline open", id)}
 	}
 	if s.InTransaction() {
-		return &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached without completing the last transaction", id)}
+		// The transaction counts as done, as in pgbench; then the client stops.
+		return &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached without completing the last transaction", id), Done: true}
 	}
 	return nil
 }
@@ -399,10 +400,20 @@ func (p *program) sqlError(s *driver.Session, ci int, err error) error {
 	case errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01"):
 		return err
 	case errors.As(err, &pe) && pe.Severity != "FATAL" && pe.Severity != "PANIC":
-		return &driver.Abort{Err: fmt.Errorf("client %d script %d aborted in command %d query 0: ERROR:  %s", s.Client(), p.index, ci, pe.Message)}
+		return &driver.Abort{Err: &sqlAbort{fmt.Sprintf("client %d script %d aborted in command %d query 0: ERROR:  %s", s.Client(), p.index, ci, pe.Message), pe}}
 	}
 	return err
 }
+
+// sqlAbort is a SQL error that aborted a client: pgbench's words, and the error
+// itself, whose SQLSTATE the run's error counts keep.
+type sqlAbort struct {
+	msg string
+	pe  *pgconn.PgError
+}
+
+func (e *sqlAbort) Error() string { return e.msg }
+func (e *sqlAbort) Unwrap() error { return e.pe }
 
 // store keeps the columns of a result's row in variables: \gset the one row of the
 // last result, \aset the last row of every result that has rows. Values are kept as
@@ -428,7 +439,9 @@ func (p *program) store(s *driver.Session, st *client, ci int, c *pgbscript.Comm
 		err := s.Columns(r, func(col int, name []byte) error {
 			full := c.StorePrefix + string(name)
 			slot, ok := p.cl.vars.Lookup(full)
-			if !ok {
+			if !ok || !st.env.IsSet(slot) {
+				// A new variable of this client's: its name must be one, even if
+				// a script refers to it (the lexer takes :1abc).
 				if !pgbscript.ValidName(full) {
 					return fmt.Errorf("%s: invalid variable name: \"%s\"; client %d script %d command %d query %d: error storing into variable %s",
 						storeName(c.Store), full, s.Client(), p.index, ci, r, full)
@@ -503,6 +516,7 @@ func (p *program) shell(s *driver.Session, st *client, id, ci int, c *pgbscript.
 		return fail(fmt.Errorf("%s: shell command is too long", c.Words[0]))
 	}
 	cmd := exec.Command("/bin/sh", "-c", b.String())
+	cmd.Stderr = lockedWriter{&p.cl.mu, p.cl.log} // the shell's complaints, as pgbench passes them on
 	if c.Kind == pgbscript.Shell {
 		var out bytes.Buffer
 		cmd.Stdout = &out
@@ -533,4 +547,16 @@ func (p *program) shell(s *driver.Session, st *client, id, ci int, c *pgbscript.
 	}
 	st.env.Set(c.Var, pgbscript.IntValue(v))
 	return nil
+}
+
+// lockedWriter writes under a mutex, for output several clients share.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

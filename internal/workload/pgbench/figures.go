@@ -18,7 +18,8 @@ type Figures struct {
 // Statement is one command of a script: SQL or a meta command.
 type Statement struct {
 	Script   string  `json:"script"`
-	Command  int     `json:"command"` // from 0, as pgbench's messages number them
+	Index    int     `json:"script_index"` // the script's place in the run, from 0
+	Command  int     `json:"command"`      // from 0, as pgbench's messages number them
 	Line     int     `json:"line"`
 	Text     string  `json:"text"` // its first line, as -r shows it
 	Count    int64   `json:"count"`
@@ -41,11 +42,11 @@ func (f *Figures) WriteText(w io.Writer, s *engine.Summary) {
 	if len(f.Statements) == 0 {
 		return
 	}
-	script := ""
+	index := -1
 	for _, st := range f.Statements {
-		if st.Script != script {
-			script = st.Script
-			fmt.Fprintf(w, "statement latencies in milliseconds and failures, %s:\n", script)
+		if st.Index != index {
+			index = st.Index
+			fmt.Fprintf(w, "statement latencies in milliseconds and failures, %s:\n", st.Script)
 		}
 		fmt.Fprintf(w, "   %11.3f  %10d  %s\n", st.AvgMs, st.Failures, st.Text)
 	}
@@ -63,7 +64,7 @@ func statements(progs []*program) []Statement {
 	for _, p := range progs {
 		for ci, c := range p.script.Commands {
 			st := &p.stats[ci]
-			row := Statement{Script: p.script.Name, Command: ci, Line: c.Line, Text: c.FirstLine,
+			row := Statement{Script: p.script.Name, Index: p.index, Command: ci, Line: c.Line, Text: c.FirstLine,
 				Count: st.count.Load(), Failures: st.failures.Load()}
 			if row.Count > 0 {
 				row.AvgMs = float64(st.nanos.Load()) / float64(row.Count) / float64(time.Millisecond)

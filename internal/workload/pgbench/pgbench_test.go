@@ -521,3 +521,68 @@ func TestCopyRefused(t *testing.T) {
 		}
 	}
 }
+
+// A script that ends inside a transaction block has its transaction counted, then
+// its client stops (pgbench's "end of script reached without completing the last
+// transaction"); a SQL error that aborts a client keeps its SQLSTATE in the counts.
+func TestAbortAccounting(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open.sql")
+	if err := os.WriteFile(open, []byte("BEGIN;\nSELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := runOurs(t, dsn, &pgbench.Run{Files: []string{open}}, driver.Prepared, 1, 10, 1)
+	if res.Committed != 1 || res.Failed != 0 || res.Aborted != 1 ||
+		res.Abort != "client 0 aborted: end of script reached without completing the last transaction" {
+		t.Errorf("open block: %d committed, %d failed, %d aborted: %s", res.Committed, res.Failed, res.Aborted, res.Abort)
+	}
+	bad := filepath.Join(dir, "bad.sql")
+	if err := os.WriteFile(bad, []byte("SELECT 1/0;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = runOurs(t, dsn, &pgbench.Run{Files: []string{bad}}, driver.Extended, 2, 3, 1)
+	if res.Aborted != 2 || len(res.Errors) != 1 || res.Errors[0].SQLState != "22012" || res.Errors[0].Cause != driver.CauseAborted || res.Errors[0].Count != 2 {
+		t.Errorf("SQL error: %d aborted, errors %+v", res.Aborted, res.Errors)
+	}
+}
+
+// With --exit-on-abort the run ends when the first client aborts; without it the
+// other clients go on to the end.
+func TestExitOnAbort(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.sql")
+	if err := os.WriteFile(path, []byte("\\if :client_id = 1\n\\set x 1 / 0\n\\endif\nSELECT pg_sleep(0.01);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tg, _ := target.Parse(dsn)
+	r := &pgbench.Run{Files: []string{path}}
+	spec := engine.NewSpec()
+	spec.Target, spec.Clients = tg, 2
+	if err := r.Check(&spec); err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close(ctx)
+	setup, err := r.Setup(ctx, &spec, ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, exit := range []bool{true, false} {
+		start := time.Now()
+		res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Duration: 3 * time.Second,
+			MaxTries: 1, OutageTimeout: time.Minute, ExitOnAbort: exit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		if res.Aborted != 1 || exit && took > 2*time.Second || !exit && (took < 3*time.Second || res.Committed < 50) {
+			t.Errorf("exit-on-abort %v: %d aborted, %d committed, the run took %s", exit, res.Aborted, res.Committed, took)
+		}
+	}
+}

@@ -83,7 +83,7 @@ func (Workload) NewFigures() engine.Figures { return &Figures{} }
 // stops the run before anything connects.
 func (r *Run) Check(spec *engine.Spec) error {
 	if r.Scale < 0 {
-		return fmt.Errorf("--scale must be positive, got %d", r.Scale)
+		return fmt.Errorf("--scale must not be negative, got %d", r.Scale)
 	}
 	if err := r.checkLog(spec); err != nil {
 		return err
@@ -117,9 +117,12 @@ func (r *Run) Check(spec *engine.Spec) error {
 		total += weight
 	}
 	for _, b := range r.Builtins {
-		_, weight, err := splitWeight(b)
+		name, weight, err := splitWeight(b)
 		if err != nil {
 			return err
+		}
+		if _, err := tpcb.ParseScripts([]string{name}, 1); err != nil {
+			return err // an unknown or ambiguous name, before anything connects
 		}
 		total += weight
 	}
@@ -216,8 +219,11 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	}
 	var names []string
 	var progs []*program
-	for i, f := range r.parsed {
-		p, statements, err := newProgram(cl, f.script, len(scripts)+i, spec.Protocol, r.PerCommand)
+	for _, f := range r.parsed {
+		if f.weight == 0 {
+			continue // never chosen, as pgbench never chooses it
+		}
+		p, statements, err := newProgram(cl, f.script, len(scripts), spec.Protocol, r.PerCommand)
 		if err != nil {
 			return nil, engine.UsageError{Err: err}
 		}
