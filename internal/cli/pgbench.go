@@ -39,12 +39,14 @@ type pgbenchOptions struct {
 	scale, protocol, seed, tries  string
 	host, port, user, dbname      string
 	results                       string
-	noVacuum, selectOnly          bool
+	noVacuum                      bool
 	exitOnAbort, verbose, detail  bool
 	perCommand, log, connect      bool
 	logPrefix, sampling, every    string
-	skipUpdates                   int
-	builtins, files, defines      []string
+	defines                       []string
+	// scripts are -f, -b, -S and -N in the order given, which numbers them:
+	// the run pgbench flag and its value.
+	scripts [][2]string
 }
 
 // unsupportedPgbench are pgbench options `pgbakeoff pgbench` does not take yet;
@@ -61,20 +63,22 @@ func newPgbenchFlags() *pgbenchOptions {
 	o := &pgbenchOptions{fs: pflag.NewFlagSet("pgbench", pflag.ContinueOnError)}
 	fs := o.fs
 	fs.SetOutput(io.Discard)
-	fs.StringArrayVarP(&o.builtins, "builtin", "b", nil, "")
+	fs.VarP(scriptOpt{o, "builtin", ""}, "builtin", "b", "")
 	fs.StringVarP(&o.clients, "client", "c", "", "")
 	fs.StringVarP(&o.dbname, "dbname", "d", "", "")
 	fs.StringArrayVarP(&o.defines, "define", "D", nil, "")
-	fs.StringArrayVarP(&o.files, "file", "f", nil, "")
+	fs.VarP(scriptOpt{o, "file", ""}, "file", "f", "")
 	fs.StringVarP(&o.host, "host", "h", "", "")
 	fs.StringVarP(&o.jobs, "jobs", "j", "", "")
 	fs.StringVarP(&o.protocol, "protocol", "M", "", "")
 	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "")
-	fs.CountVarP(&o.skipUpdates, "skip-some-updates", "N", "")
+	fs.VarP(scriptOpt{o, "builtin", "simple-update"}, "skip-some-updates", "N", "")
+	fs.Lookup("skip-some-updates").NoOptDefVal = "true"
 	fs.StringVarP(&o.port, "port", "p", "", "")
 	fs.StringVarP(&o.prog, "progress", "P", "", "")
 	fs.StringVarP(&o.scale, "scale", "s", "", "")
-	fs.BoolVarP(&o.selectOnly, "select-only", "S", false, "")
+	fs.VarP(scriptOpt{o, "builtin", "select-only"}, "select-only", "S", "")
+	fs.Lookup("select-only").NoOptDefVal = "true"
 	fs.StringVarP(&o.tx, "transactions", "t", "", "")
 	fs.StringVarP(&o.time, "time", "T", "", "")
 	fs.StringVarP(&o.user, "username", "U", "", "")
@@ -97,6 +101,23 @@ func newPgbenchFlags() *pgbenchOptions {
 		fs.Lookup(u.long).NoOptDefVal = "true" // takes a value or none, so that it is recognized either way
 	}
 	return o
+}
+
+// scriptOpt is -f, -b, -S or -N: each adds a script to the options' ordered list;
+// -S and -N stand for a builtin (fixed).
+type scriptOpt struct {
+	o           *pgbenchOptions
+	flag, fixed string
+}
+
+func (s scriptOpt) String() string { return "" }
+func (s scriptOpt) Type() string   { return "string" }
+func (s scriptOpt) Set(v string) error {
+	if s.fixed != "" {
+		v = s.fixed
+	}
+	s.o.scripts = append(s.o.scripts, [2]string{s.flag, v})
+	return nil
 }
 
 // newPgbenchCmd is `pgbakeoff pgbench`: pgbench's command line for running, for
@@ -202,17 +223,8 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 			errs = append(errs, set(s.flag, s.value))
 		}
 	}
-	for _, b := range o.builtins {
-		errs = append(errs, set("builtin", b))
-	}
-	if o.selectOnly {
-		errs = append(errs, set("builtin", "select-only"))
-	}
-	for i := 0; i < o.skipUpdates; i++ {
-		errs = append(errs, set("builtin", "simple-update"))
-	}
-	for _, v := range o.files {
-		errs = append(errs, set("file", v))
+	for _, sc := range o.scripts {
+		errs = append(errs, set(sc[0], sc[1]))
 	}
 	for _, v := range o.defines {
 		errs = append(errs, set("define", v))

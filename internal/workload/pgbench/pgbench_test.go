@@ -11,11 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/pgbench"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
+	"github.com/spf13/pflag"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
@@ -584,5 +587,50 @@ func TestExitOnAbort(t *testing.T) {
 		if res.Aborted != 1 || exit && took > 2*time.Second || !exit && (took < 3*time.Second || res.Committed < 50) {
 			t.Errorf("exit-on-abort %v: %d aborted, %d committed, the run took %s", exit, res.Aborted, res.Committed, took)
 		}
+	}
+}
+
+// Scripts are numbered in the order -f and -b were given, as pgbench numbers them
+// (in its messages, debug() and the log's script column).
+func TestScriptsInCommandLineOrder(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	tg, _ := target.Parse(dsn)
+	ctx := context.Background()
+	if _, err := tpcb.Load(ctx, func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }, tpcb.LoadOptions{Scale: 1, Workers: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.sql"), filepath.Join(dir, "b.sql")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("SELECT 1;\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spec := engine.NewSpec()
+	r := pgbench.Workload{}.NewRun().(*pgbench.Run)
+	fs := pflag.NewFlagSet("run pgbench", pflag.ContinueOnError)
+	r.Flags(fs, &spec)
+	if err := fs.Parse([]string{"-f", a, "-b", "select-only@2", "-f", b + "@0", "-b", "simple-update@1", "-f", b}); err != nil {
+		t.Fatal(err)
+	}
+	spec.Target, spec.Clients = tg, 1
+	if err := r.Check(&spec); err != nil {
+		t.Fatal(err)
+	}
+	ctl, err := tg.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close(ctx)
+	setup, err := r.Setup(ctx, &spec, ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range setup.Scripts {
+		got = append(got, fmt.Sprintf("%s@%d", filepath.Base(s.Name), s.Weight))
+	}
+	if want := "a.sql@1 select-only@2 simple-update@1 b.sql@1"; strings.Join(got, " ") != want {
+		t.Errorf("scripts %v, want %s (the weight-0 one left out)", got, want)
 	}
 }

@@ -53,6 +53,30 @@ type Run struct {
 
 	parsed []parsedFile
 	vars   *pgbscript.Vars
+	// order is -f and -b as they were given, which is how pgbench numbers the
+	// scripts; a Run built without flags takes its builtins first.
+	order []scriptRef
+}
+
+// scriptRef is one -f (the next of Files) or -b (its builtin).
+type scriptRef struct {
+	file    bool
+	builtin string
+}
+
+// scriptFlag is -f or -b: it adds to its list and to the run's order.
+type scriptFlag struct {
+	r    *Run
+	list *[]string
+	file bool
+}
+
+func (f scriptFlag) String() string { return strings.Join(*f.list, ",") }
+func (f scriptFlag) Type() string   { return "stringArray" }
+func (f scriptFlag) Set(v string) error {
+	*f.list = append(*f.list, v)
+	f.r.order = append(f.r.order, scriptRef{file: f.file, builtin: v})
+	return nil
 }
 
 type parsedFile struct {
@@ -63,8 +87,8 @@ type parsedFile struct {
 func (r *Run) Name() string { return "pgbench" }
 
 func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
-	fs.StringArrayVarP(&r.Files, "file", "f", r.Files, "pgbench script file[@weight] (repeatable)")
-	fs.StringArrayVarP(&r.Builtins, "builtin", "b", r.Builtins, "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like when no -f)")
+	fs.VarP(scriptFlag{r, &r.Files, true}, "file", "f", "pgbench script file[@weight] (repeatable)")
+	fs.VarP(scriptFlag{r, &r.Builtins, false}, "builtin", "b", "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like when no -f)")
 	fs.StringArrayVarP(&r.Defines, "define", "D", r.Defines, "variable name=value for the scripts (repeatable)")
 	fs.IntVarP(&r.Scale, "scale", "s", r.Scale, "the :scale variable of script files (default 1; with builtin scripts, the data's scale)")
 	fs.VarP(&spec.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
@@ -199,29 +223,42 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 			return nil, err
 		}
 		scale = detected
-		var positive []string
-		for _, b := range builtins {
-			if _, w, _ := splitWeight(b); w > 0 {
-				positive = append(positive, b)
-			}
-		}
-		if len(positive) > 0 {
-			bs, err := tpcb.ParseScripts(positive, scale)
-			if err != nil {
-				return nil, engine.UsageError{Err: err}
-			}
-			scripts = append(scripts, bs...)
-		}
 	}
 	cl, err := r.clients(spec, scale)
 	if err != nil {
 		return nil, err
 	}
+	// The scripts in the order given, as pgbench numbers them; a script of weight 0
+	// is left out, as pgbench never chooses it.
+	order := r.order
+	if len(order) != len(r.Files)+len(builtins) {
+		order = nil
+		for _, b := range builtins {
+			order = append(order, scriptRef{builtin: b})
+		}
+		for range r.Files {
+			order = append(order, scriptRef{file: true})
+		}
+	}
 	var names []string
 	var progs []*program
-	for _, f := range r.parsed {
+	file := 0
+	for _, ref := range order {
+		if !ref.file {
+			if _, w, _ := splitWeight(ref.builtin); w == 0 {
+				continue
+			}
+			bs, err := tpcb.ParseScripts([]string{ref.builtin}, scale)
+			if err != nil {
+				return nil, engine.UsageError{Err: err}
+			}
+			scripts = append(scripts, bs...)
+			continue
+		}
+		f := r.parsed[file]
+		file++
 		if f.weight == 0 {
-			continue // never chosen, as pgbench never chooses it
+			continue
 		}
 		p, statements, err := newProgram(cl, f.script, len(scripts), spec.Protocol, r.PerCommand)
 		if err != nil {
