@@ -31,7 +31,7 @@ type clients struct {
 type client struct {
 	env   *pgbscript.Env
 	saved pgbscript.PRNG // the random state at the transaction's start, for a retry
-	text  []byte         // the SQL sent with the simple protocol
+	text  []byte         // SQL built for one execution (simple protocol, :"name" identifiers)
 	cond  []condState
 	// pipeline is set between \startpipeline and \endpipeline.
 	pipeline bool
