@@ -269,7 +269,7 @@ func (c *client) exec(si int, s *Script) error {
 			w.appendBind(c.r.names[si][ci], c.params)
 			w.appendExecuteSync()
 		case Extended:
-			w.appendParse(cmd.SQL, len(cmd.Params))
+			appendParse(w, cmd.SQL)
 			w.appendBind("", c.params)
 			w.appendExecuteSync()
 		case Simple:

@@ -120,23 +120,20 @@ func (s *Session) Query(sql []byte) error {
 // ExecPrepared runs prepared statement i with the parameters added since, as Exec
 // does, keeping result sets apart when results is set.
 func (s *Session) ExecPrepared(i int, results bool) error {
-	w := s.c.w
-	w.appendBindText(s.c.r.names[s.si][i], &s.params)
-	if results {
-		w.appendDescribePortal()
-	}
-	w.appendExecuteSync()
-	s.params.reset()
-	w.results, w.keep = results, results
-	return s.countedTrip()
+	return s.bindExec(s.c.r.names[s.si][i], results)
 }
 
 // ExecSQL parses sql as the unnamed statement and runs it with the parameters added
 // since (the extended protocol, one statement).
 func (s *Session) ExecSQL(sql []byte, results bool) error {
+	appendParse(s.c.w, sql)
+	return s.bindExec("", results)
+}
+
+// bindExec binds stmt to the parameters added since, executes it and waits.
+func (s *Session) bindExec(stmt string, results bool) error {
 	w := s.c.w
-	w.appendParseBytes(sql)
-	w.appendBindText("", &s.params)
+	w.appendBindText(stmt, &s.params)
 	if results {
 		w.appendDescribePortal()
 	}
@@ -288,7 +285,7 @@ func (s *Session) SendPrepared(i int) {
 // SendSQL queues sql, parsed as the unnamed statement, with the parameters added since.
 func (s *Session) SendSQL(sql []byte) {
 	w := s.c.w
-	w.appendParseBytes(sql)
+	appendParse(w, sql)
 	w.appendBindText("", &s.params)
 	w.appendExecute()
 	s.params.reset()

@@ -193,17 +193,9 @@ func (p *packedParams) reset() { p.buf, p.ends = p.buf[:0], p.ends[:0] }
 
 func (p *packedParams) end() { p.ends = append(p.ends, len(p.buf)) }
 
-// appendParse appends Parse of sql as the unnamed statement, parameter types inferred.
-func (c *wire) appendParse(sql string, nparams int) {
-	at := c.beginMsg('P')
-	c.out = append(c.out, 0)
-	c.out = append(c.out, sql...)
-	c.out = append(c.out, 0, 0, 0)
-	c.endMsg(at)
-}
-
-// appendParseBytes is appendParse for a statement built in a buffer.
-func (c *wire) appendParseBytes(sql []byte) {
+// appendParse appends Parse of sql, a string or bytes, as the unnamed statement,
+// parameter types inferred.
+func appendParse[S ~string | ~[]byte](c *wire, sql S) {
 	at := c.beginMsg('P')
 	c.out = append(c.out, 0)
 	c.out = append(c.out, sql...)

@@ -216,21 +216,13 @@ func (e *Env) binaryFunc(f fn, a, b Value) (Value, error) {
 	switch f {
 	case fAdd, fSub, fMul, fDiv:
 		if a.Kind != Double && b.Kind != Double {
-			x, err := a.toInt()
-			if err != nil {
-				return Value{}, err
-			}
-			y, err := b.toInt()
+			x, y, err := ints(a, b)
 			if err != nil {
 				return Value{}, err
 			}
 			return intArith(f, x, y)
 		}
-		x, err := a.toDouble()
-		if err != nil {
-			return Value{}, err
-		}
-		y, err := b.toDouble()
+		x, y, err := doubles(a, b)
 		if err != nil {
 			return Value{}, err
 		}
@@ -248,21 +240,13 @@ func (e *Env) binaryFunc(f fn, a, b Value) (Value, error) {
 	case fIs:
 		return BoolValue(a.Kind == b.Kind && (a.Kind == Null || a.I == b.I)), nil
 	case fPow:
-		x, err := a.toDouble()
-		if err != nil {
-			return Value{}, err
-		}
-		y, err := b.toDouble()
+		x, y, err := doubles(a, b)
 		if err != nil {
 			return Value{}, err
 		}
 		return DoubleValue(math.Pow(x, y)), nil
 	}
-	x, err := a.toInt()
-	if err != nil {
-		return Value{}, err
-	}
-	y, err := b.toInt()
+	x, y, err := ints(a, b)
 	if err != nil {
 		return Value{}, err
 	}
@@ -297,11 +281,7 @@ func (e *Env) binaryFunc(f fn, a, b Value) (Value, error) {
 }
 
 func (e *Env) ternaryFunc(f fn, a, b, c Value) (Value, error) {
-	lo, err := a.toInt()
-	if err != nil {
-		return Value{}, err
-	}
-	hi, err := b.toInt()
+	lo, hi, err := ints(a, b)
 	if err != nil {
 		return Value{}, err
 	}
@@ -387,39 +367,46 @@ func abs64(x int64) uint64 {
 // compare is =, <>, < and <=: on doubles when either side is one, else on integers.
 func compare(f fn, a, b Value) (Value, error) {
 	if a.Kind != Double && b.Kind != Double {
-		x, err := a.toInt()
+		x, y, err := ints(a, b)
 		if err != nil {
 			return Value{}, err
 		}
-		y, err := b.toInt()
-		if err != nil {
-			return Value{}, err
-		}
-		switch f {
-		case fEq:
-			return BoolValue(x == y), nil
-		case fNe:
-			return BoolValue(x != y), nil
-		case fLt:
-			return BoolValue(x < y), nil
-		}
-		return BoolValue(x <= y), nil
+		return BoolValue(compared(f, x, y)), nil
 	}
-	x, err := a.toDouble()
+	x, y, err := doubles(a, b)
 	if err != nil {
 		return Value{}, err
 	}
-	y, err := b.toDouble()
-	if err != nil {
-		return Value{}, err
-	}
+	return BoolValue(compared(f, x, y)), nil
+}
+
+func compared[T int64 | float64](f fn, x, y T) bool {
 	switch f {
 	case fEq:
-		return BoolValue(x == y), nil
+		return x == y
 	case fNe:
-		return BoolValue(x != y), nil
+		return x != y
 	case fLt:
-		return BoolValue(x < y), nil
+		return x < y
 	}
-	return BoolValue(x <= y), nil
+	return x <= y
+}
+
+// ints coerces both operands to integers, doubles to doubles.
+func ints(a, b Value) (int64, int64, error) {
+	x, err := a.toInt()
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := b.toInt()
+	return x, y, err
+}
+
+func doubles(a, b Value) (float64, float64, error) {
+	x, err := a.toDouble()
+	if err != nil {
+		return 0, 0, err
+	}
+	y, err := b.toDouble()
+	return x, y, err
 }

@@ -43,7 +43,7 @@ var debugLine = regexp.MustCompile(`^debug\(script=0,command=(\d+)\): (.*)$`)
 // evaluates the same expressions here with the generator seeded as pgbench seeds its
 // first client; every value must print the same.
 func TestExpressionsMatchPgbench(t *testing.T) {
-	pgbench := findPgbench(t)
+	pgbench := pgtest.Pgbench(t)
 	dsn := pgtest.DSN(t)
 	var src strings.Builder
 	for i, e := range compatExprs {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
 func TestParseSplitsCommands(t *testing.T) {
@@ -153,19 +155,6 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-// findPgbench returns a pgbench to compare with, or skips the test.
-func findPgbench(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p
-	}
-	if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench"); len(m) > 0 {
-		return m[len(m)-1]
-	}
-	t.Skip("pgbench is not installed; .ci/run installs it (Debian package postgresql)")
-	return ""
-}
-
 // pgbenchStderr runs pgbench on a script in dir and returns its exit code and its
 // standard error with the "pgbench: error: " prefixes taken off.
 func pgbenchStderr(t *testing.T, pgbench, dir string, args ...string) (int, string) {
@@ -190,7 +179,7 @@ func pgbenchStderr(t *testing.T, pgbench, dir string, args ...string) (int, stri
 // pgbench parses its scripts before it connects, so it needs no server to tell why
 // one does not parse.
 func TestParseErrorsMatchPgbench(t *testing.T) {
-	pgbench := findPgbench(t)
+	pgbench := pgtest.Pgbench(t)
 	dir := t.TempDir()
 	for _, b := range badScripts {
 		if err := os.WriteFile(filepath.Join(dir, "bad.sql"), []byte(b.src), 0o644); err != nil {

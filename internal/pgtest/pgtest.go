@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -92,6 +93,27 @@ func Server(t testing.TB) *localpg.Server {
 		t.Skipf("pgtest: %s is set, so there is no local server", DSNEnv)
 	}
 	return shared.server
+}
+
+// Pgbench returns a pgbench to compare with: the test server's, Debian's of its
+// major version, or the one on PATH. The test is skipped when there is none.
+func Pgbench(t testing.TB) string {
+	t.Helper()
+	DSN(t)
+	var paths []string
+	if s := shared.server; s != nil {
+		paths = append(paths, filepath.Join(s.BinDir, "pgbench"), fmt.Sprintf("/usr/lib/postgresql/%d/bin/pgbench", s.Major))
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	if p, err := exec.LookPath("pgbench"); err == nil {
+		return p
+	}
+	t.Skip("pgbench is not installed; .ci/run installs it (Debian package postgresql)")
+	return ""
 }
 
 var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)

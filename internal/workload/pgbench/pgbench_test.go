@@ -23,18 +23,6 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 
-func findPgbench(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p
-	}
-	if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pgbench"); len(m) > 0 {
-		return m[len(m)-1]
-	}
-	t.Skip("pgbench is not installed; .ci/run installs it (Debian package postgresql)")
-	return ""
-}
-
 // runOurs runs the scripts with the given options through the workload and the
 // driver, as `pgbakeoff run pgbench` does, for tx transactions per client.
 func runOurs(t *testing.T, dsn string, r *pgbench.Run, protocol driver.Protocol, clients, tx int, seed uint64) (*driver.Result, string) {
@@ -48,18 +36,7 @@ func runOurs(t *testing.T, dsn string, r *pgbench.Run, protocol driver.Protocol,
 	spec.Target, spec.Clients, spec.Protocol, spec.Seed, spec.Transactions = tg, clients, protocol, seed, tx
 	var out strings.Builder
 	spec.Out, spec.Log = &out, &out
-	if err := r.Check(&spec); err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close(ctx)
-	setup, err := r.Setup(ctx, &spec, ctl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	setup := setUp(t, &spec, r)
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: clients, Protocol: protocol,
 		Transactions: tx, MaxTries: 1, Seed: seed, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
 	if err != nil {
@@ -67,6 +44,25 @@ func runOurs(t *testing.T, dsn string, r *pgbench.Run, protocol driver.Protocol,
 	}
 	setup.Finish(&engine.Summary{}, res)
 	return res, out.String()
+}
+
+// setUp checks r and builds its scripts on spec's target, as a run does.
+func setUp(t *testing.T, spec *engine.Spec, r *pgbench.Run) *engine.Setup {
+	t.Helper()
+	if err := r.Check(spec); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ctl, err := spec.Target.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ctl.Close(ctx)
+	setup, err := r.Setup(ctx, spec, ctl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return setup
 }
 
 func runPgbench(t *testing.T, bin, dir, dsn string, args ...string) (int, string) {
@@ -115,7 +111,7 @@ INSERT INTO t (k, a, b, s, note) VALUES (:client_id, :x, :d, :random_seed % 1000
 `
 
 func TestScriptRunsAsUnderPgbench(t *testing.T) {
-	bin := findPgbench(t)
+	bin := pgtest.Pgbench(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "c.sql"), []byte(compatScript), 0o644); err != nil {
 		t.Fatal(err)
@@ -306,18 +302,7 @@ func TestPerCommandLatencies(t *testing.T) {
 	}
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients, spec.Transactions = tg, 2, 5
-	if err := r.Check(&spec); err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close(ctx)
-	setup, err := r.Setup(ctx, &spec, ctl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	setup := setUp(t, &spec, r)
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Transactions: 5, MaxTries: 1, OutageTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -346,7 +331,7 @@ func TestPerCommandLatencies(t *testing.T) {
 // The transaction log has pgbench's lines, a line a transaction or a line an
 // interval; the shapes are checked against pgbench's own log of the same script.
 func TestTransactionLog(t *testing.T) {
-	bin := findPgbench(t)
+	bin := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "l.sql")
@@ -403,19 +388,8 @@ func TestTransactionLog(t *testing.T) {
 	tg, _ := target.Parse(dsn)
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients, spec.Duration = tg, 2, 2*time.Second
-	if err := r.Check(&spec); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	ctl, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close(ctx)
-	setup, err := r.Setup(ctx, &spec, ctl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	setup := setUp(t, &spec, r)
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Duration: 2 * time.Second,
 		MaxTries: 1, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
 	if err != nil {
@@ -455,18 +429,7 @@ func TestConnectPerTransaction(t *testing.T) {
 	tg, _ := target.Parse(dsn)
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients, spec.Transactions = tg, 2, 5
-	if err := r.Check(&spec); err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close(ctx)
-	setup, err := r.Setup(ctx, &spec, ctl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	setup := setUp(t, &spec, r)
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Transactions: 5, MaxTries: 1,
 		OutageTimeout: time.Minute, ConnectPerTx: true})
 	if err != nil {
@@ -564,18 +527,7 @@ func TestExitOnAbort(t *testing.T) {
 	r := &pgbench.Run{Files: []string{path}}
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients = tg, 2
-	if err := r.Check(&spec); err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close(ctx)
-	setup, err := r.Setup(ctx, &spec, ctl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	setup := setUp(t, &spec, r)
 	for _, exit := range []bool{true, false} {
 		start := time.Now()
 		res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Duration: 3 * time.Second,
@@ -614,18 +566,7 @@ func TestScriptsInCommandLineOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec.Target, spec.Clients = tg, 1
-	if err := r.Check(&spec); err != nil {
-		t.Fatal(err)
-	}
-	ctl, err := tg.Connect(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close(ctx)
-	setup, err := r.Setup(ctx, &spec, ctl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	setup := setUp(t, &spec, r)
 	var got []string
 	for _, s := range setup.Scripts {
 		got = append(got, fmt.Sprintf("%s@%d", filepath.Base(s.Name), s.Weight))

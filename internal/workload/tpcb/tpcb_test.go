@@ -126,7 +126,7 @@ func TestReload(t *testing.T) {
 // TestSchemaMatchesPgbench loads one database with pgbench -i and one with pgbakeoff
 // and compares their columns, types, options and indexes.
 func TestSchemaMatchesPgbench(t *testing.T) {
-	pgbench := findPgbench(t)
+	pgbench := pgtest.Pgbench(t)
 	ours, theirs := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 	if _, err := tpcb.Load(context.Background(), connector(t, ours), tpcb.LoadOptions{Scale: 1, Workers: 2, Partitions: 2}, nil); err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestSchemaMatchesPgbench(t *testing.T) {
 // TestPgbenchDatabaseRunsHere: a database initialized by pgbench -i runs every
 // builtin script under pgbakeoff without a failure.
 func TestPgbenchDatabaseRunsHere(t *testing.T) {
-	pgbench := findPgbench(t)
+	pgbench := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	runPgbench(t, pgbench, dsn, "-i", "-s", "2", "-q")
 	tg, err := target.Parse(dsn)
@@ -189,7 +189,7 @@ func TestPgbenchDatabaseRunsHere(t *testing.T) {
 
 // TestOurDatabaseRunsUnderPgbench: pgbench runs on pgbakeoff's load with no failure.
 func TestOurDatabaseRunsUnderPgbench(t *testing.T) {
-	pgbench := findPgbench(t)
+	pgbench := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	if _, err := tpcb.Load(context.Background(), connector(t, dsn), tpcb.LoadOptions{Scale: 2, Workers: 2}, nil); err != nil {
 		t.Fatal(err)
@@ -233,21 +233,6 @@ func TestParseScripts(t *testing.T) {
 			}
 		})
 	}
-}
-
-func findPgbench(t *testing.T) string {
-	t.Helper()
-	srv := pgtest.Server(t)
-	for _, p := range []string{srv.BinDir + "/pgbench", "/usr/lib/postgresql/" + itoa(srv.Major) + "/bin/pgbench"} {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("pgbench"); err == nil {
-		return p
-	}
-	t.Skip("pgbench is not installed; .ci/run installs it (Debian package postgresql)")
-	return ""
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
