@@ -96,7 +96,7 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 	// The seed is chosen before the workload builds its scripts, which may draw
 	// from it (pgbench's), so that the seed stored with the run repeats them.
 	r.seed = spec.Seed
-	if r.seed == 0 {
+	if r.seed == 0 && !spec.SeedGiven {
 		r.seed = uint64(spec.Now().UnixNano())
 	}
 	spec.Seed = r.seed

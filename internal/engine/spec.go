@@ -32,7 +32,8 @@ type Spec struct {
 	MaxTries        int           // tries per transaction on serialization failure or deadlock
 	ExitOnAbort     bool          // end the run when a client stops on a script error
 	ConnectPerTx    bool          // a new connection for each transaction (pgbench -C)
-	Seed            uint64        // 0: from the clock
+	Seed            uint64        // 0: from the clock, unless SeedGiven
+	SeedGiven       bool          // Seed was chosen, even 0 (pgbench --random-seed=0)
 	Labels          map[string]string
 	// Faults: how long the server may stay away, how long a transaction and a
 	// connect may take (0: never), and whether to resolve the host once.

@@ -68,6 +68,7 @@ func (f *RunFlags) Settle() error {
 		return err
 	}
 	f.Spec.Labels = labels
+	f.Spec.SeedGiven = f.fs.Changed("seed")
 	if !f.fs.Changed("thread-per-client") {
 		tc, ok := f.Spec.Workload.(ThreadChooser)
 		f.Spec.ThreadPerClient = ok && tc.ThreadPerClient() && f.Spec.Clients <= driver.MaxThreadClients

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ func runOurs(t *testing.T, dsn string, r *pgbench.Run, protocol driver.Protocol,
 	}
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients, spec.Protocol, spec.Seed, spec.Transactions = tg, clients, protocol, seed, tx
+	spec.SeedGiven = true
 	var out strings.Builder
 	spec.Out, spec.Log = &out, &out
 	setup := setUp(t, &spec, r)
@@ -118,17 +120,20 @@ func TestScriptRunsAsUnderPgbench(t *testing.T) {
 	}
 	const table = "create table t (k int, a bigint, b bigint, s bigint, note text)"
 	query := "select string_agg(format('%s/%s/%s/%s', k, a, b, s), ' ' order by k, a, b, s) from t"
+	// Seed 0 is a seed like any other, not "from the clock".
+	seeds := map[driver.Protocol]uint64{driver.Simple: 77, driver.Extended: 0, driver.Prepared: 123456789}
 	for _, mode := range []driver.Protocol{driver.Simple, driver.Extended, driver.Prepared} {
 		t.Run(mode.String(), func(t *testing.T) {
+			seed := seeds[mode]
 			theirs, ours := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 			pgtest.Query(t, theirs, table)
 			pgtest.Query(t, ours, table)
-			code, out := runPgbench(t, bin, dir, theirs, "-n", "-c", "3", "-t", "6", "-M", mode.String(), "--random-seed=77", "-D", "k=5", "-f", "c.sql")
+			code, out := runPgbench(t, bin, dir, theirs, "-n", "-c", "3", "-t", "6", "-M", mode.String(), "--random-seed="+strconv.FormatUint(seed, 10), "-D", "k=5", "-f", "c.sql")
 			if code != 0 {
 				t.Fatalf("pgbench exited %d:\n%s", code, out)
 			}
 			r := &pgbench.Run{Files: []string{filepath.Join(dir, "c.sql")}, Defines: []string{"k=5"}}
-			res, log := runOurs(t, ours, r, mode, 3, 6, 77)
+			res, log := runOurs(t, ours, r, mode, 3, 6, seed)
 			if res.Committed != 18 || res.Failed != 0 || res.Aborted != 0 {
 				t.Fatalf("%d committed, %d failed, %d aborted; log:\n%s", res.Committed, res.Failed, res.Aborted, log)
 			}

@@ -299,7 +299,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 // --random-seed draws.
 func (r *Run) clients(spec *engine.Spec, scale int) (*clients, error) {
 	seed := spec.Seed
-	if seed == 0 {
+	if seed == 0 && !spec.SeedGiven {
 		seed = uint64(time.Now().UnixNano())
 	}
 	vs := r.vars
