@@ -180,7 +180,8 @@ type scanner struct {
 // a backslash that starts a meta command, or to the end. Whitespace and -- comments
 // before its first token are no part of it; a command of nothing else is none (ok
 // false). Quotes, comments, dollar quotes and parentheses are passed over as psql's
-// lexer passes them, and \; and \: stand for ; and : in the text.
+// lexer passes them, and \; and \: stand for ; and : in the text. The body of a
+// CREATE FUNCTION or PROCEDURE written BEGIN ATOMIC ... END keeps its semicolons.
 func (sc *scanner) sql() (text string, line int, ok bool) {
 	s := sc.src
 	// Skip what comes before the first token.
@@ -208,6 +209,7 @@ body:
 	line = sc.line
 	var b strings.Builder
 	depth := 0
+	var atomic atomicBody
 	for sc.pos < len(s) {
 		c := s[sc.pos]
 		switch {
@@ -222,7 +224,7 @@ body:
 				continue
 			}
 			return b.String(), line, true
-		case c == ';' && depth == 0:
+		case c == ';' && depth == 0 && atomic.depth == 0:
 			b.WriteByte(c)
 			sc.pos++
 			return b.String(), line, true
@@ -254,12 +256,54 @@ body:
 			}
 			b.WriteByte(c)
 			sc.pos++
+		case isAlpha(c) && (sc.pos == 0 || !isAlnum(s[sc.pos-1]) && s[sc.pos-1] != '$'):
+			end := sc.pos + 1
+			for end < len(s) && (isAlnum(s[end]) || s[end] == '$') {
+				end++
+			}
+			atomic.word(s[sc.pos:end], depth)
+			b.WriteString(s[sc.pos:end])
+			sc.pos = end
 		default:
 			b.WriteByte(c)
 			sc.pos++
 		}
 	}
 	return b.String(), line, true
+}
+
+// atomicBody follows a statement's words as psql's lexer does, to tell when a
+// semicolon is inside the BEGIN ATOMIC ... END body of CREATE [OR REPLACE]
+// FUNCTION or PROCEDURE: depth counts the BEGINs, and the CASEs within them, not
+// yet closed by END.
+type atomicBody struct {
+	first [4]byte // initials of the leading create, or, replace, function, procedure
+	words int
+	depth int
+}
+
+func (a *atomicBody) word(w string, parens int) {
+	if a.words < len(a.first) {
+		for _, k := range []string{"create", "or", "replace", "function", "procedure"} {
+			if strings.EqualFold(w, k) {
+				a.first[a.words] = k[0]
+			}
+		}
+	}
+	a.words++
+	f := a.first
+	routine := f[0] == 'c' && (f[1] == 'f' || f[1] == 'p' || f[1] == 'o' && f[2] == 'r' && (f[3] == 'f' || f[3] == 'p'))
+	if !routine || parens > 0 {
+		return
+	}
+	switch {
+	case strings.EqualFold(w, "begin"):
+		a.depth++
+	case strings.EqualFold(w, "case") && a.depth > 0:
+		a.depth++
+	case strings.EqualFold(w, "end") && a.depth > 0:
+		a.depth--
+	}
 }
 
 // copyUntil copies up to end (and end itself when with is set), counting lines.

@@ -216,3 +216,37 @@ func TestQuoting(t *testing.T) {
 		}
 	}
 }
+
+// The semicolons of a BEGIN ATOMIC body belong to its CREATE FUNCTION or
+// PROCEDURE, as psql's lexer (and so pgbench) keeps them; elsewhere BEGIN and END
+// are words like others.
+func TestParseAtomicBodies(t *testing.T) {
+	for _, c := range []struct {
+		src  string
+		want []string
+	}{
+		{"CREATE OR REPLACE FUNCTION f(a int) RETURNS int LANGUAGE sql\nBEGIN ATOMIC\n SELECT CASE WHEN a > 0 THEN 1 ELSE 0 END;\n SELECT a + 1;\nEND;\nSELECT f(1);",
+			[]string{"CREATE OR REPLACE FUNCTION f(a int) RETURNS int LANGUAGE sql\nBEGIN ATOMIC\n SELECT CASE WHEN a > 0 THEN 1 ELSE 0 END;\n SELECT a + 1;\nEND;", "SELECT f(1);"}},
+		{"create procedure p() language sql begin atomic select 1; select (2); end; call p();",
+			[]string{"create procedure p() language sql begin atomic select 1; select (2); end;", "call p();"}},
+		{"BEGIN; SELECT 1; END;", []string{"BEGIN;", "SELECT 1;", "END;"}},
+		{"CREATE TABLE begin_t (x int); SELECT begin FROM (SELECT 1 AS begin) s;",
+			[]string{"CREATE TABLE begin_t (x int);", "SELECT begin FROM (SELECT 1 AS begin) s;"}},
+		{"CREATE FUNCTION g(x int DEFAULT (CASE WHEN true THEN 1 END)) RETURNS int LANGUAGE sql RETURN x; SELECT 2;",
+			[]string{"CREATE FUNCTION g(x int DEFAULT (CASE WHEN true THEN 1 END)) RETURNS int LANGUAGE sql RETURN x;", "SELECT 2;"}},
+		{"CREATE FUNCTION h() RETURNS int AS $$ begin; $$ LANGUAGE sql; SELECT \"begin\";",
+			[]string{"CREATE FUNCTION h() RETURNS int AS $$ begin; $$ LANGUAGE sql;", "SELECT \"begin\";"}},
+	} {
+		s, err := Parse("a.sql", c.src, NewVars())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, cmd := range s.Commands {
+			got = append(got, cmd.SQL)
+		}
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("%q split as\n%q, want\n%q", c.src, got, c.want)
+		}
+	}
+}
