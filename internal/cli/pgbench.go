@@ -232,6 +232,7 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	if err := errors.Join(errs...); err != nil {
 		return bad(err)
 	}
+	f.Spec.In = env.Stdin
 	if err := f.Settle(); err != nil {
 		return bad(err)
 	}

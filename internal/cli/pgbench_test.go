@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -50,6 +51,15 @@ func TestPgbenchCommand(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "transactions: 10 committed") || !strings.Contains(errOut, "stored in "+results) {
 		t.Errorf("stderr lacks the run's summary:\n%s", errOut)
+	}
+
+	// -f - reads the script from standard input, as pgbench does.
+	code, out, errOut = clitest.RunInput(t, "\\set v 7\nINSERT INTO t VALUES (-1, :v);\n", "pgbench", "-n", "-t", "2", "-f", "-@3", dsn, "--results", results)
+	if code != 0 || !strings.Contains(out, "transaction type: -\n") {
+		t.Errorf("script from stdin: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := pgtest.Query(t, dsn, "select count(*) from t where c = -1 and v = 7"); got != "2" {
+		t.Errorf("script from stdin left %s rows, want 2", got)
 	}
 
 	bad := write("bad.sql", "\\set x 1 +\n")

@@ -25,6 +25,7 @@ import (
 
 // Env is the process as the commands see it; tests substitute their own.
 type Env struct {
+	Stdin          io.Reader // nil: none
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	Now            func() time.Time
@@ -38,7 +39,7 @@ type Env struct {
 // NewEnv is the real process.
 func NewEnv() *Env {
 	return &Env{
-		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, Args: os.Args[1:],
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now, Args: os.Args[1:],
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
 			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		},

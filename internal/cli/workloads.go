@@ -131,6 +131,7 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		results, _ := cmd.Flags().GetString("results")
 		ctx, stop := env.Interrupt(cmd.Context())
 		defer stop()
+		f.Spec.In = env.Stdin
 		if err := f.Settle(); err != nil {
 			return usageError{err}
 		}

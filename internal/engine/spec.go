@@ -55,6 +55,9 @@ type Spec struct {
 	// the notices and warnings for people. Both may be nil.
 	Progress time.Duration
 	Out, Log io.Writer
+	// In is standard input, which a pgbench script file named - is read from
+	// (nil: there is none, as in a study).
+	In io.Reader
 	// Clock is the time; nil is time.Now.
 	Clock func() time.Time
 }

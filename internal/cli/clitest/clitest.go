@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +19,14 @@ import (
 // Ctrl-C never comes: the context ends only with the command.
 func Run(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return RunInput(t, "", args...)
+}
+
+// RunInput is Run with stdin as the command's standard input.
+func RunInput(t testing.TB, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	env := &cli.Env{Stdout: &out, Stderr: &errOut, Getenv: os.Getenv, Now: time.Now, Args: args,
+	env := &cli.Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut, Getenv: os.Getenv, Now: time.Now, Args: args,
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
 	code = cli.Main(env)
 	return code, out.String(), errOut.String()

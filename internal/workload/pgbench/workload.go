@@ -52,6 +52,7 @@ type Run struct {
 	FailuresDetailed  bool
 
 	parsed []parsedFile
+	stdin  []byte // the script read from standard input (-f -)
 	vars   *pgbscript.Vars
 	// order is -f and -b as they were given, which is how pgbench numbers the
 	// scripts; a Run built without flags takes its builtins first.
@@ -129,9 +130,9 @@ func (r *Run) Check(spec *engine.Spec) error {
 		if err != nil {
 			return err
 		}
-		src, err := os.ReadFile(path)
+		src, err := r.read(path, spec.In)
 		if err != nil {
-			return fmt.Errorf("could not open file %q: %w", path, errors.Unwrap(err))
+			return err
 		}
 		s, err := pgbscript.Parse(path, string(src), r.vars)
 		if err != nil {
@@ -154,6 +155,29 @@ func (r *Run) Check(spec *engine.Spec) error {
 		return fmt.Errorf("total script weight must not be zero: give a script a weight above 0")
 	}
 	return nil
+}
+
+// read reads a script file, or standard input for -, as pgbench does. Standard
+// input is read once: a run checked again (a study's repeats) parses it again.
+func (r *Run) read(path string, in io.Reader) ([]byte, error) {
+	if path != "-" {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("could not open file %q: %w", path, errors.Unwrap(err))
+		}
+		return src, nil
+	}
+	if r.stdin == nil {
+		if in == nil {
+			return nil, errors.New("script file - (standard input): there is no standard input here; name a file")
+		}
+		src, err := io.ReadAll(in)
+		if err != nil {
+			return nil, fmt.Errorf("could not read the script from standard input: %w", err)
+		}
+		r.stdin = src
+	}
+	return r.stdin, nil
 }
 
 // checkLog checks the log's options as pgbench checks them.
@@ -184,7 +208,7 @@ func (r *Run) checkLog(spec *engine.Spec) error {
 // ResolvePaths makes relative script paths relative to dir (a study file's).
 func (r *Run) ResolvePaths(dir string) {
 	for i, f := range r.Files {
-		if !filepath.IsAbs(f) {
+		if !filepath.IsAbs(f) && f != "-" && !strings.HasPrefix(f, "-@") {
 			r.Files[i] = filepath.Join(dir, f)
 		}
 	}
