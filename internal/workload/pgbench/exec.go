@@ -23,9 +23,9 @@ type clients struct {
 	vars  *pgbscript.Vars
 	state []client
 	// Out takes \shell's output and Log the lines of debug().
-	out, log   io.Writer
-	mu         sync.Mutex // serializes out and log
-	sampleSeed uint64     // seeds the log's sampling, as pgbench's first thread's
+	out, log    io.Writer
+	mu          sync.Mutex // serializes out and log
+	sampleSeeds []uint64   // seed the log's sampling, as pgbench's threads'
 }
 
 type client struct {

@@ -2,6 +2,7 @@ package pgbench
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -14,9 +15,17 @@ import (
 
 // txLog writes pgbench's transaction log (-l) in pgbench's format, so that tools
 // that read pgbench's logs read these: a line a transaction, or with an aggregate
-// interval a line an interval. pgbench writes a file per thread (PREFIX.PID and
-// PREFIX.PID.T); every client here writes to the first.
+// interval a line an interval. As pgbench with -j threads, the clients are dealt
+// to the threads in blocks and each thread writes a file: PREFIX.PID for the
+// first, PREFIX.PID.T for thread T.
 type txLog struct {
+	files   []*logFile
+	thread  []int   // each client's file
+	numbers []int64 // each client's transactions so far, under its file's lock
+}
+
+// logFile is one thread's file.
+type logFile struct {
 	mu       sync.Mutex
 	f        *os.File
 	w        *bufio.Writer
@@ -24,7 +33,6 @@ type txLog struct {
 	detailed bool    // failures by kind (--failures-detailed)
 	sample   float64 // the share of transactions logged; 0 for all
 	rng      pgbscript.PRNG
-	numbers  []int64 // each client's transactions so far
 
 	every time.Duration // the aggregate interval; 0 for a line a transaction
 	start time.Time     // the interval being added to
@@ -38,16 +46,33 @@ type aggregate struct {
 	serialization, deadlocks int64
 }
 
-// openLog creates the log file prefix.PID.
+// openLog creates a log file for each of the threads (seeds has one sampling
+// seed a thread).
 func openLog(prefix string, clients int, o logOptions) (*txLog, error) {
-	path := fmt.Sprintf("%s.%d", prefix, os.Getpid())
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("could not open logfile %q: %w", path, err)
+	threads := len(o.seeds)
+	l := &txLog{thread: make([]int, clients), numbers: make([]int64, clients)}
+	dealt := 0
+	for t := range threads {
+		path := fmt.Sprintf("%s.%d", prefix, os.Getpid())
+		if t > 0 {
+			path += fmt.Sprintf(".%d", t)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			l.close(time.Time{})
+			return nil, fmt.Errorf("could not open logfile %q: %w", path, err)
+		}
+		lf := &logFile{f: f, w: bufio.NewWriterSize(f, 64<<10), retries: o.maxTries != 1, detailed: o.detailed,
+			sample: o.sample, every: o.every}
+		lf.rng.Seed(o.seeds[t])
+		l.files = append(l.files, lf)
+		// pgbench's share: what is left, divided among the threads left, rounded up.
+		n := (clients - dealt + threads - t - 1) / (threads - t)
+		for c := dealt; c < dealt+n; c++ {
+			l.thread[c] = t
+		}
+		dealt += n
 	}
-	l := &txLog{f: f, w: bufio.NewWriterSize(f, 64<<10), retries: o.maxTries != 1, detailed: o.detailed,
-		sample: o.sample, numbers: make([]int64, clients), every: o.every}
-	l.rng.Seed(o.seed)
 	return l, nil
 }
 
@@ -56,17 +81,22 @@ type logOptions struct {
 	detailed bool
 	sample   float64
 	every    time.Duration
-	seed     uint64
+	seeds    []uint64 // a thread's sampling seed, for each thread
 }
 
 // add logs one transaction; it is the driver's OnTransaction.
 func (l *txLog) add(ev driver.TxEvent) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if ev.Client >= len(l.numbers) {
 		return
 	}
+	lf := l.files[l.thread[ev.Client]]
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
 	l.numbers[ev.Client]++
+	lf.add(ev, l.numbers[ev.Client])
+}
+
+func (l *logFile) add(ev driver.TxEvent, number int64) {
 	if l.every > 0 {
 		l.aggregate(ev)
 		return
@@ -77,9 +107,9 @@ func (l *txLog) add(ev driver.TxEvent) {
 	us := float64(ev.End.Sub(ev.Start)) / float64(time.Microsecond)
 	at := ev.End.UnixMicro()
 	if ev.Failed {
-		fmt.Fprintf(l.w, "%d %d %s %d %d %d", ev.Client, l.numbers[ev.Client], l.failure(ev.SQLState), ev.Script, at/1e6, at%1e6)
+		fmt.Fprintf(l.w, "%d %d %s %d %d %d", ev.Client, number, l.failure(ev.SQLState), ev.Script, at/1e6, at%1e6)
 	} else {
-		fmt.Fprintf(l.w, "%d %d %.0f %d %d %d", ev.Client, l.numbers[ev.Client], us, ev.Script, at/1e6, at%1e6)
+		fmt.Fprintf(l.w, "%d %d %.0f %d %d %d", ev.Client, number, us, ev.Script, at/1e6, at%1e6)
 	}
 	if l.retries {
 		fmt.Fprintf(l.w, " %d", ev.Tries-1)
@@ -88,7 +118,7 @@ func (l *txLog) add(ev driver.TxEvent) {
 }
 
 // failure is how a failed transaction shows in the log.
-func (l *txLog) failure(state string) string {
+func (l *logFile) failure(state string) string {
 	if l.detailed {
 		switch state {
 		case "40001":
@@ -102,7 +132,7 @@ func (l *txLog) failure(state string) string {
 
 // aggregate adds a transaction to its interval, writing the intervals that ended
 // before it, empty ones too.
-func (l *txLog) aggregate(ev driver.TxEvent) {
+func (l *logFile) aggregate(ev driver.TxEvent) {
 	if l.start.IsZero() {
 		l.start = ev.Start.Truncate(time.Second)
 	}
@@ -134,7 +164,7 @@ func (l *txLog) aggregate(ev driver.TxEvent) {
 }
 
 // flushUntil writes every interval that ended by t.
-func (l *txLog) flushUntil(t time.Time) {
+func (l *logFile) flushUntil(t time.Time) {
 	for !l.start.IsZero() && !t.Before(l.start.Add(l.every)) {
 		a := l.agg
 		fmt.Fprintf(l.w, "%d %d %.0f %.0f %.0f %.0f 0 0 0 0 0 %d %d %d %d\n", l.start.Unix(), a.n, a.sum, a.sum2, a.min, a.max,
@@ -145,11 +175,19 @@ func (l *txLog) flushUntil(t time.Time) {
 }
 
 // close writes the intervals that ended by end (a partial last one is left out,
-// as pgbench leaves it) and closes the file.
+// as pgbench leaves it) and closes the files.
 func (l *txLog) close(end time.Time) error {
+	var errs []error
+	for _, lf := range l.files {
+		errs = append(errs, lf.close(end))
+	}
+	return errors.Join(errs...)
+}
+
+func (l *logFile) close(end time.Time) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.every > 0 {
+	if l.every > 0 && !end.IsZero() {
 		l.flushUntil(end)
 	}
 	err := l.w.Flush()

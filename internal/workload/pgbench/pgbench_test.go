@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -388,14 +389,56 @@ func TestTransactionLog(t *testing.T) {
 		}
 	}
 
-	// One line a second, with pgbench's fifteen fields.
-	r = &pgbench.Run{Files: []string{path}, Log: true, LogPrefix: filepath.Join(dir, "agg"), AggregateInterval: 1}
+	// With threads, a file a thread, the clients dealt to them in blocks as
+	// pgbench deals them: three clients on two threads, 0 and 1 on the first.
+	clientsIn := func(prefix string) string {
+		t.Helper()
+		files, _ := filepath.Glob(prefix + ".*")
+		sort.Strings(files)
+		var b strings.Builder
+		for i, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]bool{}
+			for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+				seen[strings.Fields(l)[0]] = true
+			}
+			name := strings.TrimPrefix(filepath.Ext(f), ".") // the thread's number
+			if i == 0 {
+				name = "pid" // PREFIX.PID sorts first
+			}
+			fmt.Fprintf(&b, "%s:%d ", name, len(seen))
+			os.Remove(f)
+		}
+		return b.String()
+	}
+	if code, out := runPgbench(t, bin, dir, dsn, "-n", "-l", "--log-prefix", filepath.Join(dir, "theirs"), "-c", "3", "-j", "2", "-t", "2", "-f", path); code != 0 {
+		t.Fatalf("pgbench: %d\n%s", code, out)
+	}
+	r = &pgbench.Run{Files: []string{path}, Log: true, LogPrefix: filepath.Join(dir, "ours")}
 	tg, _ := target.Parse(dsn)
 	spec := engine.NewSpec()
+	spec.Target, spec.Clients, spec.Jobs, spec.Transactions = tg, 3, 2, 2
+	setup := setUp(t, &spec, r)
+	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 3, Transactions: 2,
+		MaxTries: 1, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup.Finish(&engine.Summary{}, res)
+	if got, want := clientsIn(filepath.Join(dir, "ours")), clientsIn(filepath.Join(dir, "theirs")); got != want || got != "pid:2 1:1 " {
+		t.Errorf("clients in each thread's file: %q, pgbench's %q", got, want)
+	}
+
+	// One line a second, with pgbench's fifteen fields.
+	r = &pgbench.Run{Files: []string{path}, Log: true, LogPrefix: filepath.Join(dir, "agg"), AggregateInterval: 1}
+	spec = engine.NewSpec()
 	spec.Target, spec.Clients, spec.Duration = tg, 2, 2*time.Second
 	ctx := context.Background()
-	setup := setUp(t, &spec, r)
-	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Duration: 2 * time.Second,
+	setup = setUp(t, &spec, r)
+	res, err = driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Duration: 2 * time.Second,
 		MaxTries: 1, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
 	if err != nil {
 		t.Fatal(err)

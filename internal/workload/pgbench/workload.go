@@ -298,7 +298,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	var log *txLog
 	if r.Log {
 		log, err = openLog(r.LogPrefix, spec.Clients, logOptions{maxTries: spec.MaxTries, detailed: r.FailuresDetailed,
-			sample: r.SamplingRate, every: time.Duration(r.AggregateInterval) * time.Second, seed: cl.sampleSeed})
+			sample: r.SamplingRate, every: time.Duration(r.AggregateInterval) * time.Second, seeds: cl.sampleSeeds})
 		if err != nil {
 			return nil, err
 		}
@@ -346,11 +346,13 @@ func (r *Run) clients(spec *engine.Spec, scale int) (*clients, error) {
 	if !defined["default_seed"] {
 		defaultSeed = int64(seeds.Uint64())
 	}
-	// Then, as pgbench's first thread: the states that choose scripts, pace
-	// --rate and sample the log.
-	seeds.Uint64()
-	seeds.Uint64()
-	cl.sampleSeed = seeds.Uint64()
+	// Then, as pgbench's threads (no more than the clients), each in turn: the
+	// states that choose scripts, pace --rate and sample the log.
+	for range min(spec.Jobs, spec.Clients) {
+		seeds.Uint64()
+		seeds.Uint64()
+		cl.sampleSeeds = append(cl.sampleSeeds, seeds.Uint64())
+	}
 	for i := range cl.state {
 		env := cl.state[i].env
 		for _, d := range r.Defines {
