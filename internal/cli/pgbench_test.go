@@ -128,3 +128,62 @@ func TestScriptCommitsMatchServer(t *testing.T) {
 		}
 	}
 }
+
+// Per-statement latencies (-r) reach the reports: compare, Markdown and HTML show
+// each statement's average on each target beside the baseline's.
+func TestPerStatementReport(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "s.sql")
+	if err := os.WriteFile(script, []byte("\\set n random(1, 10)\nSELECT :n AS quick;\nSELECT pg_sleep(0.003) AS nap;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "r.db")
+	var ids []string
+	for _, dsn := range []string{pgtest.NewDatabase(t), pgtest.NewDatabase(t)} {
+		code, out, errOut := run(t, "run", "pgbench", "-f", script, "-r", "-t", "20", "--json", "--dsn", dsn, "--results", results)
+		if code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, errOut)
+		}
+		var sum struct {
+			RunID int64 `json:"run_id"`
+		}
+		if err := json.Unmarshal([]byte(out), &sum); err != nil || sum.RunID == 0 {
+			t.Fatalf("summary %v: %s", err, out)
+		}
+		ids = append(ids, strconv.FormatInt(sum.RunID, 10))
+	}
+	sel := []string{"--run", strings.Join(ids, ","), "--results", results}
+	code, out, errOut := run(t, append([]string{"compare"}, sel...)...)
+	if code != 0 {
+		t.Fatalf("compare: exit %d\n%s", code, errOut)
+	}
+	// The nap's row: a figure of at least 3 ms for each target.
+	var nap string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "SELECT pg_sleep(0.003) AS nap;") {
+			nap = l
+		}
+	}
+	f := strings.Fields(strings.TrimPrefix(nap, "SELECT pg_sleep(0.003) AS nap;"))
+	if !strings.Contains(out, "Per statement") || !strings.Contains(out, "SELECT :n AS quick;") || len(f) < 3 || strings.Contains(out, `\set`) {
+		t.Fatalf("compare lacks the statements' table (nap row %q):\n%s", nap, out)
+	}
+	for _, v := range []string{f[0], f[1]} {
+		if ms, err := strconv.ParseFloat(v, 64); err != nil || ms < 3 {
+			t.Errorf("nap's average %q, want at least 3 ms:\n%s", v, out)
+		}
+	}
+	for _, name := range []string{"r.md", "r.html"} {
+		path := filepath.Join(dir, name)
+		if code, _, errOut := run(t, append([]string{"report", "-o", path}, sel...)...); code != 0 {
+			t.Fatalf("report %s: exit %d\n%s", name, code, errOut)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "Per statement, as pgbench -r times them") || !strings.Contains(string(b), "pg\\_sleep(0.003) AS nap;") && !strings.Contains(string(b), "pg_sleep(0.003) AS nap;") {
+			t.Errorf("%s lacks the statements' table", name)
+		}
+	}
+}

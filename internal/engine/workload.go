@@ -54,6 +54,21 @@ type Figures interface {
 	Measure(name string) (float64, bool)
 }
 
+// StatementLatency is one statement's average latency over a run's window, for
+// workloads that time each statement (pgbench -r).
+type StatementLatency struct {
+	Script   string  // the script's name
+	Text     string  // the statement's first line
+	Count    int64   // executions
+	AvgMs    float64 // over the executions that succeeded
+	Failures int64
+}
+
+// PerStatement is Figures that time each statement, for the reports' tables.
+type PerStatement interface {
+	StatementLatencies() []StatementLatency
+}
+
 // Measures name what runs of a workload are compared by: the headline ("tps"
 // unless the workload has its own, as TPC-C's NOPM) and the other rates its
 // runs have ("TPM", "QPS").

@@ -261,6 +261,11 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 		l := sum.LatencyMs
 		run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
 		run.Warnings = sum.Warnings
+		if ps, ok := sum.Figures.(engine.PerStatement); ok {
+			for _, st := range ps.StatementLatencies() {
+				run.Statements = append(run.Statements, Statement{Script: st.Script, Text: st.Text, AvgMs: st.AvgMs, Failures: st.Failures})
+			}
+		}
 		if m := sum.ClientMachine; m != nil {
 			run.Machine = m.String()
 		}

@@ -94,6 +94,10 @@ func HTML(w io.Writer, r *Report) error {
 		for _, g := range wl.groups {
 			p(`<h3 id="%s">%s, %d clients</h3>`+"\n", resultsID(wl, g), esc(wl.Name), g.clients)
 			writeHTMLTable(&b, a.fullTable(g))
+			if t := a.statementTable(g); len(t.rows) > 0 {
+				p(`<p class="legend">%s</p>`+"\n", esc(statementsIntro))
+				writeHTMLTable(&b, t)
+			}
 			if notes := groupNotes(g); len(notes) > 0 {
 				p(`<ul class="notes">`)
 				for _, n := range notes {

@@ -80,6 +80,10 @@ func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
 		for _, g := range wl.groups {
 			p("### %s, %d clients\n\n", mdEscape(wl.Name), g.clients)
 			writeMDTable(&b, a.fullTable(g))
+			if t := a.statementTable(g); len(t.rows) > 0 {
+				p("%s\n\n", mdEscape(statementsIntro))
+				writeMDTable(&b, t)
+			}
 			if notes := groupNotes(g); len(notes) > 0 {
 				for _, n := range notes {
 					p("- %s\n", mdEscape(n.text))
@@ -187,6 +191,8 @@ func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
 }
 
 const (
+	statementsIntro = "Per statement, as pgbench -r times them: the average latency of each execution that succeeded, " +
+		"in milliseconds, aggregated over the valid runs."
 	seriesIntro = "Per second, each target's median run in full and its other repetitions faint; " +
 		"runs left out are dashed. Vertical marks are checkpoints, shaded bands outages; " +
 		"negative seconds are the warm-up."
@@ -470,6 +476,60 @@ func (a *analysis) waitTable(wl workload) mdTable {
 			}
 			t.add([]string{strconv.Itoa(g.clients), a.targets[i].Name, strings.Join(parts, ", ")}, nil, nil)
 		}
+	}
+	return t
+}
+
+// statementTable is a group's per-statement latencies (pgbench -r): each
+// statement's average in milliseconds, aggregated over the valid runs, and its
+// ratio to the baseline's. Empty when no run timed its statements.
+func (a *analysis) statementTable(g group) mdTable {
+	type key struct {
+		script, text string
+		nth          int // the same text again in the script
+	}
+	// Each valid run's statements by key, and the keys in the order they come.
+	runs := map[int64]map[key]Statement{}
+	var order []key
+	scripts := map[string]bool{}
+	for _, c := range g.cells {
+		for _, run := range c.valid {
+			byKey := map[key]Statement{}
+			for _, st := range run.Statements {
+				k := key{st.Script, st.Text, 0}
+				for ; ; k.nth++ {
+					if _, dup := byKey[k]; !dup {
+						break
+					}
+				}
+				byKey[k] = st
+				if !slices.Contains(order, k) {
+					order = append(order, k)
+				}
+				scripts[st.Script] = true
+			}
+			runs[run.ID] = byKey
+		}
+	}
+	if len(order) == 0 {
+		return mdTable{}
+	}
+	t := a.targetsTable("statement (avg ms)", false)
+	for _, k := range order {
+		label := k.text
+		if len(scripts) > 1 {
+			label = k.script + ": " + label
+		}
+		m := metric{key: "statement", label: label, unit: " ms", get: func(r Run) (float64, bool) {
+			st, ok := runs[r.ID][k]
+			return st.AvgMs, ok && st.AvgMs > 0
+		}}
+		rw := row{m: m, kind: measured}
+		for _, c := range g.cells {
+			rw.vals = append(rw.vals, a.stat(m, c))
+		}
+		rw.ratios = a.ratios(rw.vals, nil)
+		t.add(a.targetCells(rw, nil, []string{label}, []string{""}, []string{""}))
 	}
 	return t
 }

@@ -65,6 +65,9 @@ type Run struct {
 	TPS    float64
 	TPM    float64 // PostgreSQL transactions per minute (whole cluster, as HammerDB), where the workload counts them
 	QPS    float64 // statements per second, where the workload counts them
+	// Statements are each statement's average latency, where the run timed them
+	// (pgbench -r).
+	Statements []Statement
 	// Latency of all transactions in the window, milliseconds.
 	Latency Latency
 	// Percentiles is the latency distribution from the stored HDR histograms:
@@ -90,6 +93,12 @@ type Run struct {
 
 // Sampled says which server figures a run has.
 type Sampled struct{ CPU, IOPS, WAL bool }
+
+type Statement struct {
+	Script, Text string
+	AvgMs        float64
+	Failures     int64
+}
 
 type Latency struct{ Avg, P50, P90, P95, P99, P999, Max float64 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
@@ -79,6 +80,23 @@ func Terminal(w io.Writer, r *Report) error {
 			}
 			for _, n := range notes {
 				para(n.text, "  "+n.mark+" ", "    ")
+			}
+			if st := a.statementTable(g); len(st.rows) > 0 {
+				line("")
+				para(statementsIntro, "", "")
+				t := textTable{header: st.header, right: st.right}
+				t.header[0] = "statement"
+				for i, h := range t.header { // the targets' names as the tables above show them
+					if k := slices.IndexFunc(a.targets, func(tg Target) bool { return tg.Name == h }); k >= 0 {
+						t.header[i] = names[k]
+					}
+				}
+				for _, r := range st.rows {
+					t.rows = append(t.rows, append([]string{ellipsis(r[0], 48)}, r[1:]...))
+				}
+				for _, l := range t.lines() {
+					line(l)
+				}
 			}
 		}
 	}

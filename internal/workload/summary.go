@@ -2,6 +2,9 @@ package workload
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 )
@@ -33,21 +36,30 @@ func ReadSummary(b []byte) (*engine.Summary, error) {
 	return &sum, nil
 }
 
-// hasFields tells whether the JSON object b has any of the fields f writes.
+// hasFields tells whether the JSON object b has any of the fields f writes,
+// those it leaves out when empty (omitempty) too.
 func hasFields(b []byte, f engine.Figures) (bool, error) {
-	var stored, own map[string]json.RawMessage
+	var stored map[string]json.RawMessage
 	if err := json.Unmarshal(b, &stored); err != nil {
 		return false, err
 	}
-	empty, err := json.Marshal(f)
-	if err != nil {
-		return false, err
+	t := reflect.TypeOf(f)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	if err := json.Unmarshal(empty, &own); err != nil {
-		return false, err
+	if t.Kind() != reflect.Struct {
+		return false, fmt.Errorf("figures %s are not a struct", t)
 	}
-	for k := range own {
-		if _, ok := stored[k]; ok {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "-" || !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		if _, ok := stored[name]; ok {
 			return true, nil
 		}
 	}

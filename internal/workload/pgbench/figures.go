@@ -3,6 +3,7 @@ package pgbench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +58,19 @@ func (f *Figures) Headline(s *engine.Summary) string {
 }
 
 func (f *Figures) Measure(string) (float64, bool) { return 0, false }
+
+// StatementLatencies are the -r figures, meta commands left out: what a report
+// compares across targets is the server's share.
+func (f *Figures) StatementLatencies() []engine.StatementLatency {
+	var out []engine.StatementLatency
+	for _, st := range f.Statements {
+		if strings.HasPrefix(st.Text, `\`) {
+			continue
+		}
+		out = append(out, engine.StatementLatency{Script: st.Script, Text: st.Text, Count: st.Count, AvgMs: st.AvgMs, Failures: st.Failures})
+	}
+	return out
+}
 
 // statements turns the programs' counts into the figures' rows.
 func statements(progs []*program) []Statement {
