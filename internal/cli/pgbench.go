@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -43,6 +44,7 @@ type pgbenchOptions struct {
 	exitOnAbort, verbose, detail  bool
 	perCommand, log, connect      bool
 	logPrefix, sampling, every    string
+	rate, limit                   string
 	defines                       []string
 	// scripts are -f, -b, -S and -N in the order given, which numbers them:
 	// the run pgbench flag and its value.
@@ -53,7 +55,7 @@ type pgbenchOptions struct {
 // they are refused by name rather than ignored, since each changes what is measured
 // or reported.
 var unsupportedPgbench = []struct{ long, short string }{
-	{"latency-limit", "L"}, {"rate", "R"}, {"vacuum-all", "v"}, {"progress-timestamp", ""},
+	{"vacuum-all", "v"}, {"progress-timestamp", ""},
 	{"initialize", "i"}, {"init-steps", "I"}, {"fillfactor", "F"}, {"quiet", "q"}, {"foreign-keys", ""},
 	{"unlogged-tables", ""}, {"tablespace", ""}, {"index-tablespace", ""}, {"partitions", ""},
 	{"partition-method", ""}, {"show-script", ""}, {"debug", ""},
@@ -83,6 +85,8 @@ func newPgbenchFlags() *pgbenchOptions {
 	fs.StringVarP(&o.time, "time", "T", "", "")
 	fs.StringVarP(&o.user, "username", "U", "", "")
 	fs.StringVar(&o.seed, "random-seed", "", "")
+	fs.StringVarP(&o.rate, "rate", "R", "", "")
+	fs.StringVarP(&o.limit, "latency-limit", "L", "", "")
 	fs.StringVar(&o.tries, "max-tries", "", "")
 	fs.StringVar(&o.results, "results", "", "") // pgbakeoff's own: where the run is stored
 	fs.BoolVar(&o.exitOnAbort, "exit-on-abort", false, "")
@@ -212,6 +216,20 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	}
 	sets = append(sets, []struct{ flag, value string }{
 		{"log-prefix", o.logPrefix}, {"sampling-rate", o.sampling}, {"aggregate-interval", o.every}}...)
+	if o.rate != "" {
+		if r, err := strconv.ParseFloat(o.rate, 64); err != nil || r <= 0 {
+			return bad(fmt.Errorf("invalid rate limit: %q: give transactions a second above 0", o.rate))
+		}
+		sets = append(sets, struct{ flag, value string }{"rate", o.rate})
+	}
+	if o.limit != "" {
+		// pgbench's -L is in milliseconds.
+		ms, err := strconv.ParseFloat(o.limit, 64)
+		if err != nil || ms <= 0 {
+			return bad(fmt.Errorf("invalid latency limit: %q: give milliseconds above 0", o.limit))
+		}
+		sets = append(sets, struct{ flag, value string }{"latency-limit", time.Duration(ms * float64(time.Millisecond)).String()})
+	}
 	if s := o.seed; s != "" && s != "time" && s != "rand" {
 		if _, err := strconv.ParseUint(s, 10, 64); err != nil {
 			return bad(fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s))
@@ -351,12 +369,26 @@ func writePgbenchReport(w io.Writer, sum *engine.Summary, spec *engine.Spec, o *
 		fmt.Fprintf(w, "number of transactions retried: %d (%s)\n", sum.Retried, pct(sum.Retried, all))
 		fmt.Fprintf(w, "total number of retries: %d\n", sum.Retries)
 	}
-	if sum.Transactions+sum.Failed == 0 {
+	var skipped, late int64
+	if r := sum.Rate; r != nil {
+		skipped, late = r.Skipped, r.Late
+	}
+	if sum.Transactions+sum.Failed+skipped == 0 {
 		return // pgbench's report stops here too
 	}
+	if spec.Rate > 0 && spec.LatencyLimit > 0 {
+		fmt.Fprintf(w, "number of transactions skipped: %d (%s)\n", skipped, pct(skipped, all+skipped))
+	}
+	if spec.LatencyLimit > 0 {
+		fmt.Fprintf(w, "number of transactions above the %.1f ms latency limit: %d/%d (%s)\n",
+			float64(spec.LatencyLimit)/float64(time.Millisecond), late, sum.Transactions, pct(late, sum.Transactions))
+	}
 	fmt.Fprintf(w, "latency average = %.3f ms\n", sum.LatencyMs.Avg)
-	if spec.Progress > 0 {
+	if spec.Progress > 0 || spec.Rate > 0 || spec.LatencyLimit > 0 {
 		fmt.Fprintf(w, "latency stddev = %.3f ms\n", sum.LatencyMs.Stddev)
+	}
+	if r := sum.Rate; r != nil && spec.Rate > 0 {
+		fmt.Fprintf(w, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", r.LagAvgMs, r.LagMaxMs)
 	}
 	if spec.ConnectPerTx {
 		fmt.Fprintf(w, "average connection time = %.3f ms\n", sum.ConnectAvgMs)

@@ -41,6 +41,8 @@ type client struct {
 	// it); queries, per script and phase, those of the transactions that ended.
 	stmts   Queries
 	queries [][phases]Queries
+	rate    rateStats   // with Config.Rate or Config.LatencyLimit
+	timer   *time.Timer // for sleep, made once
 }
 
 // never is later than any transaction starts.
@@ -117,11 +119,20 @@ func (c *client) loop(ctx context.Context) {
 		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
 			return
 		}
+		si := c.pick()
+		s := cfg.Scripts[si]
+		// The arrival, before any reconnection: one that waits for a lost
+		// connection waits in its latency.
+		var arrival time.Time
+		if c.r.sched != nil {
+			var ok bool
+			if arrival, ok = c.pace(si); !ok {
+				return
+			}
+		}
 		if c.w == nil && !c.connectAgain(ctx) {
 			return
 		}
-		si := c.pick()
-		s := cfg.Scripts[si]
 		for i, v := range s.Vars {
 			if v.Dist != nil {
 				c.vals[i] = v.Dist.Draw(c.rng)
@@ -129,7 +140,7 @@ func (c *client) loop(ctx context.Context) {
 			}
 			c.vals[i] = c.uniform(v.Min, v.Max)
 		}
-		if s.Keying > 0 && !c.sleep(s.Keying) {
+		if s.Keying > 0 && cfg.Rate == 0 && !c.sleep(s.Keying) {
 			return
 		}
 		start := time.Now()
@@ -138,6 +149,10 @@ func (c *client) loop(ctx context.Context) {
 		}
 		var phase Phase
 		ev := TxEvent{Client: c.id, Script: si, Start: start}
+		if !arrival.IsZero() && arrival.Before(start) {
+			// Latency counts from the arrival; the wait for this client is the lag.
+			ev.Start, ev.Lag = arrival, start.Sub(arrival)
+		}
 		for try := 1; ; try++ {
 			ev.Tries = try
 			var err error
@@ -148,7 +163,11 @@ func (c *client) loop(ctx context.Context) {
 			}
 			ev.End = time.Now()
 			if err == nil || errors.Is(err, ErrRollback) {
-				phase = c.r.record(c.hist, si, start, ev.End, try > 1, err != nil)
+				phase = c.r.record(c.hist, si, ev.Start, ev.End, try > 1, err != nil)
+				if lim := cfg.LatencyLimit; lim > 0 && ev.End.Sub(ev.Start) > lim {
+					c.rate.late[phase]++
+					c.rate.tickLate.Add(1)
+				}
 				break
 			}
 			ev.Failed = true
@@ -156,7 +175,7 @@ func (c *client) loop(ctx context.Context) {
 			if errors.As(err, &ab) {
 				// The script cannot go on: the client stops, as pgbench aborts it.
 				if ab.Done {
-					c.r.record(c.hist, si, start, ev.End, try > 1, false)
+					c.r.record(c.hist, si, ev.Start, ev.End, try > 1, false)
 					ev.Failed = false
 					if cfg.OnTransaction != nil {
 						cfg.OnTransaction(ev)
@@ -187,6 +206,9 @@ func (c *client) loop(ctx context.Context) {
 			}
 			break
 		}
+		if !arrival.IsZero() {
+			c.rate.lag(phase, ev.Lag)
+		}
 		if cfg.OnTransaction != nil {
 			cfg.OnTransaction(ev)
 		}
@@ -199,7 +221,7 @@ func (c *client) loop(ctx context.Context) {
 		c.queries[si][phase].Add(c.stmts)
 		c.stmts = Queries{}
 		c.done++
-		if s.ThinkMean > 0 {
+		if s.ThinkMean > 0 && cfg.Rate == 0 {
 			// Exponential with the given mean, cut at ten times it (TPC-C 5.2.5.4).
 			u := float64(c.rng.Uint64()>>11) * 0x1p-53 // [0, 1)
 			think := time.Duration(-math.Log(max(1e-12, 1-u)) * float64(s.ThinkMean))
@@ -229,12 +251,18 @@ func (c *client) connectAgain(ctx context.Context) bool {
 
 // sleep pauses the client for d or until the run stops; false means it stopped.
 func (c *client) sleep(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
+	// One timer for the client's life: an open-loop run sleeps before most of
+	// its transactions.
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
 	select {
-	case <-t.C:
+	case <-c.timer.C:
 		return !c.r.stopping.Load()
 	case <-c.r.stop:
+		c.timer.Stop()
 		return false
 	}
 }

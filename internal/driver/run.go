@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"sync"
@@ -71,6 +72,14 @@ type Config struct {
 	// connections are multiplexed either way, and so are all connections on other
 	// systems than Linux (see transport_other.go).
 	ThreadPerClient bool
+	// Rate, when above 0, runs the clients open-loop: transactions arrive at Rate a
+	// second in all, as a Poisson process, and each one's latency counts from its
+	// arrival (see schedule). Keying and think times are then not waited.
+	Rate float64
+	// LatencyLimit counts the transactions that end later than it after their
+	// arrival (Result.Rate.Late) and, with Rate, skips those that could not begin
+	// within it (Result.Rate.Skipped), as pgbench -L does; 0 = no limit.
+	LatencyLimit time.Duration
 	// OnInterval receives each interval as it ends, from one goroutine.
 	OnInterval func(Interval)
 	// OnWindow is called as the measurement window opens (true) and closes (false),
@@ -104,6 +113,10 @@ type Interval struct {
 	// ConnectErrors how many attempts to connect again failed during it.
 	Down          int
 	ConnectErrors int64
+	// With Config.Rate and Config.LatencyLimit: the mean schedule lag of the
+	// transactions that began in the interval, those skipped and those late.
+	Lag           time.Duration
+	Skipped, Late int64
 }
 
 // ScriptResult is one transaction type's totals over the measurement window.
@@ -167,6 +180,8 @@ type Result struct {
 	// Address is where the first connection went: IP address and port, or the
 	// Unix socket's path.
 	Address string
+	// Rate are the open-loop figures (Config.Rate, Config.LatencyLimit).
+	Rate RateFigures
 	// ReadAtOnce is, with Config.ThreadPerClient on a Unix-domain socket, the share
 	// of answers read without polling first (see waitChooser).
 	ReadAtOnce float64
@@ -179,6 +194,11 @@ type TxEvent struct {
 	Tries          int    // 1, or more when it was retried
 	Failed         bool   // it failed on its last try, or its connection was lost
 	SQLState       string // why it failed
+	// With Config.Rate, Start is the arrival; Lag is how long the transaction
+	// waited for its client after it. Skipped transactions (Config.LatencyLimit)
+	// never ran: End is when they were skipped.
+	Lag     time.Duration
+	Skipped bool
 }
 
 type counters struct{ failed, retried, retries, rolledBack atomic.Int64 }
@@ -208,6 +228,7 @@ type runner struct {
 	connects, connectNs atomic.Int64
 	serverTx            []int64 // server transactions per script execution
 
+	sched  *schedule      // with Config.Rate
 	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
 	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
 
@@ -294,6 +315,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.windowEnd = r.windowStart.Add(cfg.Duration)
 	}
 	r.hardStopNs.Store(r.windowEnd.Add(30 * time.Second).UnixNano())
+	if cfg.Rate > 0 {
+		r.sched = newSchedule(cfg.Rate, cfg.Seed)
+		r.sched.from, r.sched.to = int64(cfg.Warmup), int64(r.windowEnd.Sub(r.start))
+	}
 
 	var wg sync.WaitGroup
 	for _, c := range clients {
@@ -335,6 +360,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		iv.Failed = r.tickFailed.Swap(0)
 		iv.Retried = r.tickRetried.Swap(0)
 		iv.ConnectErrors = r.tickConnErrs.Swap(0)
+		if cfg.Rate > 0 || cfg.LatencyLimit > 0 {
+			var lagSum, lagN int64
+			for _, c := range clients {
+				lagSum += c.rate.tickLagSum.Swap(0)
+				lagN += c.rate.tickLagN.Swap(0)
+				iv.Skipped += c.rate.tickSkipped.Swap(0)
+				iv.Late += c.rate.tickLate.Swap(0)
+			}
+			if lagN > 0 {
+				iv.Lag = time.Duration(lagSum / lagN)
+			}
+		}
 		r.mu.Lock()
 		iv.Down = r.down
 		r.mu.Unlock()
@@ -455,6 +492,12 @@ loop:
 	if cfg.Transactions > 0 || res.End.Before(r.windowEnd) {
 		r.windowEnd = res.End
 	}
+	if r.sched != nil {
+		r.sched.mu.Lock()
+		r.sched.to = int64(r.windowEnd.Sub(r.start))
+		r.sched.mu.Unlock()
+	}
+	res.Rate = r.rateFigures(clients)
 	res.Start, res.WindowStart, res.WindowEnd = r.start, r.windowStart, r.windowEnd
 
 	for si, s := range cfg.Scripts {
@@ -531,6 +574,12 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.MaxTries < 1 {
 		cfg.MaxTries = 1
+	}
+	if cfg.Rate < 0 || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
+		return fmt.Errorf("--rate must be a positive number of transactions a second, got %g", cfg.Rate)
+	}
+	if cfg.LatencyLimit < 0 {
+		return fmt.Errorf("--latency-limit must not be negative, got %s", cfg.LatencyLimit)
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second

@@ -78,6 +78,6 @@ func GoldenSummaries(t *testing.T) map[string]*Summary {
 	sbf.ThreadPerClient, sbf.Clients = true, 8
 	unread := serverStats{values: map[string]map[string]int64{store.PointBeforeConnect: {"xact_commit": 1}}, unread: map[string]string{store.PointAfterDisconnect: "read pg_stat_database: connection refused"}}
 	sb := summarize(&sbRun, &sbRes, &target.Info{Address: "/tmp/.s.PGSQL.5432", Version: "18.1"}, 4, sbf, unread, cpu0, cpu1)
-	sb.Flags = judge(evidence{incomplete: sbRes.IncompleteReason, committed: 3000, rates: []rate{{5 * time.Second, 100}, {10 * time.Second, 100}, {15 * time.Second, 10}, {20 * time.Second, 100}, {25 * time.Second, 100}}})
+	sb.Flags = judge(evidence{incomplete: sbRes.IncompleteReason, committed: 3000, rates: []rate{{5 * time.Second, 100, 0}, {10 * time.Second, 100, 0}, {15 * time.Second, 10, 0}, {20 * time.Second, 100, 0}, {25 * time.Second, 100, 0}}})
 	return map[string]*Summary{"tpcb": tpcb, "tpcc": tpcc, "sysbench": sb}
 }

@@ -65,7 +65,7 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 		if iv.Start.Before(res.WindowStart.Add(-slack)) || iv.End.After(res.WindowEnd.Add(slack)) || secs < 0.5 {
 			continue
 		}
-		e.rates = append(e.rates, rate{at: iv.End.Sub(res.WindowStart).Round(time.Second), tps: float64(iv.Committed) / secs})
+		e.rates = append(e.rates, rate{at: iv.End.Sub(res.WindowStart).Round(time.Second), tps: float64(iv.Committed) / secs, lag: iv.Lag})
 	}
 	// A sample counts when its middle lies in the window: the last one may run on
 	// while the clients disconnect.

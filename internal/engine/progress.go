@@ -20,10 +20,15 @@ type progressPrinter struct {
 	phase    driver.Phase
 	hist     *hdrhistogram.Histogram
 	failed   int64
+	// An open-loop run's lines add the schedule lag and the skipped transactions.
+	open    bool
+	skipped int64
+	lagSum  time.Duration // lags weighted by the transactions of their interval
+	lagN    int64
 }
 
-func newProgressPrinter(w io.Writer, period time.Duration) *progressPrinter {
-	return &progressPrinter{w: w, period: period, hist: histogram.New()}
+func newProgressPrinter(w io.Writer, period time.Duration, open bool) *progressPrinter {
+	return &progressPrinter{w: w, period: period, hist: histogram.New(), open: open}
 }
 
 func (p *progressPrinter) add(iv driver.Interval) {
@@ -38,6 +43,11 @@ func (p *progressPrinter) add(iv driver.Interval) {
 	}
 	p.hist.Merge(iv.Latency)
 	p.failed += iv.Failed
+	p.skipped += iv.Skipped
+	if iv.Lag > 0 {
+		p.lagSum += iv.Lag * time.Duration(iv.Latency.TotalCount())
+		p.lagN += iv.Latency.TotalCount()
+	}
 	p.phase, p.to = iv.Phase, iv.End
 	if p.to.Sub(p.from) >= p.period-50*time.Millisecond {
 		p.print()
@@ -47,10 +57,18 @@ func (p *progressPrinter) add(iv driver.Interval) {
 func (p *progressPrinter) print() {
 	s := histogram.Summarize(p.hist)
 	secs := p.to.Sub(p.from).Seconds()
-	fmt.Fprintf(p.w, "progress: %.1f s, %.1f tps, lat %.3f ms avg, %.3f ms p99, %d failed [%s]\n",
-		p.to.Sub(p.start).Seconds(), float64(s.Count)/secs, s.Avg, s.P99, p.failed, p.phase)
+	var open string
+	if p.open {
+		var lag float64
+		if p.lagN > 0 {
+			lag = float64(p.lagSum) / float64(p.lagN) / float64(time.Millisecond)
+		}
+		open = fmt.Sprintf(", lag %.3f ms avg, %d skipped", lag, p.skipped)
+	}
+	fmt.Fprintf(p.w, "progress: %.1f s, %.1f tps, lat %.3f ms avg, %.3f ms p99, %d failed%s [%s]\n",
+		p.to.Sub(p.start).Seconds(), float64(s.Count)/secs, s.Avg, s.P99, p.failed, open, p.phase)
 	p.hist.Reset()
-	p.failed = 0
+	p.failed, p.skipped, p.lagSum, p.lagN = 0, 0, 0, 0
 	p.from = p.to
 }
 

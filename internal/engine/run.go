@@ -148,7 +148,7 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	prevProcs := runtime.GOMAXPROCS(max(1, spec.Jobs))
 	defer runtime.GOMAXPROCS(prevProcs)
 	cpu0 := readCPU()
-	prog := newProgressPrinter(spec.Out, spec.Progress)
+	prog := newProgressPrinter(spec.Out, spec.Progress, spec.Rate > 0)
 	res, err := driver.Run(runCtx, r.driverConfig(prog))
 	prog.flush()
 	if err != nil {
@@ -264,6 +264,7 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 		Warmup: spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
 		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, ExitOnAbort: spec.ExitOnAbort, ConnectPerTx: spec.ConnectPerTx,
 		OutageTimeout: spec.OutageTimeout, TxTimeout: spec.TxTimeout, ConnectTimeout: spec.ConnectTimeout, ResolveOnce: spec.ResolveOnce,
+		Rate: spec.Rate, LatencyLimit: spec.LatencyLimit,
 		OnInterval: func(iv driver.Interval) {
 			prog.add(iv)
 			r.mon.interval(iv)
@@ -321,6 +322,8 @@ func (r *running) evidence(ctx context.Context, res *driver.Result, sres sampler
 		ev.incomplete = res.IncompleteReason
 	}
 	ev.aborted, ev.clients, ev.abort = res.Aborted, r.spec.Clients, res.Abort
+	ev.rate, ev.rateFigures = r.spec.Rate, res.Rate
+	ev.doneTPS = sum.TPS
 	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
 	ev.clientCommits, ev.serverCommits = sum.CommitsTotal, sum.Server.Commits
 	ev.span, ev.naptime = span, r.naptime

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
@@ -32,9 +33,14 @@ type Spec struct {
 	MaxTries        int           // tries per transaction on serialization failure or deadlock
 	ExitOnAbort     bool          // end the run when a client stops on a script error
 	ConnectPerTx    bool          // a new connection for each transaction (pgbench -C)
-	Seed            uint64        // 0: from the clock, unless SeedGiven
-	SeedGiven       bool          // Seed was chosen, even 0 (pgbench --random-seed=0)
-	Labels          map[string]string
+	// Rate (transactions a second, all clients together) runs open-loop, as
+	// pgbench -R; 0 is closed-loop. LatencyLimit counts late transactions and,
+	// with a rate, skips those that cannot begin within it (pgbench -L).
+	Rate         float64
+	LatencyLimit time.Duration
+	Seed         uint64 // 0: from the clock, unless SeedGiven
+	SeedGiven    bool   // Seed was chosen, even 0 (pgbench --random-seed=0)
+	Labels       map[string]string
 	// Faults: how long the server may stay away, how long a transaction and a
 	// connect may take (0: never), and whether to resolve the host once.
 	OutageTimeout  time.Duration
@@ -97,6 +103,10 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("--outage-timeout, --tx-timeout and --connect-timeout must not be negative")
 	case s.MaxTries < 1:
 		return fmt.Errorf("--max-tries must be at least 1, got %d", s.MaxTries)
+	case s.Rate < 0 || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
+		return fmt.Errorf("--rate must be a positive number of transactions a second, got %g", s.Rate)
+	case s.LatencyLimit < 0:
+		return fmt.Errorf("--latency-limit must not be negative, got %s", s.LatencyLimit)
 	}
 	if s.Workload != nil {
 		return s.Workload.Check(s)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,6 +48,8 @@ type Summary struct {
 	// transactions, and what each took, connecting and disconnecting.
 	Connections  int64   `json:"connections,omitempty"`
 	ConnectAvgMs float64 `json:"connect_avg_ms,omitempty"`
+	// Rate is an open-loop run's (--rate) figures, and a latency limit's.
+	Rate *rateSummary `json:"rate,omitempty"`
 	// OutageS is the wall time during which clients had lost their connection,
 	// summed over clients; Outages says when each was lost, why and for how long.
 	OutageS       float64             `json:"outage_s"`
@@ -122,6 +125,21 @@ type clientCPU struct {
 	ReadAtOnce *float64 `json:"read_at_once,omitempty"`
 }
 
+// rateSummary is what an open-loop run and a latency limit add, over the window:
+// the rate asked for, the arrivals due and those no client had begun by the
+// window's end, the schedule lag (an arrival's wait for a free client, which its
+// latency includes), and the transactions skipped or late for the limit.
+type rateSummary struct {
+	RequestedTPS   float64 `json:"requested_tps,omitempty"`
+	Scheduled      int64   `json:"scheduled,omitempty"`
+	NotBegun       int64   `json:"not_begun,omitempty"`
+	LagAvgMs       float64 `json:"schedule_lag_avg_ms,omitempty"`
+	LagMaxMs       float64 `json:"schedule_lag_max_ms,omitempty"`
+	LatencyLimitMs float64 `json:"latency_limit_ms,omitempty"`
+	Skipped        int64   `json:"skipped"`
+	Late           int64   `json:"late"`
+}
+
 type scriptSummary struct {
 	Name         string            `json:"name"`
 	Weight       int               `json:"weight"`
@@ -191,6 +209,12 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 	}
 	if sum.Reconnects > 0 {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("connections were lost %d times; clients were without a connection for %.1f s in all", sum.Reconnects, sum.OutageS))
+	}
+	if spec.Rate > 0 || spec.LatencyLimit > 0 {
+		f := res.Rate
+		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+		sum.Rate = &rateSummary{RequestedTPS: spec.Rate, Scheduled: f.Scheduled, NotBegun: f.Untaken, LagAvgMs: ms(f.LagAvg), LagMaxMs: ms(f.LagMax),
+			LatencyLimitMs: ms(spec.LatencyLimit), Skipped: f.Skipped, Late: f.Late}
 	}
 	if res.Connects > 0 {
 		sum.ConnectAvgMs = float64(res.ConnectPerTx) / float64(res.Connects) / float64(time.Millisecond)
@@ -288,6 +312,17 @@ func (s *Summary) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "commits: client %d, server not read (%s)\n", s.CommitsTotal, s.Server.CommitsUnread)
 	} else {
 		fmt.Fprintf(w, "commits: client %d, server %d (%+.2f%%) from first connect to last disconnect\n", s.CommitsTotal, s.Server.Commits, s.Server.CommitsDiffPct)
+	}
+	if r := s.Rate; r != nil && r.RequestedTPS > 0 {
+		fmt.Fprintf(w, "rate: %s tx/s requested, %.1f done; %d due in the window, %d not begun by its end; schedule lag avg %.3f ms, max %.3f ms\n",
+			strconv.FormatFloat(r.RequestedTPS, 'f', -1, 64), s.TPS, r.Scheduled, r.NotBegun, r.LagAvgMs, r.LagMaxMs)
+	}
+	if r := s.Rate; r != nil && r.LatencyLimitMs > 0 {
+		line := fmt.Sprintf("latency limit %s ms: %d later than it", strconv.FormatFloat(r.LatencyLimitMs, 'f', -1, 64), r.Late)
+		if all := s.Transactions + s.Failed + r.Skipped; all > 0 {
+			line += fmt.Sprintf(" (%.3f%%), %d skipped (%.3f%%)", 100*float64(r.Late)/float64(all), r.Skipped, 100*float64(r.Skipped)/float64(all))
+		}
+		fmt.Fprintln(w, line)
 	}
 	if s.Connections > 0 {
 		fmt.Fprintf(w, "connections: %d opened and closed between transactions, %.3f ms each (connect and disconnect)\n", s.Connections, s.ConnectAvgMs)

@@ -3,9 +3,11 @@ package engine
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
@@ -27,7 +29,13 @@ const (
 	flagContaminated = "contaminated"
 	flagCommits      = "commits"        // the server's counters disagree otherwise: a note
 	flagOthers       = "other_sessions" // other sessions seen at work now and then: a note
+	flagRate         = "rate"           // an open-loop run's target did not keep up with the rate
 )
+
+// maxBehind is the share of an open-loop run's arrivals that may go unserved (not
+// begun by the window's end, or skipped for the latency limit) before the run is
+// said not to have held its rate.
+const maxBehind = 0.01
 
 // Commit counts agree when they are this close: a share of the clients' and a few
 // transactions, besides autovacuum's (autovacuumCommits).
@@ -94,11 +102,17 @@ type evidence struct {
 	// rates are the measured window's whole intervals: transactions per second and
 	// when each ended, relative to the window's start.
 	rates []rate
+	// An open-loop run's requested rate, what the driver counted, and the rate
+	// of transactions done.
+	rate        float64
+	rateFigures driver.RateFigures
+	doneTPS     float64
 }
 
 type rate struct {
 	at  time.Duration
 	tps float64
+	lag time.Duration // the mean schedule lag (open-loop runs)
 }
 
 // judge applies the validity rules.
@@ -149,6 +163,9 @@ func judge(e evidence) []Flag {
 			}
 		}
 	}
+	if f := judgeRate(e); f != nil {
+		flags = append(flags, *f)
+	}
 	if e.checkpoints > 0 {
 		flags = append(flags, Flag{flagCheckpoint, false, fmt.Sprintf("%d checkpoint(s) during the measured window", e.checkpoints)})
 	}
@@ -159,6 +176,31 @@ func judge(e evidence) []Flag {
 			e.autovacuums, e.autoanalyzes)})
 	}
 	return flags
+}
+
+// judgeRate flags an open-loop run whose target did not keep up: more than
+// maxBehind of the window's arrivals were not begun when it closed or were
+// skipped. Its figures then describe an overloaded server, not the requested rate.
+func judgeRate(e evidence) *Flag {
+	f := e.rateFigures
+	missed := f.Untaken + f.Skipped
+	if e.rate <= 0 || f.Scheduled == 0 || float64(missed) <= maxBehind*float64(f.Scheduled)+1 {
+		return nil
+	}
+	reason := fmt.Sprintf("the target did not keep up with %s tx/s: %.0f tx/s done; of %d transactions due in the window, %d had not begun when it closed and %d were skipped past the latency limit",
+		strconv.FormatFloat(e.rate, 'f', -1, 64), e.doneTPS, f.Scheduled, f.Untaken, f.Skipped)
+	if r := e.rates; len(r) >= 2 && r[len(r)-1].lag > r[0].lag {
+		reason += fmt.Sprintf("; the schedule lag grew from %s to %s", fmtLag(r[0].lag), fmtLag(r[len(r)-1].lag))
+	}
+	return &Flag{flagRate, true, reason}
+}
+
+// fmtLag prints a schedule lag to a sensible precision.
+func fmtLag(d time.Duration) string {
+	if d >= time.Second {
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + " ms"
 }
 
 // judgeCommits compares the server's commits with the clients' and looks for

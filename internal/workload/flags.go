@@ -46,6 +46,8 @@ func BindRun(w Workload, fs *pflag.FlagSet) *RunFlags {
 	fs.IntVar(&s.MaxTries, "max-tries", s.MaxTries, "tries per transaction on serialization failure or deadlock")
 	fs.BoolVar(&s.ExitOnAbort, "exit-on-abort", false, "end the run when a client stops on a script error (else the others go on)")
 	fs.BoolVarP(&s.ConnectPerTx, "connect", "C", false, "open a new connection for each transaction, as pgbench -C: measures what connecting costs")
+	fs.Float64VarP(&s.Rate, "rate", "R", 0, "open loop: this many transactions a second in all, arriving at random (Poisson), latency counted from each arrival (0: each client runs flat out)")
+	DurationVarP(fs, &s.LatencyLimit, "latency-limit", "L", 0, "count transactions that end later than this after their arrival; with --rate, skip those that cannot begin within it")
 	fs.Uint64Var(&s.Seed, "seed", 0, "random seed (default: from the clock)")
 	fs.BoolVar(&f.JSON, "json", false, "print the summary as one JSON object")
 	fs.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")

@@ -30,6 +30,7 @@ type logFile struct {
 	f        *os.File
 	w        *bufio.Writer
 	retries  bool    // a retries column, when transactions may be retried
+	lag      bool    // a schedule lag column, in an open-loop run (--rate)
 	detailed bool    // failures by kind (--failures-detailed)
 	sample   float64 // the share of transactions logged; 0 for all
 	rng      pgbscript.PRNG
@@ -44,6 +45,10 @@ type aggregate struct {
 	sum, sum2, min, max      float64 // latencies in microseconds
 	retried, retries         int64
 	serialization, deadlocks int64
+	// An open-loop run's schedule lags, in microseconds, and its skipped
+	// transactions.
+	lagSum, lagSum2, lagMin, lagMax float64
+	skipped                         int64
 }
 
 // openLog creates a log file for each of the threads (seeds has one sampling
@@ -62,7 +67,7 @@ func openLog(prefix string, clients int, o logOptions) (*txLog, error) {
 			l.close(time.Time{})
 			return nil, fmt.Errorf("could not open logfile %q: %w", path, err)
 		}
-		lf := &logFile{f: f, w: bufio.NewWriterSize(f, 64<<10), retries: o.maxTries != 1, detailed: o.detailed,
+		lf := &logFile{f: f, w: bufio.NewWriterSize(f, 64<<10), retries: o.maxTries != 1, lag: o.rate, detailed: o.detailed,
 			sample: o.sample, every: o.every}
 		lf.rng.Seed(o.seeds[t])
 		l.files = append(l.files, lf)
@@ -81,6 +86,7 @@ type logOptions struct {
 	detailed bool
 	sample   float64
 	every    time.Duration
+	rate     bool     // an open-loop run
 	seeds    []uint64 // a thread's sampling seed, for each thread
 }
 
@@ -106,10 +112,20 @@ func (l *logFile) add(ev driver.TxEvent, number int64) {
 	}
 	us := float64(ev.End.Sub(ev.Start)) / float64(time.Microsecond)
 	at := ev.End.UnixMicro()
-	if ev.Failed {
+	switch {
+	case ev.Skipped:
+		fmt.Fprintf(l.w, "%d %d skipped %d %d %d", ev.Client, number, ev.Script, at/1e6, at%1e6)
+	case ev.Failed:
 		fmt.Fprintf(l.w, "%d %d %s %d %d %d", ev.Client, number, l.failure(ev.SQLState), ev.Script, at/1e6, at%1e6)
-	} else {
+	default:
 		fmt.Fprintf(l.w, "%d %d %.0f %d %d %d", ev.Client, number, us, ev.Script, at/1e6, at%1e6)
+	}
+	if l.lag {
+		lag := ev.Lag
+		if ev.Skipped {
+			lag = ev.End.Sub(ev.Start)
+		}
+		fmt.Fprintf(l.w, " %d", lag.Microseconds())
 	}
 	if l.retries {
 		fmt.Fprintf(l.w, " %d", ev.Tries-1)
@@ -138,6 +154,10 @@ func (l *logFile) aggregate(ev driver.TxEvent) {
 	}
 	l.flushUntil(ev.End)
 	a := &l.agg
+	if ev.Skipped {
+		a.skipped++
+		return
+	}
 	if ev.Tries > 1 {
 		a.retried++
 		a.retries += int64(ev.Tries - 1)
@@ -161,14 +181,23 @@ func (l *logFile) aggregate(ev driver.TxEvent) {
 	a.n++
 	a.sum += us
 	a.sum2 += us * us
+	if l.lag {
+		lag := float64(ev.Lag) / float64(time.Microsecond)
+		if a.n == 1 || lag < a.lagMin {
+			a.lagMin = lag
+		}
+		a.lagMax = math.Max(a.lagMax, lag)
+		a.lagSum += lag
+		a.lagSum2 += lag * lag
+	}
 }
 
 // flushUntil writes every interval that ended by t.
 func (l *logFile) flushUntil(t time.Time) {
 	for !l.start.IsZero() && !t.Before(l.start.Add(l.every)) {
 		a := l.agg
-		fmt.Fprintf(l.w, "%d %d %.0f %.0f %.0f %.0f 0 0 0 0 0 %d %d %d %d\n", l.start.Unix(), a.n, a.sum, a.sum2, a.min, a.max,
-			a.retried, a.retries, a.serialization, a.deadlocks)
+		fmt.Fprintf(l.w, "%d %d %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %d %d %d %d %d\n", l.start.Unix(), a.n, a.sum, a.sum2, a.min, a.max,
+			a.lagSum, a.lagSum2, a.lagMin, a.lagMax, a.skipped, a.retried, a.retries, a.serialization, a.deadlocks)
 		l.agg = aggregate{}
 		l.start = l.start.Add(l.every)
 	}

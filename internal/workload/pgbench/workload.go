@@ -297,7 +297,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	setup := &engine.Setup{Scripts: scripts, Scale: scale, Size: size, Params: params}
 	var log *txLog
 	if r.Log {
-		log, err = openLog(r.LogPrefix, spec.Clients, logOptions{maxTries: spec.MaxTries, detailed: r.FailuresDetailed,
+		log, err = openLog(r.LogPrefix, spec.Clients, logOptions{maxTries: spec.MaxTries, detailed: r.FailuresDetailed, rate: spec.Rate > 0,
 			sample: r.SamplingRate, every: time.Duration(r.AggregateInterval) * time.Second, seeds: cl.sampleSeeds})
 		if err != nil {
 			return nil, err
