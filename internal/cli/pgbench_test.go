@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
@@ -185,5 +187,83 @@ func TestPerStatementReport(t *testing.T) {
 		if !strings.Contains(string(b), "Per statement, as pgbench -r times them") || !strings.Contains(string(b), "pg\\_sleep(0.003) AS nap;") && !strings.Contains(string(b), "pg_sleep(0.003) AS nap;") {
 			t.Errorf("%s lacks the statements' table", name)
 		}
+	}
+}
+
+// -R and -L as pgbench takes them (transactions a second, milliseconds): the
+// report has pgbench's lines for the schedule lag, skipped and late transactions,
+// and the log its lag column and "skipped" lines.
+func TestPgbenchRate(t *testing.T) {
+	bin := pgtest.Pgbench(t)
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "nap.sql")
+	if err := os.WriteFile(script, []byte("SELECT pg_sleep(0.004);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-n", "-c", "1", "-T", "2", "-R", "400", "-L", "5", "-l", "-f", script}
+	cmd := exec.Command(bin, append(append(args, "--log-prefix", filepath.Join(dir, "theirs")), dsn)...)
+	theirs, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pgbench: %v\n%s", err, theirs)
+	}
+	code, ours, errOut := run(t, append(append([]string{"pgbench"}, args...), "--log-prefix", filepath.Join(dir, "ours"), dsn, "--results", filepath.Join(dir, "r.db"))...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	key := func(line string) string {
+		return strings.TrimRight(strings.TrimRightFunc(line[:strings.IndexAny(line+"0", "0123456789")], unicode.IsSpace), "(:=")
+	}
+	for _, l := range strings.Split(string(theirs), "\n") {
+		if k := key(l); strings.Contains(l, "skipped") || strings.Contains(l, "latency limit") || strings.Contains(l, "schedule lag") || strings.HasPrefix(l, "latency") {
+			if !strings.Contains(ours, k) {
+				t.Errorf("pgbench's line %q has no counterpart in:\n%s", l, ours)
+			}
+		}
+	}
+	// One client that takes 4 ms cannot start 400 a second within 5 ms: most are skipped.
+	logLines := func(prefix string) (skipped, lines int, fields map[int]bool) {
+		files, _ := filepath.Glob(prefix + ".*")
+		fields = map[int]bool{}
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+				lines++
+				fields[len(strings.Fields(l))] = true
+				if strings.Fields(l)[2] == "skipped" {
+					skipped++
+				}
+			}
+		}
+		return
+	}
+	// Without a latency limit nothing is skipped: the arrivals queue, and a run
+	// whose target fell behind says so and does not count.
+	code, out, errOut := run(t, "run", "pgbench", "-f", script, "--rate", "1000", "-c", "1", "-T", "2", "--json", "--dsn", dsn, "--results", filepath.Join(dir, "r.db"))
+	var sum struct {
+		TPS   float64 `json:"tps"`
+		Flags []struct {
+			Name    string
+			Invalid bool
+			Reason  string
+		} `json:"flags"`
+		Rate struct {
+			Requested float64 `json:"requested_tps"`
+			Scheduled int64   `json:"scheduled"`
+			NotBegun  int64   `json:"not_begun"`
+		} `json:"rate"`
+	}
+	if err := json.Unmarshal([]byte(out), &sum); code != 0 || err != nil {
+		t.Fatalf("a run that fell behind: exit %d, %v\n%s%s", code, err, out, errOut)
+	}
+	if sum.Rate.Requested != 1000 || sum.Rate.NotBegun < sum.Rate.Scheduled/2 || len(sum.Flags) == 0 || sum.Flags[0].Name != "rate" || !sum.Flags[0].Invalid ||
+		!strings.Contains(sum.Flags[0].Reason, "did not keep up with 1000 tx/s") {
+		t.Errorf("a run that fell behind: %+v", sum)
+	}
+
+	ts, tn, tf := logLines(filepath.Join(dir, "theirs"))
+	us, un, uf := logLines(filepath.Join(dir, "ours"))
+	if ts == 0 || us < un/4 || fmt.Sprint(uf) != fmt.Sprint(tf) {
+		t.Errorf("log: %d of %d lines skipped, field counts %v; pgbench's %d of %d, %v", us, un, uf, ts, tn, tf)
 	}
 }

@@ -24,12 +24,24 @@ func TestJudge(t *testing.T) {
 	}
 	stall := steady(20, 1000)
 	stall[7].tps = 2 // one second of a checkpoint's sync
+	lagging := steady(10, 800)
+	for i := range lagging {
+		lagging[i].lag = time.Duration(i+1) * 100 * time.Millisecond
+	}
 	tests := []struct {
 		name string
 		e    evidence
 		want []Flag
 	}{
 		{"clean", evidence{committed: 10000, failed: 100, rates: steady(10, 1000)}, nil},
+		{"an open-loop run that kept up", evidence{committed: 10000, rate: 1000, doneTPS: 1000, rates: steady(10, 1000),
+			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 30, Skipped: 60}}, nil},
+		{"an open-loop run that fell behind", evidence{committed: 8000, rate: 1000, doneTPS: 800, rates: lagging,
+			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 2000}}, []Flag{
+			{flagRate, true, "the target did not keep up with 1000 tx/s: 800 tx/s done; of 10000 transactions due in the window, 2000 had not begun when it closed and 0 were skipped past the latency limit; the schedule lag grew from 100.00 ms to 1s"}}},
+		{"skipped past the latency limit", evidence{committed: 9000, rate: 1000, doneTPS: 900, rates: steady(10, 900),
+			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 5, Skipped: 995}}, []Flag{
+			{flagRate, true, "the target did not keep up with 1000 tx/s: 900 tx/s done; of 10000 transactions due in the window, 5 had not begun when it closed and 995 were skipped past the latency limit"}}},
 		{"errors above 1%", evidence{committed: 9800, failed: 200}, []Flag{
 			{flagErrors, true, "2.0% of transactions failed (200 of 10000), more than 1%"}}},
 		{"dip below half the median", evidence{committed: 1, rates: dipped}, []Flag{
