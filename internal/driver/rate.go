@@ -100,11 +100,42 @@ func (c *client) pace(si int) (time.Time, bool) {
 			}
 			continue
 		}
-		if d := at.Sub(now); d > 0 && !c.sleep(d) {
+		if !c.waitUntil(at, now) {
 			return at, false
 		}
 		return at, !r.stopping.Load()
 	}
+}
+
+// waitUntil waits for the arrival at: on a Go timer while it is far, then on the
+// precise waiter; within earlyStart of it the transaction starts at once (its
+// latency then counts from its start). Waits of at most shortWait, which come
+// when arrivals are frequent and the client's threads busy, are a Go timer's too:
+// a busy thread runs its timers between goroutines, on time, and the precise
+// waiter's system calls would cost more than they save. False: the run stopped.
+func (c *client) waitUntil(at, now time.Time) bool {
+	const earlyStart, shortWait = 20 * time.Microsecond, 200 * time.Microsecond
+	d := at.Sub(now)
+	if d > 2*time.Millisecond {
+		if !c.sleep(d - time.Millisecond) {
+			return false
+		}
+		d = time.Until(at)
+	}
+	if d <= earlyStart {
+		return true
+	}
+	if d <= shortWait {
+		return c.sleep(d)
+	}
+	if c.waiter == nil && !c.noWaiter {
+		c.waiter = newPreciseWaiter()
+		c.noWaiter = c.waiter == nil
+	}
+	if c.waiter != nil && c.waiter.wait(d) {
+		return true
+	}
+	return c.sleep(d)
 }
 
 // RateFigures are an open-loop run's own results over the window (Config.Rate),

@@ -327,6 +327,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			defer wg.Done()
 			c.loop(runCtx)
 			c.close()
+			if c.waiter != nil {
+				c.waiter.close()
+			}
 			r.clientDone()
 		}()
 	}

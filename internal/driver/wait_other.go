@@ -1,0 +1,12 @@
+//go:build !linux
+
+package driver
+
+import "time"
+
+// preciseWaiter is Linux's; elsewhere Go's timers wait.
+type preciseWaiter struct{}
+
+func newPreciseWaiter() *preciseWaiter               { return nil }
+func (w *preciseWaiter) wait(d time.Duration) bool { return false }
+func (w *preciseWaiter) close()                    {}
