@@ -43,9 +43,6 @@ type client struct {
 	queries [][phases]Queries
 	rate    rateStats   // with Config.Rate or Config.LatencyLimit
 	timer   *time.Timer // for sleep, made once
-	// waiter waits for an open-loop run's arrivals; noWaiter: none could be made.
-	waiter   *preciseWaiter
-	noWaiter bool
 }
 
 // never is later than any transaction starts.

@@ -3,18 +3,19 @@ package driver
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // schedule deals the start times of an open-loop run (Config.Rate): a Poisson
 // process of Rate arrivals a second shared by all clients, as pgbench -R paces its
-// clients. A client that is free takes the next arrival and waits for it; an
-// arrival that finds every client busy waits for one, and since latency counts from
-// the arrival, that wait is in it (no coordinated omission).
+// clients. One pacer goroutine waits for each arrival and offers it to the free
+// clients, the one that waited longest taking it; an arrival that finds every
+// client busy waits for one, and since latency counts from the arrival, that wait
+// is in it (no coordinated omission). One waiter for all clients: each idle client
+// waiting for an arrival of its own would wake the process as often, and at a
+// high rate with many clients cost a timer each.
 type schedule struct {
-	mu   sync.Mutex
 	rng  *rand.PCG
 	mean float64 // the mean gap between arrivals, in nanoseconds
 	next int64   // the next arrival not yet taken, in nanoseconds from the run's start
@@ -22,10 +23,15 @@ type schedule struct {
 	// taken so far.
 	from, to int64
 	taken    int64
+	due      chan time.Time // arrivals offered to free clients
+	done     chan struct{}  // closed as the pacer stops
+	timer    *time.Timer
+	waiter   *preciseWaiter
+	noWaiter bool // none could be made
 }
 
 func newSchedule(rate float64, seed uint64) *schedule {
-	s := &schedule{rng: rand.NewPCG(seed, 0x5eed), mean: float64(time.Second) / rate}
+	s := &schedule{rng: rand.NewPCG(seed, 0x5eed), mean: float64(time.Second) / rate, due: make(chan time.Time), done: make(chan struct{})}
 	s.next = s.gap()
 	return s
 }
@@ -36,23 +42,85 @@ func (s *schedule) gap() int64 {
 	return max(1, int64(-math.Log1p(-u)*s.mean))
 }
 
-// take returns the next arrival, in nanoseconds from the run's start.
-func (s *schedule) take() int64 {
-	s.mu.Lock()
-	t := s.next
-	s.next += s.gap()
-	if t >= s.from && t < s.to {
-		s.taken++
+// pace offers the arrivals, each once its time has come, until the run stops or
+// every client has ended.
+func (s *schedule) pace(start time.Time, stop, finished <-chan struct{}) {
+	defer close(s.done)
+	defer func() {
+		if s.waiter != nil {
+			s.waiter.close()
+		}
+	}()
+	for {
+		at := start.Add(time.Duration(s.next))
+		if !s.waitUntil(at, stop) {
+			return
+		}
+		select {
+		case s.due <- at:
+		case <-stop:
+			return
+		case <-finished:
+			return
+		}
+		if s.next >= s.from && s.next < s.to {
+			s.taken++
+		}
+		s.next += s.gap()
 	}
-	s.mu.Unlock()
-	return t
 }
 
-// behind counts, once the clients have stopped, the window's arrivals: those
-// taken and those no client took before it closed (the target fell behind).
+// waitUntil waits for the arrival at: on a Go timer while it is far, then, at
+// rates up to preciseRate, on the precise waiter; within earlyStart of it the
+// arrival is offered at once (a transaction that starts before its arrival counts
+// its latency from its start). Above preciseRate the Go timer waits throughout:
+// arrivals then come every 100 us or sooner, the client's threads are busy and run
+// their timers between goroutines, and a precise wait's system calls (some 10 us
+// each) would cost more than the transactions themselves. False: the run stopped.
+func (s *schedule) waitUntil(at time.Time, stop <-chan struct{}) bool {
+	const earlyStart = 20 * time.Microsecond
+	d := time.Until(at)
+	if d > 2*time.Millisecond {
+		if !s.sleep(d-time.Millisecond, stop) {
+			return false
+		}
+		d = time.Until(at)
+	}
+	if d <= earlyStart {
+		return true
+	}
+	if s.mean >= float64(time.Second)/preciseRate && s.waiter == nil && !s.noWaiter {
+		s.waiter = newPreciseWaiter()
+		s.noWaiter = s.waiter == nil
+	}
+	if s.waiter != nil && s.waiter.wait(d) {
+		return true
+	}
+	return s.sleep(d, stop)
+}
+
+// preciseRate is the highest rate whose arrivals are waited for precisely.
+const preciseRate = 10000
+
+// sleep waits on the pacer's Go timer; false if the run stopped first.
+func (s *schedule) sleep(d time.Duration, stop <-chan struct{}) bool {
+	if s.timer == nil {
+		s.timer = time.NewTimer(d)
+	} else {
+		s.timer.Reset(d)
+	}
+	select {
+	case <-s.timer.C:
+		return true
+	case <-stop:
+		s.timer.Stop()
+		return false
+	}
+}
+
+// behind counts, once the pacer has stopped, the window's arrivals: those taken
+// and those no client took before it closed (the target fell behind).
 func (s *schedule) behind() (scheduled, untaken int64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	for t := max(s.next, s.from); t < s.to; t += s.gap() {
 		untaken++
 	}
@@ -78,14 +146,19 @@ func (st *rateStats) lag(p Phase, d time.Duration) {
 	st.tickLagN.Add(1)
 }
 
-// pace waits for the client's next arrival and returns it. With a latency limit,
+// pace takes the client's next arrival from the pacer. With a latency limit,
 // arrivals already later than the limit are skipped and counted, as pgbench -L
 // skips them, each a transaction of --transactions of script si, the one chosen.
 // False: the run stopped, or the client has done its transactions.
 func (c *client) pace(si int) (time.Time, bool) {
 	r := c.r
 	for {
-		at := r.start.Add(time.Duration(r.sched.take()))
+		var at time.Time
+		select {
+		case at = <-r.sched.due:
+		case <-r.stop:
+			return at, false
+		}
 		now := time.Now()
 		if lim := r.cfg.LatencyLimit; lim > 0 && now.Sub(at) > lim {
 			p := r.phaseOf(at)
@@ -100,42 +173,8 @@ func (c *client) pace(si int) (time.Time, bool) {
 			}
 			continue
 		}
-		if !c.waitUntil(at, now) {
-			return at, false
-		}
 		return at, !r.stopping.Load()
 	}
-}
-
-// waitUntil waits for the arrival at: on a Go timer while it is far, then on the
-// precise waiter; within earlyStart of it the transaction starts at once (its
-// latency then counts from its start). Waits of at most shortWait, which come
-// when arrivals are frequent and the client's threads busy, are a Go timer's too:
-// a busy thread runs its timers between goroutines, on time, and the precise
-// waiter's system calls would cost more than they save. False: the run stopped.
-func (c *client) waitUntil(at, now time.Time) bool {
-	const earlyStart, shortWait = 20 * time.Microsecond, 200 * time.Microsecond
-	d := at.Sub(now)
-	if d > 2*time.Millisecond {
-		if !c.sleep(d - time.Millisecond) {
-			return false
-		}
-		d = time.Until(at)
-	}
-	if d <= earlyStart {
-		return true
-	}
-	if d <= shortWait {
-		return c.sleep(d)
-	}
-	if c.waiter == nil && !c.noWaiter {
-		c.waiter = newPreciseWaiter()
-		c.noWaiter = c.waiter == nil
-	}
-	if c.waiter != nil && c.waiter.wait(d) {
-		return true
-	}
-	return c.sleep(d)
 }
 
 // RateFigures are an open-loop run's own results over the window (Config.Rate),

@@ -327,14 +327,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			defer wg.Done()
 			c.loop(runCtx)
 			c.close()
-			if c.waiter != nil {
-				c.waiter.close()
-			}
 			r.clientDone()
 		}()
 	}
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
+	if r.sched != nil {
+		go r.sched.pace(r.start, r.stop, finished)
+	}
 	var stopChooser chan struct{}
 	chosen := make(chan float64, 1)
 	if r.waits != nil {
@@ -496,9 +496,8 @@ loop:
 		r.windowEnd = res.End
 	}
 	if r.sched != nil {
-		r.sched.mu.Lock()
+		<-r.sched.done
 		r.sched.to = int64(r.windowEnd.Sub(r.start))
-		r.sched.mu.Unlock()
 	}
 	res.Rate = r.rateFigures(clients)
 	res.Start, res.WindowStart, res.WindowEnd = r.start, r.windowStart, r.windowEnd

@@ -79,6 +79,9 @@ func Capture(name string, args ...string) ([]byte, *syscall.Rusage, error) {
 	return out.Bytes(), ru, nil
 }
 
+// CPUSeconds is a process's CPU time, user and system.
+func CPUSeconds(ru *syscall.Rusage) float64 { return cpuSeconds(ru) }
+
 // CPUPerTx is a process's CPU time per transaction in microseconds.
 func CPUPerTx(ru *syscall.Rusage, tx float64) float64 {
 	if tx <= 0 {
