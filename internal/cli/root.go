@@ -165,6 +165,7 @@ func NewRoot(env *Env) *cobra.Command {
 		newServerCmd(env),
 		newInitCmd(env),
 		newRunCmd(env),
+		newFindMaxCmd(env),
 		newPgbenchCmd(env),
 		newCheckCmd(env),
 		newRunsCmd(env),

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/machine"
@@ -68,6 +69,19 @@ type Summary struct {
 	Figures Figures `json:"-"`
 	// ClientMachine is the machine that ran the benchmark's clients.
 	ClientMachine *machine.Machine `json:"client_machine,omitempty"`
+	// latency is the window's latency histogram, all scripts, for LatencyAt;
+	// nil in a summary read back from the store.
+	latency *hdrhistogram.Histogram
+}
+
+// LatencyAt is the window's latency at quantile q (0-100) in milliseconds, for
+// any percentile an objective names; false when the summary has no histogram
+// (read back from the store) or no transaction.
+func (s *Summary) LatencyAt(q float64) (float64, bool) {
+	if s.latency == nil || s.latency.TotalCount() == 0 {
+		return 0, false
+	}
+	return float64(s.latency.ValueAtQuantile(q)) / 1000, true
 }
 
 type outageSummary struct {
@@ -185,6 +199,7 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 		sum.Retries += s.Retries
 	}
 	sum.LatencyMs = histogram.Summarize(all)
+	sum.latency = all
 	for _, e := range res.Errors {
 		sum.Errors = append(sum.Errors, errorSummary{SQLState: e.SQLState, Script: e.Script, Retried: e.Retried, Count: e.Count, Example: e.Example})
 	}
