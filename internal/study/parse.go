@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"go.yaml.in/yaml/v3"
@@ -21,14 +22,16 @@ import (
 
 // The keys each mapping of a study file may hold, for spotting typos.
 var (
-	studyKeys    = []string{"name", "description", "targets", "workloads", "matrix", "prices"}
+	studyKeys    = []string{"name", "description", "targets", "workloads", "matrix", "prices", "objective"}
 	targetKeys   = []string{"name", "local", "dsn", "password", "node_exporter", "labels", "price"}
 	localKeys    = []string{"version", "settings", "initdb"}
 	passwordKeys = []string{"env", "command"}
-	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients"}
+	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients", "rates"}
 	// reservedLabels are the labels a study puts on each of its runs.
-	reservedLabels = []string{"study", "cell", "target", "workload", "repeat"}
-	matrixKeys     = []string{"clients", "warmup", "duration", "repeat", "aggregate", "order", "pause"}
+	reservedLabels = []string{"study", "cell", "target", "workload", "repeat", "rate"}
+	matrixKeys     = []string{"clients", "rates", "warmup", "duration", "repeat", "aggregate", "order", "pause"}
+	rampKeys       = []string{"from", "to", "steps"}
+	objectiveKeys  = []string{"slo", "errors"}
 )
 
 // The values each enumeration may take.
@@ -248,6 +251,8 @@ func (p *parser) study(root *yaml.Node) *Study {
 			s.Matrix = p.matrix(kv)
 		case "prices":
 			prices = kv
+		case "objective":
+			s.Objective = p.objective(kv)
 		default:
 			p.unknown(kv.key, "the study", studyKeys)
 		}
@@ -578,6 +583,8 @@ func (p *parser) workload(n *yaml.Node, i int) *Workload {
 		case "clients":
 			w.Clients = p.clients(kv)
 			w.ClientsPos = kv.valPos()
+		case "rates":
+			w.Rates = p.rates(kv)
 		default:
 			p.unknown(kv.key, where, workloadKeys)
 		}
@@ -676,6 +683,91 @@ func (p *parser) clients(kv pair) []int {
 	return counts
 }
 
+// maxRate is the highest rate a study may ask for, in transactions a second.
+const maxRate = 10_000_000
+
+// rates reads open-loop rates in transactions a second: one, a list (steps), or
+// a ramp {from, to, steps} of evenly spaced rates from one to the other.
+func (p *parser) rates(kv pair) []int {
+	v := deref(kv.val)
+	if v.Kind == yaml.MappingNode {
+		pairs, _ := p.mapping(kv, "{from: 1000, to: 8000, steps: 8}")
+		var from, to, steps int
+		for _, e := range pairs {
+			switch e.name() {
+			case "from":
+				from, _ = p.integer(e.val, e.valPos(), "from", "a rate in transactions a second", 1, maxRate)
+			case "to":
+				to, _ = p.integer(e.val, e.valPos(), "to", "a rate in transactions a second", 1, maxRate)
+			case "steps":
+				steps, _ = p.integer(e.val, e.valPos(), "steps", "a number of rates from 2 to 100", 2, 100)
+			default:
+				p.unknown(e.key, "rates", rampKeys)
+			}
+		}
+		if from == 0 || to == 0 || steps == 0 {
+			p.errorf(kv.valPos(), "a ramp of rates needs from, to and steps, as {from: 1000, to: 8000, steps: 8}")
+			return nil
+		}
+		if to <= from {
+			p.errorf(kv.valPos(), "a ramp of rates goes up: to (%d) must be above from (%d)", to, from)
+			return nil
+		}
+		var out []int
+		for i := range steps {
+			out = append(out, from+(to-from)*i/(steps-1))
+		}
+		return slices.Compact(out)
+	}
+	items := []*yaml.Node{v}
+	switch {
+	case v.Kind == yaml.SequenceNode:
+		items = v.Content
+		if len(items) == 0 {
+			p.errorf(kv.valPos(), "rates is an empty list; give at least one rate in transactions a second")
+			return nil
+		}
+	case v.Kind != yaml.ScalarNode || isNull(v):
+		p.errorf(kv.valPos(), "rates must be a rate in transactions a second, a list of them or a ramp {from, to, steps}, not %s", describe(v))
+		return nil
+	}
+	var out []int
+	for _, e := range items {
+		r, ok := p.integer(e, posOf(deref(e)), "rates", "a rate in transactions a second, or a list of them", 1, maxRate)
+		if !ok {
+			continue
+		}
+		if slices.Contains(out, r) {
+			p.errorf(posOf(e), "rate %d is given twice", r)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// objective reads the latency objective runs are judged by: {slo: "p99<10ms",
+// errors: "<0.1%"}, as find-max's --slo and --errors.
+func (p *parser) objective(kv pair) *Objective {
+	pairs, _ := p.mapping(kv, `{slo: "p99<10ms", errors: "<0.1%"}`)
+	o := &Objective{Pos: kv.valPos()}
+	for _, e := range pairs {
+		switch e.name() {
+		case "slo":
+			o.SLO, _ = p.str(e)
+		case "errors":
+			o.Errors, _ = p.str(e)
+		default:
+			p.unknown(e.key, "objective", objectiveKeys)
+		}
+	}
+	if _, err := findmax.ParseObjective(o.SLO, o.Errors); err != nil {
+		p.errorf(kv.valPos(), "objective: %s", strings.NewReplacer("--slo", "slo", "--errors", "errors").Replace(err.Error()))
+		return nil
+	}
+	return o
+}
+
 func (p *parser) matrix(kv pair) Matrix {
 	m := Matrix{Pos: kv.valPos()}
 	pairs, _ := p.mapping(kv, "{clients: [4, 8], duration: 2m}")
@@ -684,6 +776,8 @@ func (p *parser) matrix(kv pair) Matrix {
 		case "clients":
 			m.Clients = p.clients(kv)
 			m.ClientsPos = kv.valPos()
+		case "rates":
+			m.Rates = p.rates(kv)
 		case "warmup":
 			if d, ok := p.duration(kv); ok {
 				if d < 0 {

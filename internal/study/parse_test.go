@@ -196,7 +196,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key in target", "targets:\n  - name: a\n    dsn: \"host=db\"\n    node-exporter: http://h:9100/metrics\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:4:5: unknown key "node-exporter" in target "a"; did you mean "node_exporter"?`},
 		{"unknown key at top without suggestion", head + "comment: hello\n",
-			`x.yaml:3:1: unknown key "comment" in the study; want name, description, targets, workloads, matrix or prices`},
+			`x.yaml:3:1: unknown key "comment" in the study; want name, description, targets, workloads, matrix, prices or objective`},
 		{"unknown key in local", "targets:\n  - name: a\n    local: {version: \"16\", setings: {}}\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:3:28: unknown key "setings" in local of target "a"; did you mean "settings"?`},
 		{"unknown key in workload", workloads + "  - kind: tpcc\n    lod: {warehouses: 1}\n",
@@ -207,6 +207,10 @@ func TestParseErrors(t *testing.T) {
 		{"vacuum", workloads + "  - {kind: tpcc, vacuum: full}\n", `x.yaml:3:26: unknown vacuum "full"; want none, analyze, vacuum or freeze`},
 		{"aggregate", head + "matrix: {aggregate: medain}\n", `x.yaml:3:21: unknown aggregate "medain"; did you mean "median"?`},
 		{"order", head + "matrix: {order: sequental}\n", `x.yaml:3:17: unknown order "sequental"; did you mean "sequential"?`},
+		{"ramp without steps", head + "matrix: {rates: {from: 100, to: 800}}\n", `x.yaml:3:17: a ramp of rates needs from, to and steps, as {from: 1000, to: 8000, steps: 8}`},
+		{"ramp down", head + "matrix: {rates: {from: 800, to: 100, steps: 3}}\n", `x.yaml:3:17: a ramp of rates goes up: to (100) must be above from (800)`},
+		{"rate twice", head + "matrix: {rates: [100, 100]}\n", `x.yaml:3:23: rate 100 is given twice`},
+		{"objective", head + "objective: {slo: \"p99 under 10ms\"}\n", `x.yaml:3:12: objective: slo "p99 under 10ms": write a percentile and a limit, as p99<10ms or p99.9<50ms`},
 
 		// What the study sets itself, and what it must not repeat.
 		{"reserved label", "targets:\n  - {name: a, dsn: \"host=db\", labels: {target: x}}\nworkloads: [{kind: tpcb}]\n",

@@ -257,3 +257,31 @@ func TestTargetFingerprint(t *testing.T) {
 		t.Errorf("fingerprints %q and %q: want 16 hex digits that differ with a setting", base.Fingerprint(), tuned.Fingerprint())
 	}
 }
+
+// Open-loop rates are an axis of the plan like client counts: a list, or a ramp
+// of evenly spaced rates, each its own cell and fingerprint.
+func TestPlanRates(t *testing.T) {
+	s := mustParse(t, `targets: [{name: a, dsn: "host=db"}]
+workloads:
+  - {name: w, kind: tpcb}
+  - {name: v, kind: tpcb, rates: [500]}
+objective: {slo: "p99<10ms", errors: "<0.1%"}
+matrix: {clients: [8], rates: {from: 1000, to: 4000, steps: 4}, repeat: 1}
+`)
+	want := []string{"a/w/c8/rate1000/r1", "a/w/c8/rate2000/r1", "a/w/c8/rate3000/r1", "a/w/c8/rate4000/r1", "a/v/c8/rate500/r1"}
+	cells := s.Plan()
+	if got := keys(cells); !reflect.DeepEqual(got, want) {
+		t.Errorf("keys %q, want %q", got, want)
+	}
+	if cells[1].Rate != 2000 || cells[0].Fingerprint == cells[1].Fingerprint {
+		t.Errorf("cell %+v; fingerprints %s and %s", cells[1], cells[0].Fingerprint, cells[1].Fingerprint)
+	}
+	if s.Objective == nil || s.Objective.SLO != "p99<10ms" || s.Objective.Errors != "<0.1%" {
+		t.Errorf("objective %+v", s.Objective)
+	}
+	// Without rates, keys and fingerprints are what they were.
+	closed := mustParse(t, strings.Replace(fingerprintBase, "clients: [4]", "clients: [4]", 1))
+	if c := closed.Plan()[0]; c.Rate != 0 || strings.Contains(c.Key, "rate") || c.Fingerprint != closed.fingerprint(c.Target, c.Workload, c.Clients, 0) {
+		t.Errorf("closed-loop cell %+v", c)
+	}
+}

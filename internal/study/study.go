@@ -25,6 +25,16 @@ type Study struct {
 	// Prices is the prices file the study names, as a path from the working
 	// directory (the file's prices: from the study file's directory), or "".
 	Prices string
+	// Objective is what runs are judged by in reports (the highest rate within
+	// it); nil when the study has none.
+	Objective *Objective
+}
+
+// Objective is a latency objective as find-max takes it: "p99<10ms" and "<0.1%"
+// (findmax.ParseObjective).
+type Objective struct {
+	Pos         Pos
+	SLO, Errors string
 }
 
 // Target is one deployment under test: an existing server reached by DSN, or
@@ -68,6 +78,7 @@ type Workload struct {
 	Database   string // an existing database to run in; only with DatasetKeep
 	Clients    []int  // overrides Matrix.Clients when not empty
 	ClientsPos Pos    // where Clients was given; zero when it was not
+	Rates      []int  // overrides Matrix.Rates when not empty
 }
 
 // Option is one command-line option of a workload, given in the study file as
@@ -128,12 +139,15 @@ type Matrix struct {
 	Pos        Pos   // zero when the file has no matrix
 	Clients    []int // client counts; [1] when not given
 	ClientsPos Pos   // where Clients was given; zero when it was not
-	Warmup     time.Duration
-	Duration   time.Duration
-	Repeat     int // runs per cell
-	Aggregate  Aggregate
-	Order      Order
-	Pause      time.Duration // between runs
+	// Rates are open-loop rates in transactions a second, each a run of its own
+	// (pgbakeoff run --rate); none: closed-loop runs.
+	Rates     []int
+	Warmup    time.Duration
+	Duration  time.Duration
+	Repeat    int // runs per cell
+	Aggregate Aggregate
+	Order     Order
+	Pause     time.Duration // between runs
 }
 
 // The defaults for what a study file leaves out.
@@ -163,14 +177,31 @@ func (s *Study) Clients(w *Workload) []int {
 	return c
 }
 
+// Rates is the open-loop rates w runs at, ascending: its own, or else the
+// matrix's; [0] (closed loop) when neither has any.
+func (s *Study) Rates(w *Workload) []int {
+	r := w.Rates
+	if len(r) == 0 {
+		r = s.Matrix.Rates
+	}
+	if len(r) == 0 {
+		return []int{0}
+	}
+	r = slices.Clone(r)
+	slices.Sort(r)
+	return r
+}
+
 // Cell is one run in a plan.
 type Cell struct {
 	Seq      int // 1-based position in the plan
 	Target   *Target
 	Workload *Workload
 	Clients  int
-	Repeat   int // 1-based repetition of this target, workload and client count
-	// Key identifies the run within the study: "<target>/<workload>/c<clients>/r<repeat>".
+	Rate     int // open-loop transactions a second; 0: closed loop
+	Repeat   int // 1-based repetition of this target, workload, client count and rate
+	// Key identifies the run within the study: "<target>/<workload>/c<clients>/r<repeat>",
+	// with "/rate<rate>" before the repetition for an open-loop run.
 	Key string
 	// Fingerprint is 16 hex digits that change when anything changes what the
 	// run measures, and only then: the target's DSN or local version, settings
@@ -185,15 +216,20 @@ type Cell struct {
 // counts go in ascending order.
 func (s *Study) Plan() []Cell {
 	var cells []Cell
-	add := func(t *Target, w *Workload, c, r int) {
+	add := func(t *Target, w *Workload, c, rate, r int) {
+		key := fmt.Sprintf("%s/%s/c%d/r%d", t.Name, w.Name, c, r)
+		if rate > 0 {
+			key = fmt.Sprintf("%s/%s/c%d/rate%d/r%d", t.Name, w.Name, c, rate, r)
+		}
 		cells = append(cells, Cell{
 			Seq:         len(cells) + 1,
 			Target:      t,
 			Workload:    w,
 			Clients:     c,
+			Rate:        rate,
 			Repeat:      r,
-			Key:         fmt.Sprintf("%s/%s/c%d/r%d", t.Name, w.Name, c, r),
-			Fingerprint: s.fingerprint(t, w, c),
+			Key:         key,
+			Fingerprint: s.fingerprint(t, w, c, rate),
 		})
 	}
 	switch s.Matrix.Order {
@@ -201,8 +237,10 @@ func (s *Study) Plan() []Cell {
 		for _, t := range s.Targets {
 			for _, w := range s.Workloads {
 				for _, c := range s.Clients(w) {
-					for r := 1; r <= s.Matrix.Repeat; r++ {
-						add(t, w, c, r)
+					for _, rate := range s.Rates(w) {
+						for r := 1; r <= s.Matrix.Repeat; r++ {
+							add(t, w, c, rate, r)
+						}
 					}
 				}
 			}
@@ -212,13 +250,15 @@ func (s *Study) Plan() []Cell {
 		slices.Reverse(reversed)
 		for _, w := range s.Workloads {
 			for _, c := range s.Clients(w) {
-				for r := 1; r <= s.Matrix.Repeat; r++ {
-					targets := s.Targets
-					if r%2 == 0 {
-						targets = reversed
-					}
-					for _, t := range targets {
-						add(t, w, c, r)
+				for _, rate := range s.Rates(w) {
+					for r := 1; r <= s.Matrix.Repeat; r++ {
+						targets := s.Targets
+						if r%2 == 0 {
+							targets = reversed
+						}
+						for _, t := range targets {
+							add(t, w, c, rate, r)
+						}
 					}
 				}
 			}
@@ -232,7 +272,7 @@ func (s *Study) Plan() []Cell {
 func (s *Study) Estimate() time.Duration {
 	runs := 0
 	for _, w := range s.Workloads {
-		runs += len(s.Targets) * len(s.Clients(w)) * s.Matrix.Repeat
+		runs += len(s.Targets) * len(s.Clients(w)) * len(s.Rates(w)) * s.Matrix.Repeat
 	}
 	if runs == 0 {
 		return 0
@@ -251,7 +291,7 @@ func (s *Study) DatasetKey(w *Workload) string {
 }
 
 // fingerprint hashes what changes the measurement; see Cell.Fingerprint.
-func (s *Study) fingerprint(t *Target, w *Workload, clients int) string {
+func (s *Study) fingerprint(t *Target, w *Workload, clients, rate int) string {
 	h := newHasher("run/1")
 	t.hash(h)
 	h.add("kind", w.Kind)
@@ -262,6 +302,9 @@ func (s *Study) fingerprint(t *Target, w *Workload, clients int) string {
 	h.add("checkpoint", fmt.Sprint(w.Checkpoint))
 	h.add("database", w.Database)
 	h.add("clients", fmt.Sprint(clients))
+	if rate > 0 { // closed-loop runs keep the fingerprints they had before rates
+		h.add("rate", fmt.Sprint(rate))
+	}
 	h.add("warmup", s.Matrix.Warmup.String())
 	h.add("duration", s.Matrix.Duration.String())
 	return h.sum()[:16]

@@ -162,8 +162,11 @@ func loadStudy(file string) (s *study.Study, wls []*studyWorkload, errs study.Er
 		} else if w.Database == "" || w.Dataset == study.DatasetReload {
 			errs = append(errs, s.Errorf(w.Pos, "workload %s: %s has no data to load: give it the database: it runs on, with dataset: keep or clone", w.Name, w.Kind))
 		}
+		if rates := s.Rates(w); rates[0] > 0 && slices.ContainsFunc(w.Run, func(o study.Option) bool { return o.Name == "rate" }) {
+			errs = append(errs, s.Errorf(w.Pos, "workload %s: run: rate is set by the study's rates: give one or the other", w.Name))
+		}
 		for _, c := range s.Clients(w) {
-			if _, err := studyRunFlags(s, sw, c, &errs); err != nil {
+			if _, err := studyRunFlags(s, sw, c, s.Rates(w)[0], &errs); err != nil {
 				errs = append(errs, s.Errorf(w.Pos, "workload %s: run: %v", w.Name, err))
 				break
 			}
@@ -185,7 +188,7 @@ func loadValidStudy(file string) (*study.Study, []*studyWorkload, error) {
 // studyRunFlags builds a run's spec from the workload's run: options and the
 // matrix, and checks it. Errors in the options are added to errs when it is not
 // nil.
-func studyRunFlags(s *study.Study, sw *studyWorkload, clients int, errs *study.Errors) (engine.Spec, error) {
+func studyRunFlags(s *study.Study, sw *studyWorkload, clients, rate int, errs *study.Errors) (engine.Spec, error) {
 	fl := pflag.NewFlagSet("run "+sw.kind.Name(), pflag.ContinueOnError)
 	f := workload.BindRun(sw.kind, fl)
 	var discard study.Errors
@@ -197,6 +200,9 @@ func studyRunFlags(s *study.Study, sw *studyWorkload, clients int, errs *study.E
 		r.ResolvePaths(filepath.Dir(s.File))
 	}
 	f.Spec.Clients, f.Spec.Warmup, f.Spec.Duration = clients, s.Matrix.Warmup, s.Matrix.Duration
+	if rate > 0 {
+		f.Spec.Rate = float64(rate)
+	}
 	if err := f.Settle(); err != nil {
 		return f.Spec, err
 	}
@@ -501,7 +507,7 @@ func studyRun(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, 
 	if err := prepareRun(ctx, sr, t, sw); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
-	spec, err := studyRunFlags(s, sw, c.Clients, nil)
+	spec, err := studyRunFlags(s, sw, c.Clients, c.Rate, nil)
 	if err != nil {
 		return nil, engine.UsageError{Err: err}
 	}
@@ -510,6 +516,9 @@ func studyRun(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, 
 	spec.Local, spec.NodeExporter = t.local(), t.t.NodeExporter
 	spec.Labels = map[string]string{"study": s.Name, "cell": c.Key, "target": t.t.Name, "workload": sw.w.Name,
 		"repeat": strconv.Itoa(c.Repeat)}
+	if c.Rate > 0 {
+		spec.Labels["rate"] = strconv.Itoa(c.Rate)
+	}
 	maps.Copy(spec.Labels, t.t.Labels)
 	spec.OpenStore, spec.Out, spec.Log, spec.Clock = sr.OpenStore, sr.Out, sr.Log, sr.Now
 	sum, err := engine.Run(ctx, spec)
