@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -70,5 +71,68 @@ func TestFindMaxBadInput(t *testing.T) {
 		if code == 0 || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want one line", args, code, errOut)
 		}
+	}
+}
+
+// A study of rate steps with an objective: each rate is a run of its own, and the
+// reports compare the highest rate within the objective and draw latency against
+// throughput. The server carries 100 tx/s (a lock held 10 ms a transaction), so
+// both targets meet the objective at 40 and 80 tx/s and fall behind at 160.
+func TestStudyRates(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	db := pgtest.Query(t, dsn, "select current_database()")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "throttle.sql"), []byte("BEGIN;\nSELECT pg_advisory_xact_lock(2);\nSELECT pg_sleep(0.01);\nEND;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "rates.yaml")
+	spec := fmt.Sprintf(`name: rates
+targets:
+  - {name: a, dsn: %q}
+  - {name: b, dsn: %q}
+workloads:
+  - {name: locked, kind: pgbench, database: %s, dataset: keep, run: {file: [throttle.sql]}}
+objective: {slo: "p99<500ms", errors: "<1%%"}
+matrix: {clients: [4], rates: [40, 80, 160], warmup: 0s, duration: 3s, repeat: 1}
+`, pgtest.DSN(t), pgtest.DSN(t), db)
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "r.db")
+	code, out, errOut := run(t, "study", "plan", file, "--results", results)
+	if code != 0 || !strings.Contains(out, "a/locked/c4/rate160/r1") {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = run(t, "study", "run", file, "--results", results, "--progress", "0"); code != 0 {
+		t.Fatalf("study run: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "compare", "--study", "rates", "--results", results)
+	if code != 0 || !strings.Contains(out, "locked (pgbench), 4 clients at 160 tx/s") {
+		t.Fatalf("compare: exit %d\n%s%s", code, out, errOut)
+	}
+	// The objective's table: 80 tx/s for both, a ratio of 1.
+	var row string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && f[0] == "4" && !strings.Contains(l, "@") {
+			row = l
+		}
+	}
+	if f := strings.Fields(row); len(f) < 4 || f[1] != "80.0" || f[2] != "80.0" || !strings.Contains(out, "highest rate (tx/s) at which a valid run met the objective, p99 < 500ms") {
+		t.Errorf("objective row %q in:\n%s", row, out)
+	}
+	md := filepath.Join(dir, "r.md")
+	if code, _, errOut = run(t, "report", "--study", "rates", "--results", results, "-o", md); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "p99 latency against throughput") || !strings.Contains(string(b), "| clients @ tx/s |") {
+		t.Errorf("the Markdown report lacks the curve or the rate steps:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "r-charts", "curve-locked.svg")); err != nil {
+		entries, _ := os.ReadDir(dir)
+		t.Errorf("curve chart: %v (dir has %v)", err, entries)
 	}
 }

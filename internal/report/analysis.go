@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
@@ -37,9 +38,11 @@ type workload struct {
 	groups  []group // one per client count, ascending
 }
 
-// group is one workload at one client count: one table.
+// group is one workload at one client count, and for open-loop runs one rate:
+// one table.
 type group struct {
 	clients int
+	rate    int    // 0 for closed-loop runs
 	cells   []cell // one per target, in target order
 	rows    []row
 }
@@ -168,21 +171,89 @@ func (a *analysis) analyse(w *Workload, s string) workload {
 	}
 	slices.Sort(clients)
 	clients = slices.Compact(clients)
+	rates := []int{0}
+	if len(w.Rates) > 0 {
+		rates = w.Rates
+	}
 	for _, c := range clients {
-		g := group{clients: c}
-		for _, t := range a.targets {
-			g.cells = append(g.cells, newCell(w, t.Name, c, out.metrics[0]))
+		for _, rate := range rates {
+			g := group{clients: c, rate: rate}
+			for _, t := range a.targets {
+				g.cells = append(g.cells, newCell(w, t.Name, c, rate, out.metrics[0]))
+			}
+			if rate > 0 && !slices.ContainsFunc(g.cells, func(c cell) bool { return len(c.runs) > 0 }) {
+				continue // a rate other client counts ran at
+			}
+			g.rows = a.rows(out.metrics, g.cells)
+			out.groups = append(out.groups, g)
 		}
-		g.rows = a.rows(out.metrics, g.cells)
-		out.groups = append(out.groups, g)
 	}
 	return out
 }
 
-func newCell(w *Workload, target string, clients int, head metric) cell {
+// xLabel names the "vs" charts' axis: clients, or the rate of an open-loop workload.
+func (wl workload) xLabel() string {
+	if len(wl.Rates) > 0 {
+		return "rate (tx/s)"
+	}
+	return "clients"
+}
+
+// xWord is what each point of those charts is: a client count or a rate.
+func (wl workload) xWord() string {
+	if len(wl.Rates) > 0 {
+		return "rate"
+	}
+	return "client count"
+}
+
+// label names the group for headings and hover text: "8 clients", or "8 clients
+// at 5000 tx/s" for open-loop runs.
+func (g group) label() string {
+	if g.rate > 0 {
+		return fmt.Sprintf("%d clients at %d tx/s", g.clients, g.rate)
+	}
+	return fmt.Sprintf("%d clients", g.clients)
+}
+
+// id is the group's part of chart names and anchors: "c8", "c8-rate5000".
+func (g group) id() string {
+	if g.rate > 0 {
+		return fmt.Sprintf("c%d-rate%d", g.clients, g.rate)
+	}
+	return fmt.Sprintf("c%d", g.clients)
+}
+
+// short is the group in a table's first column: "8", or "8 @ 5000" under the
+// header groupHeader gives.
+func (g group) short() string {
+	if g.rate > 0 {
+		return fmt.Sprintf("%d @ %d", g.clients, g.rate)
+	}
+	return strconv.Itoa(g.clients)
+}
+
+// groupHeader heads the column of short.
+func (wl workload) groupHeader() string {
+	if len(wl.Rates) > 0 {
+		return "clients @ tx/s"
+	}
+	return "clients"
+}
+
+// x is where the group sits on the "vs clients" charts' axis: its rate for a
+// workload run open-loop, else its client count.
+func (g group) x() float64 {
+	if g.rate > 0 {
+		return float64(g.rate)
+	}
+	return float64(g.clients)
+}
+
+func newCell(w *Workload, target string, clients, rate int, head metric) cell {
 	var c cell
 	for _, run := range w.Runs {
-		if run.Target != target || run.Clients != clients {
+		if run.Target != target || run.Clients != clients || run.Rate != rate {
 			continue
 		}
 		c.runs = append(c.runs, run)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -171,6 +172,9 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 		if !slices.Contains(w.Clients, d.Clients) {
 			w.Clients = append(w.Clients, d.Clients)
 		}
+		if run.Rate > 0 && !slices.Contains(w.Rates, run.Rate) {
+			w.Rates = append(w.Rates, run.Rate)
+		}
 		w.Runs = append(w.Runs, *run)
 	}
 
@@ -213,6 +217,12 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 	}
 	for i := range r.Workloads {
 		slices.Sort(r.Workloads[i].Clients)
+		slices.Sort(r.Workloads[i].Rates)
+	}
+	if s != nil && s.Objective != nil {
+		if o, err := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors); err == nil {
+			r.Objective = &o
+		}
 	}
 
 	r.Baseline = r.Targets[0].Name
@@ -256,11 +266,15 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 			return nil, fmt.Errorf("run %d summary: %w", d.ID, err)
 		}
 		run.Metric, run.TPS = Metric(sum), sum.TPS
+		run.Committed, run.Failed = sum.Transactions, sum.Failed
 		run.TPM, _ = sum.Measure("TPM")
 		run.QPS, _ = sum.Measure("QPS")
 		l := sum.LatencyMs
 		run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
 		run.Warnings = sum.Warnings
+		if sum.Rate != nil {
+			run.Rate = int(math.Round(sum.Rate.RequestedTPS))
+		}
 		if ps, ok := sum.Figures.(engine.PerStatement); ok {
 			for _, st := range ps.StatementLatencies() {
 				run.Statements = append(run.Statements, Statement{Script: st.Script, Text: st.Text, AvgMs: st.AvgMs, Failures: st.Failures})
@@ -292,6 +306,7 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 		all.Merge(hh)
 	}
 	run.Percentiles = distribution(all)
+	run.latency = all
 
 	// The window's edges are where the server's statistics were read as it opened
 	// and closed; runs stored without them start where the first measured

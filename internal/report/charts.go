@@ -23,16 +23,18 @@ type figure struct {
 const maxSeriesPoints = 600
 
 // The chart names of a workload; tests derive the expected list from them.
-func throughputName(wl workload) string       { return "throughput-" + wl.slug }
-func p99Name(wl workload) string              { return "p99-" + wl.slug }
-func seriesName(wl workload, c int) string    { return fmt.Sprintf("series-%s-c%d", wl.slug, c) }
-func seriesP99Name(wl workload, c int) string { return fmt.Sprintf("series-p99-%s-c%d", wl.slug, c) }
-func latencyName(wl workload, c int) string   { return fmt.Sprintf("latency-%s-c%d", wl.slug, c) }
+func throughputName(wl workload) string      { return "throughput-" + wl.slug }
+func p99Name(wl workload) string             { return "p99-" + wl.slug }
+func seriesName(wl workload, g group) string { return fmt.Sprintf("series-%s-%s", wl.slug, g.id()) }
+func seriesP99Name(wl workload, g group) string {
+	return fmt.Sprintf("series-p99-%s-%s", wl.slug, g.id())
+}
+func latencyName(wl workload, g group) string { return fmt.Sprintf("latency-%s-%s", wl.slug, g.id()) }
 func serverName(key string, wl workload) string {
 	return key + "-" + wl.slug
 }
-func waitsName(wl workload, c int) string { return fmt.Sprintf("waits-%s-c%d", wl.slug, c) }
-func priceName(wl workload) string        { return "price-" + wl.slug }
+func waitsName(wl workload, g group) string { return fmt.Sprintf("waits-%s-%s", wl.slug, g.id()) }
+func priceName(wl workload) string          { return "price-" + wl.slug }
 
 // metricIndex is the position of the metric with key among a workload's, or -1.
 func (wl workload) metricIndex(key string) int {
@@ -49,15 +51,18 @@ func (g group) rowOf(key string) (row, bool) {
 }
 
 // clientAxis is the x axis of the "vs clients" charts: the client counts as ticks,
-// on a log scale when they span a factor of four or more (doubling series).
+// or for a workload run open-loop its rates, on a log scale when they span a
+// factor of four or more (doubling series).
 func clientAxis(wl workload) axis {
-	ax := axis{Label: "clients"}
+	ax := axis{Label: wl.xLabel()}
 	if len(wl.groups) == 0 {
 		return ax
 	}
-	lo, hi := float64(wl.groups[0].clients), float64(wl.groups[len(wl.groups)-1].clients)
+	lo, hi := wl.groups[0].x(), wl.groups[len(wl.groups)-1].x()
 	for _, g := range wl.groups {
-		ax.Ticks = append(ax.Ticks, tick{V: float64(g.clients), Label: strconv.Itoa(g.clients)})
+		if !slices.ContainsFunc(ax.Ticks, func(t tick) bool { return t.V == g.x() }) {
+			ax.Ticks = append(ax.Ticks, tick{V: g.x(), Label: strconv.FormatFloat(g.x(), 'f', -1, 64)})
+		}
 	}
 	switch {
 	case lo > 0 && hi/lo >= 4:
@@ -80,8 +85,8 @@ func (a *analysis) clientCharts(wl workload) []figure {
 	for _, spec := range []struct {
 		name, key, title, ylabel string
 	}{
-		{throughputName(wl), head.key, fmt.Sprintf("%s vs clients — %s", head.label, wl.Name), head.label + unitHint(head.label)},
-		{p99Name(wl), "p99", "p99 latency vs clients — " + wl.Name, "p99 latency (ms)"},
+		{throughputName(wl), head.key, fmt.Sprintf("%s vs %s — %s", head.label, wl.xLabel(), wl.Name), head.label + unitHint(head.label)},
+		{p99Name(wl), "p99", fmt.Sprintf("p99 latency vs %s — %s", wl.xLabel(), wl.Name), "p99 latency (ms)"},
 	} {
 		ch := lineChart{Name: spec.name, Title: spec.title, X: clientAxis(wl),
 			Y: axis{Label: spec.ylabel, FromZero: true}}
@@ -93,14 +98,14 @@ func (a *analysis) clientCharts(wl workload) []figure {
 					continue
 				}
 				v := rw.vals[i]
-				p := pt{X: float64(g.clients), Y: v.agg, Lo: v.sum.Min, Hi: v.sum.Max,
-					Title: fmt.Sprintf("%s, %d clients: %s%s (%s)", t.Name, g.clients, num(v.agg), rw.m.unit, a.spread(v))}
+				p := pt{X: g.x(), Y: v.agg, Lo: v.sum.Min, Hi: v.sum.Max,
+					Title: fmt.Sprintf("%s, %s: %s%s (%s)", t.Name, g.label(), num(v.agg), rw.m.unit, a.spread(v))}
 				s.Points = append(s.Points, p)
 			}
 			ch.Series = append(ch.Series, s)
 		}
 		out = append(out, figure{name: spec.name, title: spec.title, svg: ch.svg(),
-			caption: fmt.Sprintf("The %s of the valid runs at each client count; whiskers span the runs.", a.aggWord())})
+			caption: fmt.Sprintf("The %s of the valid runs at each %s; whiskers span the runs.", a.aggWord(), wl.xWord())})
 	}
 	return out
 }
@@ -138,9 +143,9 @@ func (a *analysis) seriesCharts(wl workload, g group) []figure {
 		name, title, ylabel string
 		get                 func(Point) float64
 	}{
-		{seriesName(wl, g.clients), fmt.Sprintf("Throughput over time — %s, %d clients", wl.Name, g.clients),
+		{seriesName(wl, g), fmt.Sprintf("Throughput over time — %s, %s", wl.Name, g.label()),
 			"transactions per second", func(p Point) float64 { return p.TPS }},
-		{seriesP99Name(wl, g.clients), fmt.Sprintf("p99 latency over time — %s, %d clients", wl.Name, g.clients),
+		{seriesP99Name(wl, g), fmt.Sprintf("p99 latency over time — %s, %s", wl.Name, g.label()),
 			"p99 latency (ms)", func(p Point) float64 { return p.P99 }},
 	} {
 		ch := lineChart{Name: spec.name, Title: spec.title,
@@ -287,8 +292,8 @@ func percentiles(run Run) []Percentile {
 // quantile q at 1/(1-q) on a log axis so that p99, p99.9 and p99.99 are equally
 // spaced, and the maximum one decade past the last quantile.
 func (a *analysis) latencyChart(wl workload, g group) figure {
-	name := latencyName(wl, g.clients)
-	title := fmt.Sprintf("Latency distribution — %s, %d clients", wl.Name, g.clients)
+	name := latencyName(wl, g)
+	title := fmt.Sprintf("Latency distribution — %s, %s", wl.Name, g.label())
 	maxFinite := 2.0
 	for _, c := range g.cells {
 		if c.rep == nil {
@@ -353,7 +358,7 @@ func (a *analysis) serverCharts(wl workload) []figure {
 		ch := barChart{Name: serverName(spec.key, wl), Title: spec.title + " — " + wl.Name,
 			XLabel: "clients", YLabel: spec.ylabel}
 		for _, g := range wl.groups {
-			ch.Groups = append(ch.Groups, fmt.Sprintf("%d clients", g.clients))
+			ch.Groups = append(ch.Groups, g.label())
 		}
 		for i, t := range a.targets {
 			bs := barSeries{Name: t.Name, Color: color(i)}
@@ -376,7 +381,7 @@ func (a *analysis) serverCharts(wl workload) []figure {
 		return out
 	}
 	for _, g := range wl.groups {
-		ch := barChart{Name: waitsName(wl, g.clients), Title: fmt.Sprintf("Wait events — %s, %d clients", wl.Name, g.clients),
+		ch := barChart{Name: waitsName(wl, g), Title: fmt.Sprintf("Wait events — %s, %s", wl.Name, g.label()),
 			XLabel: "target", YLabel: "% of active sessions", Unit: "%", Stacked: true, Max: 100}
 		for _, t := range a.targets {
 			ch.Groups = append(ch.Groups, t.Name)
@@ -489,7 +494,7 @@ func (a *analysis) priceChart(wl workload) (figure, bool) {
 	ch := barChart{Name: priceName(wl), Title: "Price-performance — " + wl.Name, XLabel: "clients", YLabel: label,
 		Unit: " " + label}
 	for _, g := range wl.groups {
-		ch.Groups = append(ch.Groups, fmt.Sprintf("%d clients", g.clients))
+		ch.Groups = append(ch.Groups, g.label())
 	}
 	for i, t := range a.targets {
 		if t.Price == nil {
@@ -522,6 +527,9 @@ func (a *analysis) figures() figures {
 		server: map[string][]figure{}, price: map[string][]figure{}}
 	for _, wl := range a.workloads {
 		fs.clients[wl.slug] = a.clientCharts(wl)
+		if f, ok := a.curveChart(wl); ok {
+			fs.clients[wl.slug] = append(fs.clients[wl.slug], f)
+		}
 		for _, g := range wl.groups {
 			fs.series[wl.slug] = append(fs.series[wl.slug], a.seriesCharts(wl, g))
 			fs.latency[wl.slug] = append(fs.latency[wl.slug], a.latencyChart(wl, g))

@@ -74,14 +74,18 @@ func HTML(w io.Writer, r *Report) error {
 	for _, wl := range a.workloads {
 		p(`<h3 id="summary-%s">%s</h3>`+"\n", wl.slug, esc(wl.heading()))
 		writeHTMLTable(&b, a.summaryTable(wl))
+		if t := a.objectiveTable(wl); len(t.rows) > 0 {
+			p(`<p class="legend">%s</p>`+"\n", esc(a.objectiveLegend()))
+			writeHTMLTable(&b, t)
+		}
 		p(`<ul class="verdicts">`)
 		for _, s := range a.verdictSummaries(wl) {
 			p("<li>%s</li>", esc(s))
 		}
 		for _, g := range wl.groups {
 			if n := leftOut(g); n > 0 {
-				p(`<li class="left-out">%d %s at %d clients left out: see <a href="#%s">the results</a>.</li>`,
-					n, plural(n, "run", "runs"), g.clients, resultsID(wl, g))
+				p(`<li class="left-out">%d %s at %s left out: see <a href="#%s">the results</a>.</li>`,
+					n, plural(n, "run", "runs"), g.label(), resultsID(wl, g))
 			}
 		}
 		p("</ul>\n")
@@ -92,7 +96,7 @@ func HTML(w io.Writer, r *Report) error {
 	p(`<p class="legend">Hover over a cell for every run's figure. Shaded cells vary by more than the noise threshold.</p>` + "\n")
 	for _, wl := range a.workloads {
 		for _, g := range wl.groups {
-			p(`<h3 id="%s">%s, %d clients</h3>`+"\n", resultsID(wl, g), esc(wl.Name), g.clients)
+			p(`<h3 id="%s">%s, %s</h3>`+"\n", resultsID(wl, g), esc(wl.Name), g.label())
 			writeHTMLTable(&b, a.fullTable(g))
 			if t := a.statementTable(g); len(t.rows) > 0 {
 				p(`<p class="legend">%s</p>`+"\n", esc(statementsIntro))
@@ -124,7 +128,7 @@ func HTML(w io.Writer, r *Report) error {
 	for _, wl := range a.workloads {
 		list := fs.series[wl.slug]
 		for i, g := range wl.groups {
-			p(`<h3 id="series-%s-c%d">%s, %d clients</h3>`+"\n", wl.slug, g.clients, esc(wl.Name), g.clients)
+			p(`<h3 id="series-%s-%s">%s, %s</h3>`+"\n", wl.slug, g.id(), esc(wl.Name), g.label())
 			figs(list[i])
 			if ev := seriesEvents(g); len(ev) > 0 {
 				p(`<ul class="notes">`)
@@ -216,7 +220,7 @@ func HTML(w io.Writer, r *Report) error {
 	return err
 }
 
-func resultsID(wl workload, g group) string { return fmt.Sprintf("results-%s-c%d", wl.slug, g.clients) }
+func resultsID(wl workload, g group) string { return fmt.Sprintf("results-%s-%s", wl.slug, g.id()) }
 
 // leftOut counts a group's runs that do not count.
 func leftOut(g group) int {
@@ -246,8 +250,8 @@ func (a *analysis) tocEntries(id string) []section {
 				prefix = "series"
 			}
 			for _, g := range wl.groups {
-				out = append(out, section{fmt.Sprintf("%s-%s-c%d", prefix, wl.slug, g.clients),
-					fmt.Sprintf("%s, %d clients", wl.Name, g.clients)})
+				out = append(out, section{fmt.Sprintf("%s-%s-%s", prefix, wl.slug, g.id()),
+					fmt.Sprintf("%s, %s", wl.Name, g.label())})
 			}
 		case "price-performance":
 			if a.priced {

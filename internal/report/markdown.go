@@ -69,6 +69,10 @@ func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
 	for _, wl := range a.workloads {
 		p("### %s\n\n", mdEscape(wl.heading()))
 		writeMDTable(&b, a.summaryTable(wl))
+		if t := a.objectiveTable(wl); len(t.rows) > 0 {
+			p("%s\n\n", mdEscape(a.objectiveLegend()))
+			writeMDTable(&b, t)
+		}
 		for _, s := range a.verdictSummaries(wl) {
 			p("- %s\n", mdEscape(s))
 		}
@@ -78,7 +82,7 @@ func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
 	p("## Results\n\n")
 	for _, wl := range a.workloads {
 		for _, g := range wl.groups {
-			p("### %s, %d clients\n\n", mdEscape(wl.Name), g.clients)
+			p("### %s, %s\n\n", mdEscape(wl.Name), g.label())
 			writeMDTable(&b, a.fullTable(g))
 			if t := a.statementTable(g); len(t.rows) > 0 {
 				p("%s\n\n", mdEscape(statementsIntro))
@@ -105,7 +109,7 @@ func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
 	for _, wl := range a.workloads {
 		list := fs.series[wl.slug]
 		for i, g := range wl.groups {
-			p("### %s, %d clients\n\n", mdEscape(wl.Name), g.clients)
+			p("### %s, %s\n\n", mdEscape(wl.Name), g.label())
 			if err := images(list[i]); err != nil {
 				return err
 			}
@@ -354,9 +358,9 @@ func outcomeClass(o stats.Outcome) string {
 
 // summaryTable is a workload's headline metric by client count and target.
 func (a *analysis) summaryTable(wl workload) mdTable {
-	t := a.targetsTable("clients", true)
+	t := a.targetsTable(wl.groupHeader(), true)
 	for _, g := range wl.groups {
-		t.add(a.targetCells(g.rows[0], nil, []string{strconv.Itoa(g.clients)}, []string{""}, []string{"num"}))
+		t.add(a.targetCells(g.rows[0], nil, []string{g.short()}, []string{""}, []string{"num"}))
 	}
 	return t
 }
@@ -389,14 +393,14 @@ func (a *analysis) verdictSummaries(wl workload) []string {
 				parts = append(parts, &part{outcome: v.Outcome})
 				k = len(parts) - 1
 			}
-			parts[k].clients = append(parts[k].clients, g.clients)
+			parts[k].clients = append(parts[k].clients, int(g.x()))
 			if r := g.rows[0].ratios[i]; !math.IsNaN(r) {
 				parts[k].ratios = append(parts[k].ratios, r)
 			}
 		}
 		var phrases []string
 		for _, p := range parts {
-			s := fmt.Sprintf("%s at %s clients", p.outcome, andList(p.clients))
+			s := fmt.Sprintf("%s at %s %s", p.outcome, andList(p.clients), strings.TrimSuffix(strings.TrimPrefix(wl.xLabel(), "rate ("), ")"))
 			if len(p.ratios) > 0 {
 				lo, hi := slices.Min(p.ratios), slices.Max(p.ratios)
 				if fmt.Sprintf("%.2f", lo) == fmt.Sprintf("%.2f", hi) {
@@ -447,7 +451,7 @@ func seriesEvents(g group) []string {
 
 // waitTable lists each target's top wait events by client count.
 func (a *analysis) waitTable(wl workload) mdTable {
-	t := mdTable{header: []string{"clients", "target", "top wait events"}, right: []bool{true, false, false}}
+	t := mdTable{header: []string{wl.groupHeader(), "target", "top wait events"}, right: []bool{true, false, false}}
 	for _, g := range wl.groups {
 		for i, c := range g.cells {
 			shares := meanWaits(c.valid, allClasses(c.valid))
@@ -474,7 +478,7 @@ func (a *analysis) waitTable(wl workload) mdTable {
 			for k, cl := range classes {
 				parts[k] = fmt.Sprintf("%s %s", cl, strconv.FormatFloat(100*shares[cl], 'f', 0, 64)+"%")
 			}
-			t.add([]string{strconv.Itoa(g.clients), a.targets[i].Name, strings.Join(parts, ", ")}, nil, nil)
+			t.add([]string{g.short(), a.targets[i].Name, strings.Join(parts, ", ")}, nil, nil)
 		}
 	}
 	return t
@@ -629,7 +633,7 @@ func (a *analysis) priceTable() mdTable {
 // gives for one unit of monthly price, and in brackets the monthly price of one
 // unit of the metric.
 func (a *analysis) pricePerfTable(wl workload) mdTable {
-	t := mdTable{header: []string{"clients"}, right: []bool{true}}
+	t := mdTable{header: []string{wl.groupHeader()}, right: []bool{true}}
 	var priced []int
 	for i, tg := range a.targets {
 		if tg.Price == nil {
@@ -645,7 +649,7 @@ func (a *analysis) pricePerfTable(wl workload) mdTable {
 		if !ok1 || !ok2 {
 			continue
 		}
-		cells := []string{strconv.Itoa(g.clients)}
+		cells := []string{g.short()}
 		for _, i := range priced {
 			c := a.cellText(units, i)
 			if per.vals[i].ok {

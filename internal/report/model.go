@@ -1,6 +1,11 @@
 package report
 
-import "time"
+import (
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
+)
 
 // Report is everything a report shows, assembled from the results store by the
 // CLI. Renderers only read it: running and reporting share nothing but the stored
@@ -15,6 +20,9 @@ type Report struct {
 	// (0.05 = 5%).
 	Noise     float64
 	Aggregate string // median, mean or best: how repetitions are summarised
+	// Objective is the study's latency objective; nil without one. Open-loop
+	// runs are judged by it: the highest rate within it is compared.
+	Objective *findmax.Objective
 	Targets   []Target
 	Workloads []Workload
 	Env       Environment
@@ -45,6 +53,7 @@ type Workload struct {
 	Kind    string // the workload's kind (workload.Names)
 	Metric  string // the headline measure (workload.MeasuresOf): "tps" unless the kind has its own
 	Clients []int  // ascending
+	Rates   []int  // the open-loop rates of its runs, ascending; none for closed-loop runs
 	Runs    []Run
 }
 
@@ -53,6 +62,7 @@ type Run struct {
 	ID       int64
 	Target   string // Target.Name
 	Clients  int
+	Rate     int // the open-loop rate asked for, in transactions a second; 0: closed loop
 	Repeat   int // 1-based repetition within its cell; 0 when not from a study
 	Started  time.Time
 	Status   string // completed, interrupted, failed
@@ -63,6 +73,8 @@ type Run struct {
 
 	Metric float64 // the headline figure (Workload.Metric)
 	TPS    float64
+	// Transactions committed and failed in the window.
+	Committed, Failed int64
 	TPM    float64 // PostgreSQL transactions per minute (whole cluster, as HammerDB), where the workload counts them
 	QPS    float64 // statements per second, where the workload counts them
 	// Statements are each statement's average latency, where the run timed them
@@ -73,6 +85,8 @@ type Run struct {
 	// Percentiles is the latency distribution from the stored HDR histograms:
 	// quantile (0-100) to milliseconds, from p50 to the max, for a log-scale plot.
 	Percentiles []Percentile
+	// latency is the window's distribution, for an objective's percentile.
+	latency *hdrhistogram.Histogram
 
 	// Server-side means over the measured window; NaN-free: 0 when not sampled,
 	// with Sampled telling which were.

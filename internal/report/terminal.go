@@ -62,7 +62,7 @@ func Terminal(w io.Writer, r *Report) error {
 			line("")
 			tables := a.termTables(g, names)
 			for i, t := range tables {
-				title := fmt.Sprintf("%s (%s), %d clients", wl.Name, wl.Kind, g.clients)
+				title := fmt.Sprintf("%s (%s), %s", wl.Name, wl.Kind, g.label())
 				if len(tables) > 1 {
 					title += fmt.Sprintf(" (%d of %d)", i+1, len(tables))
 				}
@@ -101,6 +101,16 @@ func Terminal(w io.Writer, r *Report) error {
 		}
 	}
 
+	for _, wl := range a.workloads {
+		if t := a.objectiveTable(wl); len(t.rows) > 0 {
+			line("")
+			para(wl.Name+": "+a.objectiveLegend(), "", "  ")
+			tt := textTable{header: t.header, right: t.right, rows: t.rows}
+			for _, l := range tt.lines() {
+				line(l)
+			}
+		}
+	}
 	if a.priced {
 		line("")
 		line("Prices")

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/stats"
+)
+
+// meets tells whether a run met the report's objective: it counts (completed,
+// no invalid flag: one that fell behind its rate does not), its failures are
+// within the limit, and its latency at the objective's percentile is under it.
+func (a *analysis) meets(run Run) bool {
+	o := a.r.Objective
+	if o == nil || !counts(run) || run.latency == nil || run.latency.TotalCount() == 0 {
+		return false
+	}
+	if all := run.Committed + run.Failed; o.MaxErrors >= 0 && all > 0 && float64(run.Failed) > o.MaxErrors*float64(all) {
+		return false
+	}
+	ms := float64(run.latency.ValueAtQuantile(o.Quantile)) / 1000
+	return ms <= float64(o.Limit)/float64(time.Millisecond)
+}
+
+// maxRates are, for one target and client count of an open-loop workload, the
+// highest rate within the objective in each repetition: the rate steps are one
+// curve per repetition, walked upwards. A repetition that met it at no rate
+// counts 0. ids are the runs that set each (the repetition's first when none met it).
+func (a *analysis) maxRates(wl workload, target string, clients int) (rates []float64, ids []int64) {
+	type best struct {
+		rate float64
+		id   int64
+	}
+	byRepeat := map[int]best{}
+	for _, run := range wl.Runs {
+		if run.Target != target || run.Clients != clients || run.Rate == 0 {
+			continue
+		}
+		b, ok := byRepeat[run.Repeat]
+		if !ok {
+			b = best{id: run.ID}
+		}
+		if a.meets(run) && float64(run.Rate) > b.rate {
+			b = best{float64(run.Rate), run.ID}
+		}
+		byRepeat[run.Repeat] = b
+	}
+	for _, r := range slices.Sorted(maps.Keys(byRepeat)) {
+		rates, ids = append(rates, byRepeat[r].rate), append(ids, byRepeat[r].id)
+	}
+	return rates, ids
+}
+
+// objectiveTable is, per client count, each target's highest rate within the
+// objective, aggregated over its repetitions with their spread, and its ratio
+// to the baseline's; empty without an objective or open-loop runs.
+func (a *analysis) objectiveTable(wl workload) mdTable {
+	if a.r.Objective == nil || len(wl.Rates) == 0 {
+		return mdTable{}
+	}
+	t := a.targetsTable("clients", true)
+	clients := slices.Clone(wl.Clients)
+	for _, c := range clients {
+		rw := row{m: metric{key: "max_rate", label: "max rate", unit: " tx/s", higher: true}, kind: measured}
+		for _, tg := range a.targets {
+			vals, ids := a.maxRates(wl, tg.Name, c)
+			v := value{vals: vals, ids: ids, ok: len(vals) > 0}
+			if v.ok {
+				v.sum = stats.Summarize(vals)
+				v.agg = stats.Aggregate(a.aggregate, vals, true)
+			}
+			rw.vals = append(rw.vals, v)
+		}
+		rw.ratios = a.ratios(rw.vals, nil)
+		t.add(a.targetCells(rw, nil, []string{strconv.Itoa(c)}, []string{""}, []string{"num"}))
+	}
+	return t
+}
+
+// objectiveLegend says what objectiveTable's cells are.
+func (a *analysis) objectiveLegend() string {
+	return fmt.Sprintf("The highest rate (tx/s) at which a valid run met the objective, %s, in each repetition of the rate steps; "+
+		"the %s over repetitions, a run that fell behind its rate counting as not met.", a.r.Objective, a.aggWord())
+}
+
+// curveChart is latency against throughput for an open-loop workload: for each
+// target (and client count), the p99 of the valid runs at each rate against the
+// throughput they reached, so that the knee where latency climbs shows.
+func (a *analysis) curveChart(wl workload) (figure, bool) {
+	if len(wl.Rates) == 0 {
+		return figure{}, false
+	}
+	name := "curve-" + wl.slug
+	title := "p99 latency against throughput — " + wl.Name
+	ch := lineChart{Name: name, Title: title, X: axis{Label: "throughput (tps)", FromZero: true}, Y: axis{Label: "p99 latency (ms)", Log: true}}
+	for i, t := range a.targets {
+		for _, c := range wl.Clients {
+			s := series{Name: t.Name, Color: color(i), Dots: true}
+			if len(wl.Clients) > 1 {
+				s.Name = fmt.Sprintf("%s, %d clients", t.Name, c)
+			}
+			for _, g := range wl.groups {
+				if g.clients != c || g.rate == 0 {
+					continue
+				}
+				tps, p99 := a.stat(metricOf(wl, "tps"), g.cells[i]), a.stat(metricOf(wl, "p99"), g.cells[i])
+				if !tps.ok || !p99.ok || p99.agg <= 0 {
+					continue
+				}
+				s.Points = append(s.Points, pt{X: tps.agg, Y: p99.agg, Lo: p99.sum.Min, Hi: p99.sum.Max,
+					Title: fmt.Sprintf("%s, %s: %s tps, p99 %s ms", t.Name, g.label(), num(tps.agg), num(p99.agg))})
+			}
+			if len(s.Points) > 0 {
+				ch.Series = append(ch.Series, s)
+			}
+		}
+	}
+	if len(ch.Series) == 0 {
+		return figure{}, false
+	}
+	return figure{name: name, title: title, svg: ch.svg(),
+		caption: fmt.Sprintf("Each point is one rate: the %s throughput and p99 of its valid runs, whiskers spanning the runs' p99.", a.aggWord())}, true
+}
+
+// metricOf is the metric of a workload's tables with key, or one reading a run's
+// figure by that key (tps, p99) where the tables have none.
+func metricOf(wl workload, key string) metric {
+	for _, m := range wl.metrics {
+		if m.key == key {
+			return m
+		}
+	}
+	switch key {
+	case "tps":
+		return metric{key: "tps", get: func(r Run) (float64, bool) { return r.TPS, r.TPS > 0 }}
+	case "p99":
+		return metric{key: "p99", get: func(r Run) (float64, bool) { return r.Latency.P99, r.Latency.P99 > 0 }}
+	}
+	return metric{key: key, get: func(Run) (float64, bool) { return math.NaN(), false }}
+}
