@@ -75,8 +75,8 @@ type Run struct {
 	TPS    float64
 	// Transactions committed and failed in the window.
 	Committed, Failed int64
-	TPM    float64 // PostgreSQL transactions per minute (whole cluster, as HammerDB), where the workload counts them
-	QPS    float64 // statements per second, where the workload counts them
+	TPM               float64 // PostgreSQL transactions per minute (whole cluster, as HammerDB), where the workload counts them
+	QPS               float64 // statements per second, where the workload counts them
 	// Statements are each statement's average latency, where the run timed them
 	// (pgbench -r).
 	Statements []Statement
