@@ -71,7 +71,9 @@ func TestPgbenchCommand(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"-n", "-t", "1", "-T", "5", "-f", good, dsn},
-		{"-n", "-R", "100", "-f", good, dsn},
+		{"-n", "-R", "0", "-f", good, dsn},
+		{"-n", "-L", "soon", "-f", good, dsn},
+		{"-n", "-v", "-f", good, dsn},
 		{"-n", "-c", "x", "-f", good, dsn},
 		{"-n", "-f", good, dsn, "extra"},
 	} {
