@@ -3,35 +3,47 @@ package driver
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
 // schedule deals the start times of an open-loop run (Config.Rate): a Poisson
 // process of Rate arrivals a second shared by all clients, as pgbench -R paces its
-// clients. One pacer goroutine waits for each arrival and offers it to the free
-// clients, the one that waited longest taking it; an arrival that finds every
-// client busy waits for one, and since latency counts from the arrival, that wait
-// is in it (no coordinated omission). One waiter for all clients: each idle client
-// waiting for an arrival of its own would wake the process as often, and at a
-// high rate with many clients cost a timer each.
+// clients. A client that is free takes the next arrival once it is due; an
+// arrival that finds every client busy waits for one, and since latency counts from
+// the arrival, that wait is in it (no coordinated omission). While clients are
+// free and the next arrival is not yet due, they wait for one pacer goroutine,
+// which wakes one of them as it comes due: one waiter for all clients, since each
+// idle client sleeping until an arrival of its own would wake the process as often,
+// and at a high rate with many clients cost a timer each. A client that finds an
+// arrival already due takes it without the pacer, so a target near or past its
+// capacity does not pay a hand-over for each transaction.
 type schedule struct {
-	rng  *rand.PCG
-	mean float64 // the mean gap between arrivals, in nanoseconds
-	next int64   // the next arrival not yet taken, in nanoseconds from the run's start
-	// The window, in nanoseconds from the run's start, and the arrivals in it
-	// taken so far.
+	mu    sync.Mutex
+	start time.Time
+	rng   *rand.PCG
+	mean  float64 // the mean gap between arrivals, in nanoseconds
+	next  int64   // the next arrival not yet taken, in nanoseconds from start
+	// The window, in nanoseconds from start, and the arrivals in it taken so far.
 	from, to int64
 	taken    int64
-	due      chan time.Time // arrivals offered to free clients
-	done     chan struct{}  // closed as the pacer stops
+
+	wake chan struct{} // the pacer wakes a waiting client as an arrival comes due
+	done chan struct{} // closed as the pacer stops
+	// The pacer's own.
 	timer    *time.Timer
 	waiter   *preciseWaiter
 	noWaiter bool // none could be made
 }
 
+// earlyStart is how long before its arrival a transaction may begin rather than
+// wait: shorter waits cost more than they are worth (its latency then counts from
+// its start).
+const earlyStart = 20 * time.Microsecond
+
 func newSchedule(rate float64, seed uint64) *schedule {
-	s := &schedule{rng: rand.NewPCG(seed, 0x5eed), mean: float64(time.Second) / rate, due: make(chan time.Time), done: make(chan struct{})}
+	s := &schedule{rng: rand.NewPCG(seed, 0x5eed), mean: float64(time.Second) / rate, wake: make(chan struct{}), done: make(chan struct{})}
 	s.next = s.gap()
 	return s
 }
@@ -42,9 +54,33 @@ func (s *schedule) gap() int64 {
 	return max(1, int64(-math.Log1p(-u)*s.mean))
 }
 
-// pace offers the arrivals, each once its time has come, until the run stops or
-// every client has ended.
-func (s *schedule) pace(start time.Time, stop, finished <-chan struct{}) {
+// take takes the next arrival if it is due at now, and says so; else it returns
+// when it is due.
+func (s *schedule) take(now time.Time) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.start.Add(time.Duration(s.next))
+	if at.Sub(now) > earlyStart {
+		return at, false
+	}
+	if s.next >= s.from && s.next < s.to {
+		s.taken++
+	}
+	s.next += s.gap()
+	return at, true
+}
+
+// peek is when the next arrival is due.
+func (s *schedule) peek() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.start.Add(time.Duration(s.next))
+}
+
+// pace wakes a waiting client as each arrival comes due, until the run stops or
+// every client has ended. With every client busy it waits for one to wait; the
+// clients take due arrivals meanwhile.
+func (s *schedule) pace(stop, finished <-chan struct{}) {
 	defer close(s.done)
 	defer func() {
 		if s.waiter != nil {
@@ -52,33 +88,26 @@ func (s *schedule) pace(start time.Time, stop, finished <-chan struct{}) {
 		}
 	}()
 	for {
-		at := start.Add(time.Duration(s.next))
-		if !s.waitUntil(at, stop) {
+		if !s.waitUntil(s.peek(), stop) {
 			return
 		}
 		select {
-		case s.due <- at:
+		case s.wake <- struct{}{}:
 		case <-stop:
 			return
 		case <-finished:
 			return
 		}
-		if s.next >= s.from && s.next < s.to {
-			s.taken++
-		}
-		s.next += s.gap()
 	}
 }
 
 // waitUntil waits for the arrival at: on a Go timer while it is far, then, at
-// rates up to preciseRate, on the precise waiter; within earlyStart of it the
-// arrival is offered at once (a transaction that starts before its arrival counts
-// its latency from its start). Above preciseRate the Go timer waits throughout:
-// arrivals then come every 100 us or sooner, the client's threads are busy and run
-// their timers between goroutines, and a precise wait's system calls (some 10 us
-// each) would cost more than the transactions themselves. False: the run stopped.
+// rates up to preciseRate, on the precise waiter. Above preciseRate the Go timer
+// waits throughout: arrivals then come every 100 us or sooner, the client's
+// threads are busy and run their timers between goroutines, and a precise wait's
+// system calls (some 10 us each) would cost more than the transactions
+// themselves. False: the run stopped.
 func (s *schedule) waitUntil(at time.Time, stop <-chan struct{}) bool {
-	const earlyStart = 20 * time.Microsecond
 	d := time.Until(at)
 	if d > 2*time.Millisecond {
 		if !s.sleep(d-time.Millisecond, stop) {
@@ -121,6 +150,8 @@ func (s *schedule) sleep(d time.Duration, stop <-chan struct{}) bool {
 // behind counts, once the pacer has stopped, the window's arrivals: those taken
 // and those no client took before it closed (the target fell behind).
 func (s *schedule) behind() (scheduled, untaken int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	for t := max(s.next, s.from); t < s.to; t += s.gap() {
 		untaken++
 	}
@@ -146,20 +177,24 @@ func (st *rateStats) lag(p Phase, d time.Duration) {
 	st.tickLagN.Add(1)
 }
 
-// pace takes the client's next arrival from the pacer. With a latency limit,
-// arrivals already later than the limit are skipped and counted, as pgbench -L
-// skips them, each a transaction of --transactions of script si, the one chosen.
-// False: the run stopped, or the client has done its transactions.
+// pace takes the client's next arrival, waiting for the pacer until one is due.
+// With a latency limit, arrivals already later than the limit are skipped and
+// counted, as pgbench -L skips them, each a transaction of --transactions of
+// script si, the one chosen. False: the run stopped, or the client has done its
+// transactions.
 func (c *client) pace(si int) (time.Time, bool) {
 	r := c.r
 	for {
-		var at time.Time
-		select {
-		case at = <-r.sched.due:
-		case <-r.stop:
-			return at, false
-		}
 		now := time.Now()
+		at, due := r.sched.take(now)
+		if !due {
+			select {
+			case <-r.sched.wake:
+				continue
+			case <-r.stop:
+				return at, false
+			}
+		}
 		if lim := r.cfg.LatencyLimit; lim > 0 && now.Sub(at) > lim {
 			p := r.phaseOf(at)
 			c.rate.skipped[p]++

@@ -317,6 +317,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.hardStopNs.Store(r.windowEnd.Add(30 * time.Second).UnixNano())
 	if cfg.Rate > 0 {
 		r.sched = newSchedule(cfg.Rate, cfg.Seed)
+		r.sched.start = r.start
 		r.sched.from, r.sched.to = int64(cfg.Warmup), int64(r.windowEnd.Sub(r.start))
 	}
 
@@ -333,7 +334,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	if r.sched != nil {
-		go r.sched.pace(r.start, r.stop, finished)
+		go r.sched.pace(r.stop, finished)
 	}
 	var stopChooser chan struct{}
 	chosen := make(chan float64, 1)
@@ -497,7 +498,9 @@ loop:
 	}
 	if r.sched != nil {
 		<-r.sched.done
+		r.sched.mu.Lock()
 		r.sched.to = int64(r.windowEnd.Sub(r.start))
+		r.sched.mu.Unlock()
 	}
 	res.Rate = r.rateFigures(clients)
 	res.Start, res.WindowStart, res.WindowEnd = r.start, r.windowStart, r.windowEnd
