@@ -23,6 +23,7 @@ func TestFlagValues(t *testing.T) {
 		{"--warmup", "-1s"}, {"--warmup", "soon"},
 		{"--transactions", "-5"}, {"--max-tries", "0"}, {"--jobs", "0"}, {"--progress", "-1s"},
 		{"--seed", "-1"}, {"--label", "novalue"}, {"--dist", "pareto:7"}, {"--dist", "lognormal"},
+		{"--rate", "-5"}, {"--rate", "fast"}, {"--rate", "NaN"}, {"--latency-limit", "-1s"}, {"--latency-limit", "soon"},
 	}
 	initFlags := map[string][]struct{ flag, value string }{
 		"tpcb":     {{"--scale", "0"}, {"--scale", "-3"}, {"--jobs", "0"}, {"--fillfactor", "5"}, {"--partitions", "-1"}, {"--partition-method", "list"}},
@@ -39,6 +40,8 @@ func TestFlagValues(t *testing.T) {
 			checkFlag(t, fmt.Sprintf("init %s %s=%q", kind, f.flag, f.value), args, f.flag)
 		}
 	}
+	// TPC-C's keying and thinking times pace each terminal; with --rate the arrivals do.
+	checkFlag(t, "run tpcc --keying-thinking --rate", []string{"run", "tpcc", "--keying-thinking", "--rate", "100", "--dsn", dsn, "--results", results}, "--rate")
 	for _, f := range []struct{ cmd, flag, value string }{
 		{"compare", "--noise", "-0.1"}, {"compare", "--run", "x"}, {"report", "--format", "pdf"},
 		{"export", "--format", ""}, {"study", "--progress", "-1s"},

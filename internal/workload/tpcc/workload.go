@@ -133,9 +133,12 @@ func (r *Run) options(w int) (RunOptions, error) {
 	return opt, nil
 }
 
-func (r *Run) Check(*engine.Spec) error {
+func (r *Run) Check(spec *engine.Spec) error {
 	if r.Warehouses < 0 {
 		return fmt.Errorf("--warehouses must be positive, got %d", r.Warehouses)
+	}
+	if r.Opt.KeyingThinking && spec.Rate > 0 {
+		return fmt.Errorf("--keying-thinking paces each terminal itself and --rate paces the arrivals: give one or the other")
 	}
 	opt, err := r.options(max(r.Warehouses, 1))
 	if err != nil {
