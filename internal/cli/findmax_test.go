@@ -80,7 +80,7 @@ func TestFindMaxBadInput(t *testing.T) {
 // A study of rate steps with an objective: each rate is a run of its own, and the
 // reports compare the highest rate within the objective and draw latency against
 // throughput. The server carries 100 tx/s (a lock held 10 ms a transaction), so
-// both targets meet the objective at 40 and 80 tx/s and fall behind at 160.
+// both targets meet the objective at 30 and 60 tx/s and fall behind at 160.
 func TestStudyRates(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	db := pgtest.Query(t, dsn, "select current_database()")
@@ -96,7 +96,7 @@ targets:
 workloads:
   - {name: locked, kind: pgbench, database: %s, dataset: keep, run: {file: [throttle.sql]}}
 objective: {slo: "p99<500ms", errors: "<1%%"}
-matrix: {clients: [4], rates: [40, 80, 160], warmup: 0s, duration: 3s, repeat: 1}
+matrix: {clients: [4], rates: [30, 60, 160], warmup: 0s, duration: 3s, repeat: 1}
 `, pgtest.DSN(t), pgtest.DSN(t), db)
 	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
 		t.Fatal(err)
@@ -113,14 +113,14 @@ matrix: {clients: [4], rates: [40, 80, 160], warmup: 0s, duration: 3s, repeat: 1
 	if code != 0 || !strings.Contains(out, "locked (pgbench), 4 clients at 160 tx/s") {
 		t.Fatalf("compare: exit %d\n%s%s", code, out, errOut)
 	}
-	// The objective's table: 80 tx/s for both, a ratio of 1.
+	// The objective's table: 60 tx/s for both, a ratio of 1.
 	var row string
 	for _, l := range strings.Split(out, "\n") {
 		if f := strings.Fields(l); len(f) >= 3 && f[0] == "4" && !strings.Contains(l, "@") {
 			row = l
 		}
 	}
-	if f := strings.Fields(row); len(f) < 4 || f[1] != "80.0" || f[2] != "80.0" || !strings.Contains(out, "highest rate (tx/s) at which a valid run met the objective, p99 < 500ms") {
+	if f := strings.Fields(row); len(f) < 4 || f[1] != "60.0" || f[2] != "60.0" || !strings.Contains(out, "highest rate (tx/s) at which a valid run met the objective, p99 < 500ms") {
 		t.Errorf("objective row %q in:\n%s", row, out)
 	}
 	md := filepath.Join(dir, "r.md")

@@ -51,7 +51,8 @@ func newSchedule(rate float64, seed uint64) *schedule {
 // gap draws the time to the next arrival: exponential with the mean gap.
 func (s *schedule) gap() int64 {
 	u := float64(s.rng.Uint64()>>11) * 0x1p-53 // [0, 1)
-	return max(1, int64(-math.Log1p(-u)*s.mean))
+	// At most a hundred years: a tiny rate's gap would overflow.
+	return max(1, int64(min(-math.Log1p(-u)*s.mean, float64(MaxSpan))))
 }
 
 // take takes the next arrival if it is due at now, and says so; else it returns
@@ -88,7 +89,7 @@ func (s *schedule) pace(stop, finished <-chan struct{}) {
 		}
 	}()
 	for {
-		if !s.waitUntil(s.peek(), stop) {
+		if !s.waitUntil(s.peek(), stop, finished) {
 			return
 		}
 		select {
@@ -107,10 +108,10 @@ func (s *schedule) pace(stop, finished <-chan struct{}) {
 // threads are busy and run their timers between goroutines, and a precise wait's
 // system calls (some 10 us each) would cost more than the transactions
 // themselves. False: the run stopped.
-func (s *schedule) waitUntil(at time.Time, stop <-chan struct{}) bool {
+func (s *schedule) waitUntil(at time.Time, stop, finished <-chan struct{}) bool {
 	d := time.Until(at)
 	if d > 2*time.Millisecond {
-		if !s.sleep(d-time.Millisecond, stop) {
+		if !s.sleep(d-time.Millisecond, stop, finished) {
 			return false
 		}
 		d = time.Until(at)
@@ -125,14 +126,15 @@ func (s *schedule) waitUntil(at time.Time, stop <-chan struct{}) bool {
 	if s.waiter != nil && s.waiter.wait(d) {
 		return true
 	}
-	return s.sleep(d, stop)
+	return s.sleep(d, stop, finished)
 }
 
 // preciseRate is the highest rate whose arrivals are waited for precisely.
 const preciseRate = 10000
 
-// sleep waits on the pacer's Go timer; false if the run stopped first.
-func (s *schedule) sleep(d time.Duration, stop <-chan struct{}) bool {
+// sleep waits on the pacer's Go timer; false if the run stopped, or every client
+// ended, first.
+func (s *schedule) sleep(d time.Duration, stop, finished <-chan struct{}) bool {
 	if s.timer == nil {
 		s.timer = time.NewTimer(d)
 	} else {
@@ -144,6 +146,9 @@ func (s *schedule) sleep(d time.Duration, stop <-chan struct{}) bool {
 	case <-stop:
 		s.timer.Stop()
 		return false
+	case <-finished:
+		s.timer.Stop()
+		return false
 	}
 }
 
@@ -152,7 +157,13 @@ func (s *schedule) sleep(d time.Duration, stop <-chan struct{}) bool {
 func (s *schedule) behind() (scheduled, untaken int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for t := max(s.next, s.from); t < s.to; t += s.gap() {
+	from := max(s.next, s.from)
+	if expected := float64(s.to-from) / s.mean; expected > 1e6 {
+		// Far behind: the expected count, rather than millions of draws.
+		untaken = int64(expected)
+		return s.taken + untaken, untaken
+	}
+	for t := from; t < s.to; t += s.gap() {
 		untaken++
 	}
 	return s.taken + untaken, untaken
@@ -221,8 +232,8 @@ type RateFigures struct {
 	// Skipped could not begin within the latency limit of their arrival; Late
 	// completed, but later than it.
 	Skipped, Late int64
-	// The schedule lag of the transactions that began: how long each waited for
-	// a free client after its arrival.
+	// The schedule lag of the transactions that ended in the window: how long
+	// each waited for a free client after its arrival.
 	LagAvg, LagMax time.Duration
 }
 

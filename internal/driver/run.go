@@ -114,7 +114,7 @@ type Interval struct {
 	Down          int
 	ConnectErrors int64
 	// With Config.Rate and Config.LatencyLimit: the mean schedule lag of the
-	// transactions that began in the interval, those skipped and those late.
+	// transactions that ended in the interval, those skipped and those late.
 	Lag           time.Duration
 	Skipped, Late int64
 }

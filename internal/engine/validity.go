@@ -180,8 +180,8 @@ func judge(e evidence) []Flag {
 
 // judgeRate flags an open-loop run whose target did not keep up: more than
 // maxBehind of the window's arrivals were skipped, or were not begun when it
-// closed while the queue was growing (the schedule lag at the end more than twice
-// that at the start) or held a second of arrivals. A steady queue near capacity
+// closed while the queue held a second of arrivals, or a quarter of one and was
+// growing (the schedule lag at the end more than twice that at the start). A steady queue near capacity
 // leaves some arrivals waiting as any window closes; a server that cannot keep up
 // leaves a queue that grows until the run ends. Such a run's figures describe an
 // overloaded server, not the requested rate.
@@ -192,7 +192,8 @@ func judgeRate(e evidence) *Flag {
 		return nil
 	}
 	growing := len(e.rates) >= 2 && e.rates[len(e.rates)-1].lag > 2*e.rates[0].lag+10*time.Millisecond
-	if float64(f.Skipped) <= maxBehind*float64(f.Scheduled) && !growing && float64(f.Untaken) < e.rate {
+	queued := float64(f.Untaken) >= e.rate || growing && float64(f.Untaken) >= e.rate/4
+	if float64(f.Skipped) <= maxBehind*float64(f.Scheduled) && !queued {
 		return nil
 	}
 	reason := fmt.Sprintf("the target did not keep up with %s tx/s: %.0f tx/s done; of %d transactions due in the window, %d had not begun when it closed and %d were skipped past the latency limit",

@@ -38,6 +38,8 @@ func TestJudge(t *testing.T) {
 			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 30, Skipped: 60}}, nil},
 		{"a steady queue near capacity as the window closes", evidence{committed: 10000, rate: 1000, doneTPS: 990, rates: steady(10, 990),
 			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 300}}, nil},
+		{"a short queue that grew in the window's last second", evidence{committed: 10000, rate: 1000, doneTPS: 990, rates: lagging,
+			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 200}}, nil},
 		{"an open-loop run that fell behind", evidence{committed: 8000, rate: 1000, doneTPS: 800, rates: lagging,
 			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 2000}}, []Flag{
 			{flagRate, true, "the target did not keep up with 1000 tx/s: 800 tx/s done; of 10000 transactions due in the window, 2000 had not begun when it closed and 0 were skipped past the latency limit; the schedule lag grew from 100.00 ms to 1s"}}},

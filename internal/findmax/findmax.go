@@ -228,9 +228,11 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 	lo := 0.0
 	// Bisection from two thirds of the ceiling: a target meets most objectives
 	// somewhere below its closed-loop peak.
-	r := math.Round(hi * 2 / 3)
+	r := math.Floor(hi * 2 / 3)
+	// Rates are whole transactions a second: the bracket is never narrower than one.
+	open := func() bool { return hi-lo > max(1, o.Resolution*hi) && r > lo && r < hi }
 	for {
-		for hi-lo > o.Resolution*hi && r >= 1 && !overBudget() {
+		for open() && !overBudget() {
 			met, err := step(r, false)
 			if err != nil {
 				return finish(res, lo, hi), err
@@ -240,10 +242,7 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 			} else {
 				hi = r
 			}
-			r = math.Round((lo + hi) / 2)
-			if lo == 0 {
-				r = math.Round(hi / 2)
-			}
+			r = math.Floor((lo + hi) / 2)
 		}
 		if lo == 0 || res.BudgetSpent {
 			return finish(res, lo, hi), nil
@@ -265,10 +264,7 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 			return finish(res, lo, hi), nil
 		}
 		hi, lo = lo, highestMet(res.Steps, lo)
-		r = math.Round((lo + hi) / 2)
-		if lo == 0 {
-			r = math.Round(hi / 2)
-		}
+		r = math.Floor((lo + hi) / 2)
 	}
 }
 

@@ -174,6 +174,9 @@ func (a *analysis) analyse(w *Workload, s string) workload {
 	rates := []int{0}
 	if len(w.Rates) > 0 {
 		rates = w.Rates
+		if slices.ContainsFunc(w.Runs, func(r Run) bool { return r.Rate == 0 }) {
+			rates = append([]int{0}, w.Rates...) // closed-loop runs beside the rates
+		}
 	}
 	for _, c := range clients {
 		for _, rate := range rates {

@@ -273,7 +273,7 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 		run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
 		run.Warnings = sum.Warnings
 		if sum.Rate != nil {
-			run.Rate = int(math.Round(sum.Rate.RequestedTPS))
+			run.Rate = max(1, int(math.Round(sum.Rate.RequestedTPS))) // below 1 tx/s still open-loop
 		}
 		if ps, ok := sum.Figures.(engine.PerStatement); ok {
 			for _, st := range ps.StatementLatencies() {

@@ -90,19 +90,30 @@ func (a *analysis) clientCharts(wl workload) []figure {
 	} {
 		ch := lineChart{Name: spec.name, Title: spec.title, X: clientAxis(wl),
 			Y: axis{Label: spec.ylabel, FromZero: true}}
+		// Against rates, a line for each client count: a line per target would
+		// run back from the highest rate of one count to the lowest of the next.
+		lines := []int{0}
+		if len(wl.Rates) > 0 && len(wl.Clients) > 1 {
+			lines = wl.Clients
+		}
 		for i, t := range a.targets {
-			s := series{Name: t.Name, Color: color(i), Dots: true}
-			for _, g := range wl.groups {
-				rw, ok := g.rowOf(spec.key)
-				if !ok || !rw.vals[i].ok {
-					continue
+			for _, c := range lines {
+				s := series{Name: t.Name, Color: color(i), Dots: true}
+				if c > 0 {
+					s.Name = fmt.Sprintf("%s, %d clients", t.Name, c)
 				}
-				v := rw.vals[i]
-				p := pt{X: g.x(), Y: v.agg, Lo: v.sum.Min, Hi: v.sum.Max,
-					Title: fmt.Sprintf("%s, %s: %s%s (%s)", t.Name, g.label(), num(v.agg), rw.m.unit, a.spread(v))}
-				s.Points = append(s.Points, p)
+				for _, g := range wl.groups {
+					rw, ok := g.rowOf(spec.key)
+					if !ok || !rw.vals[i].ok || c > 0 && g.clients != c || len(wl.Rates) > 0 && g.rate == 0 {
+						continue
+					}
+					v := rw.vals[i]
+					p := pt{X: g.x(), Y: v.agg, Lo: v.sum.Min, Hi: v.sum.Max,
+						Title: fmt.Sprintf("%s, %s: %s%s (%s)", t.Name, g.label(), num(v.agg), rw.m.unit, a.spread(v))}
+					s.Points = append(s.Points, p)
+				}
+				ch.Series = append(ch.Series, s)
 			}
-			ch.Series = append(ch.Series, s)
 		}
 		out = append(out, figure{name: spec.name, title: spec.title, svg: ch.svg(),
 			caption: fmt.Sprintf("The %s of the valid runs at each %s; whiskers span the runs.", a.aggWord(), wl.xWord())})

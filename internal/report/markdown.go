@@ -379,7 +379,7 @@ func (a *analysis) verdictSummaries(wl workload) []string {
 		}
 		type part struct {
 			outcome stats.Outcome
-			clients []int
+			groups  []group
 			ratios  []float64
 		}
 		var parts []*part
@@ -393,14 +393,14 @@ func (a *analysis) verdictSummaries(wl workload) []string {
 				parts = append(parts, &part{outcome: v.Outcome})
 				k = len(parts) - 1
 			}
-			parts[k].clients = append(parts[k].clients, int(g.x()))
+			parts[k].groups = append(parts[k].groups, g)
 			if r := g.rows[0].ratios[i]; !math.IsNaN(r) {
 				parts[k].ratios = append(parts[k].ratios, r)
 			}
 		}
 		var phrases []string
 		for _, p := range parts {
-			s := fmt.Sprintf("%s at %s %s", p.outcome, andList(p.clients), strings.TrimSuffix(strings.TrimPrefix(wl.xLabel(), "rate ("), ")"))
+			s := fmt.Sprintf("%s at %s", p.outcome, groupsPhrase(p.groups))
 			if len(p.ratios) > 0 {
 				lo, hi := slices.Min(p.ratios), slices.Max(p.ratios)
 				if fmt.Sprintf("%.2f", lo) == fmt.Sprintf("%.2f", hi) {
@@ -417,6 +417,33 @@ func (a *analysis) verdictSummaries(wl workload) []string {
 		out = append(out, fmt.Sprintf("%s vs %s on %s: %s.", t.Name, a.baseName(), wl.metrics[0].label, strings.Join(phrases, "; ")))
 	}
 	return out
+}
+
+// groupsPhrase names groups in a sentence: "8 and 16 clients", or for open-loop
+// runs "1000 and 2000 tx/s with 8 clients, 1000 tx/s with 16 clients".
+func groupsPhrase(gs []group) string {
+	var clients []int
+	rates := map[int][]int{}
+	for _, g := range gs {
+		if !slices.Contains(clients, g.clients) {
+			clients = append(clients, g.clients)
+		}
+		if g.rate > 0 {
+			rates[g.clients] = append(rates[g.clients], g.rate)
+		}
+	}
+	if len(rates) == 0 {
+		return andList(clients) + " clients"
+	}
+	var parts []string
+	for _, c := range clients {
+		if rs := rates[c]; len(rs) > 0 {
+			parts = append(parts, fmt.Sprintf("%s tx/s with %d clients", andList(rs), c))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d clients in a closed loop", c))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // andList is "8", "8 and 16", "8, 16 and 32".

@@ -123,7 +123,8 @@ func (a *analysis) curveChart(wl workload) (figure, bool) {
 		return figure{}, false
 	}
 	return figure{name: name, title: title, svg: ch.svg(),
-		caption: fmt.Sprintf("Each point is one rate: the %s throughput and p99 of its valid runs, whiskers spanning the runs' p99.", a.aggWord())}, true
+		caption: fmt.Sprintf("Each point is one rate: the %s throughput and p99 of its valid runs, whiskers spanning the runs' p99; "+
+			"runs whose target fell behind its rate are left out, so the curve ends at the last rate carried.", a.aggWord())}, true
 }
 
 // metricOf is the metric of a workload's tables with key, or one reading a run's

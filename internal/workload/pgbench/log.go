@@ -121,9 +121,11 @@ func (l *logFile) add(ev driver.TxEvent, number int64) {
 		fmt.Fprintf(l.w, "%d %d %.0f %d %d %d", ev.Client, number, us, ev.Script, at/1e6, at%1e6)
 	}
 	if l.lag {
-		lag := ev.Lag
-		if ev.Skipped {
-			lag = ev.End.Sub(ev.Start)
+		// pgbench logs a lag for the transactions that ran without an error, 0 for
+		// the others.
+		var lag time.Duration
+		if !ev.Skipped && !ev.Failed {
+			lag = ev.Lag
 		}
 		fmt.Fprintf(l.w, " %d", lag.Microseconds())
 	}
