@@ -645,19 +645,36 @@ func TestTooManyConnections(t *testing.T) {
 	tg := parse(t, dsn+" user="+role)
 	var ivs series
 	var admitted atomic.Int64
-	go func() {
+	// The refusal starts half a second into the run's window and lasts half a
+	// second; the window is long enough for it on a busy machine, and the test
+	// waits for it to end before it looks.
+	limited := make(chan error, 1)
+	limit := func() error {
 		time.Sleep(500 * time.Millisecond)
-		// Two queries: in one, both statements share an implicit transaction,
-		// so a terminated client could reconnect before the limit commits.
-		pgtest.Query(t, dsn, "alter role "+role+" connection limit 0")
-		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where usename = '"+role+"'")
+		// Two statements: in one, both share an implicit transaction, so a
+		// terminated client could reconnect before the limit commits.
+		for _, sql := range []string{"alter role " + role + " connection limit 0",
+			"select count(pg_terminate_backend(pid)) from pg_stat_activity where usename = '" + role + "'"} {
+			if err := exec(dsn, sql); err != nil {
+				return err
+			}
+		}
 		time.Sleep(500 * time.Millisecond)
-		pgtest.Query(t, dsn, "alter role "+role+" connection limit -1")
+		err := exec(dsn, "alter role "+role+" connection limit -1")
 		admitted.Store(time.Now().UnixNano())
-	}()
+		return err
+	}
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
-		Clients: 2, Duration: 2 * time.Second, MaxBackoff: 100 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add})
+		Clients: 2, Duration: 4 * time.Second, MaxBackoff: 100 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
+		OnWindow: func(open bool) {
+			if open {
+				go func() { limited <- limit() }()
+			}
+		}})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-limited; err != nil {
 		t.Fatal(err)
 	}
 	if len(res.ConnectErrors) != 1 || res.ConnectErrors[0].Cause != "53300" || res.ConnectErrors[0].Count < 2 {
@@ -725,4 +742,18 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 	if took < time.Second || took > 5*time.Second {
 		t.Errorf("gave up after %s, want about the 1s outage timeout", took)
 	}
+}
+
+// exec runs one statement on its own connection, for goroutines that may not fail
+// the test themselves.
+func exec(dsn, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	_, err = conn.Exec(ctx, sql).ReadAll()
+	return err
 }
