@@ -23,7 +23,7 @@ func TestFlagValues(t *testing.T) {
 		{"--warmup", "-1s"}, {"--warmup", "soon"},
 		{"--transactions", "-5"}, {"--max-tries", "0"}, {"--jobs", "0"}, {"--progress", "-1s"},
 		{"--seed", "-1"}, {"--label", "novalue"}, {"--dist", "pareto:7"}, {"--dist", "lognormal"},
-		{"--rate", "-5"}, {"--rate", "fast"}, {"--rate", "NaN"}, {"--latency-limit", "-1s"}, {"--latency-limit", "soon"},
+		{"--rate", "-5"}, {"--rate", "fast"}, {"--rate", "NaN"}, {"--rate", "1e-9"}, {"--latency-limit", "-1s"}, {"--latency-limit", "soon"},
 	}
 	initFlags := map[string][]struct{ flag, value string }{
 		"tpcb":     {{"--scale", "0"}, {"--scale", "-3"}, {"--jobs", "0"}, {"--fillfactor", "5"}, {"--partitions", "-1"}, {"--partition-method", "list"}},

@@ -37,6 +37,10 @@ type schedule struct {
 	noWaiter bool // none could be made
 }
 
+// MinRate is the lowest open-loop rate: a transaction every 1,000 s. Lower ones
+// would leave a run's window empty, and their gaps near the clock's range.
+const MinRate = 0.001
+
 // earlyStart is how long before its arrival a transaction may begin rather than
 // wait: shorter waits cost more than they are worth (its latency then counts from
 // its start).
@@ -51,8 +55,9 @@ func newSchedule(rate float64, seed uint64) *schedule {
 // gap draws the time to the next arrival: exponential with the mean gap.
 func (s *schedule) gap() int64 {
 	u := float64(s.rng.Uint64()>>11) * 0x1p-53 // [0, 1)
-	// At most a hundred years: a tiny rate's gap would overflow.
-	return max(1, int64(min(-math.Log1p(-u)*s.mean, float64(MaxSpan))))
+	// Capped, so that a long run's sum of gaps stays far from overflowing: at
+	// MinRate this is 500 times the mean.
+	return max(1, int64(min(-math.Log1p(-u)*s.mean, float64(time.Second)/MinRate*500)))
 }
 
 // take takes the next arrival if it is due at now, and says so; else it returns

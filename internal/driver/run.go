@@ -580,8 +580,8 @@ func (cfg *Config) validate() error {
 	if cfg.MaxTries < 1 {
 		cfg.MaxTries = 1
 	}
-	if cfg.Rate < 0 || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
-		return fmt.Errorf("--rate must be a positive number of transactions a second, got %g", cfg.Rate)
+	if cfg.Rate < 0 || cfg.Rate > 0 && cfg.Rate < MinRate || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
+		return fmt.Errorf("--rate must be a number of transactions a second from %g, got %g", MinRate, cfg.Rate)
 	}
 	if cfg.LatencyLimit < 0 {
 		return fmt.Errorf("--latency-limit must not be negative, got %s", cfg.LatencyLimit)

@@ -103,8 +103,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("--outage-timeout, --tx-timeout and --connect-timeout must not be negative")
 	case s.MaxTries < 1:
 		return fmt.Errorf("--max-tries must be at least 1, got %d", s.MaxTries)
-	case s.Rate < 0 || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
-		return fmt.Errorf("--rate must be a positive number of transactions a second, got %g", s.Rate)
+	case s.Rate < 0 || s.Rate > 0 && s.Rate < driver.MinRate || math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
+		return fmt.Errorf("--rate must be a number of transactions a second from %g (one every %s), got %g", driver.MinRate, time.Duration(float64(time.Second)/driver.MinRate), s.Rate)
 	case s.LatencyLimit < 0:
 		return fmt.Errorf("--latency-limit must not be negative, got %s", s.LatencyLimit)
 	}
