@@ -42,7 +42,7 @@ type client struct {
 	stmts   Queries
 	queries [][phases]Queries
 	rate    rateStats   // with Config.Rate or Config.LatencyLimit
-	timer   *time.Timer // for sleep, made once
+	timer   timer
 }
 
 // never is later than any transaction starts.
@@ -251,20 +251,28 @@ func (c *client) connectAgain(ctx context.Context) bool {
 
 // sleep pauses the client for d or until the run stops; false means it stopped.
 func (c *client) sleep(d time.Duration) bool {
-	// One timer for the client's life: an open-loop run sleeps before most of
-	// its transactions.
-	if c.timer == nil {
-		c.timer = time.NewTimer(d)
+	return c.timer.sleep(d, c.r.stop, nil) && !c.r.stopping.Load()
+}
+
+// timer sleeps on one Go timer made once, for sleeps before many transactions
+// (pgbench's \sleep, TPC-C's think times, the open-loop pacer).
+type timer struct{ t *time.Timer }
+
+// sleep waits for d; false if stop or done closed first (a nil one never does).
+func (t *timer) sleep(d time.Duration, stop, done <-chan struct{}) bool {
+	if t.t == nil {
+		t.t = time.NewTimer(d)
 	} else {
-		c.timer.Reset(d)
+		t.t.Reset(d)
 	}
 	select {
-	case <-c.timer.C:
-		return !c.r.stopping.Load()
-	case <-c.r.stop:
-		c.timer.Stop()
-		return false
+	case <-t.t.C:
+		return true
+	case <-stop:
+	case <-done:
 	}
+	t.t.Stop()
+	return false
 }
 
 func retryable(s *Script, code string) bool {

@@ -32,7 +32,7 @@ type schedule struct {
 	wake chan struct{} // the pacer wakes a waiting client as an arrival comes due
 	done chan struct{} // closed as the pacer stops
 	// The pacer's own.
-	timer    *time.Timer
+	timer    timer
 	waiter   *preciseWaiter
 	noWaiter bool // none could be made
 }
@@ -116,7 +116,7 @@ func (s *schedule) pace(stop, finished <-chan struct{}) {
 func (s *schedule) waitUntil(at time.Time, stop, finished <-chan struct{}) bool {
 	d := time.Until(at)
 	if d > 2*time.Millisecond {
-		if !s.sleep(d-time.Millisecond, stop, finished) {
+		if !s.timer.sleep(d-time.Millisecond, stop, finished) {
 			return false
 		}
 		d = time.Until(at)
@@ -131,31 +131,11 @@ func (s *schedule) waitUntil(at time.Time, stop, finished <-chan struct{}) bool 
 	if s.waiter != nil && s.waiter.wait(d) {
 		return true
 	}
-	return s.sleep(d, stop, finished)
+	return s.timer.sleep(d, stop, finished)
 }
 
 // preciseRate is the highest rate whose arrivals are waited for precisely.
 const preciseRate = 10000
-
-// sleep waits on the pacer's Go timer; false if the run stopped, or every client
-// ended, first.
-func (s *schedule) sleep(d time.Duration, stop, finished <-chan struct{}) bool {
-	if s.timer == nil {
-		s.timer = time.NewTimer(d)
-	} else {
-		s.timer.Reset(d)
-	}
-	select {
-	case <-s.timer.C:
-		return true
-	case <-stop:
-		s.timer.Stop()
-		return false
-	case <-finished:
-		s.timer.Stop()
-		return false
-	}
-}
 
 // behind counts, once the pacer has stopped, the window's arrivals: those taken
 // and those no client took before it closed (the target fell behind).

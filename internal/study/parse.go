@@ -653,34 +653,38 @@ func (p *parser) options(kv pair) []Option {
 
 // clients reads one client count or a list of them.
 func (p *parser) clients(kv pair) []int {
+	return p.ints(kv, "client count", "client count", "a positive integer or a list of them", engine.MaxClients)
+}
+
+// ints reads one positive integer up to hi or a list of them, each once: item
+// names one in messages (long where a list is empty), want what the key takes.
+func (p *parser) ints(kv pair, item, long, want string, hi int) []int {
 	v := deref(kv.val)
 	items := []*yaml.Node{v}
 	switch {
 	case v.Kind == yaml.SequenceNode:
 		items = v.Content
 		if len(items) == 0 {
-			p.errorf(kv.valPos(), "clients is an empty list; give at least one client count")
+			p.errorf(kv.valPos(), "%s is an empty list; give at least one %s", kv.name(), long)
 			return nil
 		}
 	case v.Kind != yaml.ScalarNode || isNull(v):
-		p.errorf(kv.valPos(), "clients must be a positive integer or a list of them, not %s", describe(v))
+		p.errorf(kv.valPos(), "%s must be %s, not %s", kv.name(), want, describe(v))
 		return nil
 	}
-	var counts []int
-	seen := map[int]bool{}
+	var out []int
 	for _, e := range items {
-		c, ok := p.integer(e, posOf(deref(e)), "clients", "a positive integer or a list of them", 1, engine.MaxClients)
+		n, ok := p.integer(e, posOf(deref(e)), kv.name(), want, 1, hi)
 		if !ok {
 			continue
 		}
-		if seen[c] {
-			p.errorf(posOf(e), "client count %d is given twice", c)
+		if slices.Contains(out, n) {
+			p.errorf(posOf(e), "%s %d is given twice", item, n)
 			continue
 		}
-		seen[c] = true
-		counts = append(counts, c)
+		out = append(out, n)
 	}
-	return counts
+	return out
 }
 
 // maxRate is the highest rate a study may ask for, in transactions a second.
@@ -719,31 +723,7 @@ func (p *parser) rates(kv pair) []int {
 		}
 		return slices.Compact(out)
 	}
-	items := []*yaml.Node{v}
-	switch {
-	case v.Kind == yaml.SequenceNode:
-		items = v.Content
-		if len(items) == 0 {
-			p.errorf(kv.valPos(), "rates is an empty list; give at least one rate in transactions a second")
-			return nil
-		}
-	case v.Kind != yaml.ScalarNode || isNull(v):
-		p.errorf(kv.valPos(), "rates must be a rate in transactions a second, a list of them or a ramp {from, to, steps}, not %s", describe(v))
-		return nil
-	}
-	var out []int
-	for _, e := range items {
-		r, ok := p.integer(e, posOf(deref(e)), "rates", "a rate in transactions a second, or a list of them", 1, maxRate)
-		if !ok {
-			continue
-		}
-		if slices.Contains(out, r) {
-			p.errorf(posOf(e), "rate %d is given twice", r)
-			continue
-		}
-		out = append(out, r)
-	}
-	return out
+	return p.ints(kv, "rate", "rate in transactions a second", "a rate in transactions a second, a list of them or a ramp {from, to, steps}", maxRate)
 }
 
 // objective reads the latency objective runs are judged by: {slo: "p99<10ms",
