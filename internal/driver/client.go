@@ -41,7 +41,7 @@ type client struct {
 	// it); queries, per script and phase, those of the transactions that ended.
 	stmts   Queries
 	queries [][phases]Queries
-	rate    rateStats   // with Config.Rate or Config.LatencyLimit
+	rate    rateStats // with Config.Rate or Config.LatencyLimit
 	timer   timer
 }
 

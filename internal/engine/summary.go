@@ -74,6 +74,10 @@ type Summary struct {
 	latency *hdrhistogram.Histogram
 }
 
+// SetLatency gives a summary read back from the store its window's latency
+// histogram (store.RunDetail.WindowLatency), for LatencyAt.
+func (s *Summary) SetLatency(h *hdrhistogram.Histogram) { s.latency = h }
+
 // LatencyAt is the window's latency at quantile q (0-100) in milliseconds, for
 // any percentile an objective names; false when the summary has no histogram
 // (read back from the store) or no transaction.

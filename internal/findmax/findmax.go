@@ -268,6 +268,13 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 	}
 }
 
+// Best is what a search whose runs were steps found: the highest rate that met
+// the objective in a run not refuted by another at the same rate; 0 if none.
+// It is the Rate Search returns, read back from the runs alone.
+func Best(steps []Step) float64 {
+	return highestMet(steps, math.Inf(1))
+}
+
 // highestMet is the highest rate below limit that met the objective in a run that
 // was not then refuted by a confirmation at the same rate; 0 if none.
 func highestMet(steps []Step, limit float64) float64 {

@@ -26,3 +26,24 @@ func TestParseObjective(t *testing.T) {
 		}
 	}
 }
+
+// Best reads a search's result back from its runs: the highest rate met, unless a
+// confirmation at that rate failed, and then the highest met below it.
+func TestBest(t *testing.T) {
+	step := func(rate float64, met bool) Step { return Step{Rate: rate, Met: met} }
+	for _, c := range []struct {
+		steps []Step
+		want  float64
+	}{
+		{nil, 0},
+		{[]Step{step(0, false), step(600, false), step(300, false)}, 0},
+		{[]Step{step(0, false), step(600, true), step(800, false), step(700, true), step(700, true)}, 700},
+		// The confirmation at 700 failed: 600 stands, though 650 was never tried.
+		{[]Step{step(0, false), step(600, true), step(800, false), step(700, true), step(700, false), step(650, false)}, 600},
+		{[]Step{step(600, true), step(700, true), step(700, false), step(650, true), step(650, true)}, 650},
+	} {
+		if got := Best(c.steps); got != c.want {
+			t.Errorf("Best(%v) = %v, want %v", c.steps, got, c.want)
+		}
+	}
+}

@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 )
 
 // Run statuses.
@@ -57,6 +60,23 @@ type RunDetail struct {
 	ServerStats []ServerStats // by At, then Point
 	Samples     []Sample      // by Seq
 	Flags       []Flag        // by Name
+}
+
+// WindowLatency is the latency distribution of the measured window, all
+// transaction types merged.
+func (d *RunDetail) WindowLatency() (*hdrhistogram.Histogram, error) {
+	all := histogram.New()
+	for _, h := range d.Histograms {
+		if h.Kind != KindMeasure {
+			continue
+		}
+		hh, err := histogram.Decode(h.Encoded)
+		if err != nil {
+			return nil, fmt.Errorf("run %d histogram %s: %w", d.ID, h.TxType, err)
+		}
+		all.Merge(hh)
+	}
+	return all, nil
 }
 
 // timeLayout is fixed-width so stored times sort as text.

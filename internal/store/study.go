@@ -153,6 +153,16 @@ func (s *Store) SetStudyDataset(ctx context.Context, studyID int64, d Dataset) e
 	return nil
 }
 
+// ForgetStudyRuns removes the study's records of the runs whose keys start with
+// prefix (a search's earlier attempt); the runs themselves stay in the store.
+func (s *Store) ForgetStudyRuns(ctx context.Context, studyID int64, prefix string) error {
+	_, err := s.db.ExecContext(ctx, `DELETE FROM study_runs WHERE study_id = ? AND substr(key, 1, ?) = ?`, studyID, len(prefix), prefix)
+	if err != nil {
+		return fmt.Errorf("forget study runs %s: %w", prefix, err)
+	}
+	return nil
+}
+
 // ForgetStudy removes the study's record of its runs and datasets, so that it
 // starts again; the runs themselves stay in the store.
 func (s *Store) ForgetStudy(ctx context.Context, studyID int64) error {

@@ -85,18 +85,26 @@ func TestStudyState(t *testing.T) {
 		{Key: "a/tpcb/c4/r1", Fingerprint: "f1", RunID: runID, Status: StatusInterrupted},
 		{Key: "a/tpcb/c4/r1", Fingerprint: "f1", RunID: runID, Status: StatusCompleted},
 		{Key: "b/tpcb/c4/r1", Fingerprint: "f2", Status: StatusFailed},
+		{Key: "a/tpcb/c4/find-max/r1/step1", Fingerprint: "f3", RunID: runID, Status: StatusCompleted},
+		{Key: "a/tpcb/c4/find-max/r1/step2", Fingerprint: "f3", Status: StatusFailed},
+		{Key: "a/tpcb/c4/find-max/r10/step1", Fingerprint: "f3", Status: StatusFailed},
 	} {
 		if err := s.SetStudyRun(ctx, st.ID, r); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A search's earlier attempt is forgotten by its prefix, and no other record.
+	if err := s.ForgetStudyRuns(ctx, st.ID, "a/tpcb/c4/find-max/r1/"); err != nil {
+		t.Fatal(err)
 	}
 	runs, err := s.StudyRuns(ctx, st.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]StudyRun{
-		"a/tpcb/c4/r1": {Key: "a/tpcb/c4/r1", Fingerprint: "f1", RunID: runID, Status: StatusCompleted},
-		"b/tpcb/c4/r1": {Key: "b/tpcb/c4/r1", Fingerprint: "f2", Status: StatusFailed},
+		"a/tpcb/c4/find-max/r10/step1": {Key: "a/tpcb/c4/find-max/r10/step1", Fingerprint: "f3", Status: StatusFailed},
+		"a/tpcb/c4/r1":                 {Key: "a/tpcb/c4/r1", Fingerprint: "f1", RunID: runID, Status: StatusCompleted},
+		"b/tpcb/c4/r1":                 {Key: "b/tpcb/c4/r1", Fingerprint: "f2", Status: StatusFailed},
 	}
 	if !reflect.DeepEqual(runs, want) {
 		t.Errorf("study runs %+v, want %+v", runs, want)
