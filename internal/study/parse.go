@@ -26,12 +26,13 @@ var (
 	targetKeys   = []string{"name", "local", "dsn", "password", "node_exporter", "labels", "price"}
 	localKeys    = []string{"version", "settings", "initdb"}
 	passwordKeys = []string{"env", "command"}
-	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients", "rates"}
+	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients", "rates", "find_max"}
 	// reservedLabels are the labels a study puts on each of its runs.
-	reservedLabels = []string{"study", "cell", "target", "workload", "repeat", "rate"}
-	matrixKeys     = []string{"clients", "rates", "warmup", "duration", "repeat", "aggregate", "order", "pause"}
+	reservedLabels = []string{"study", "cell", "target", "workload", "repeat", "rate", "find_max", "find_max_rate"}
+	matrixKeys     = []string{"clients", "rates", "find_max", "warmup", "duration", "repeat", "aggregate", "order", "pause"}
 	rampKeys       = []string{"from", "to", "steps"}
 	objectiveKeys  = []string{"slo", "errors"}
+	findMaxKeys    = []string{"confirm", "resolution", "budget", "ceiling"}
 )
 
 // The values each enumeration may take.
@@ -272,7 +273,28 @@ func (p *parser) study(root *yaml.Node) *Study {
 		p.errorf(s.Pos, "the study has no workloads; add workloads: with at least one kind: %s", oneOf(kinds))
 	}
 	s.Matrix = defaultMatrix(s.Matrix)
+	p.checkFindMax(s)
 	return s
+}
+
+// checkFindMax refuses rates and find_max side by side, and a search without the
+// objective it searches within.
+func (p *parser) checkFindMax(s *Study) {
+	check := func(rates []int, f *FindMax, where string) {
+		if f == nil {
+			return
+		}
+		if len(rates) > 0 {
+			p.errorf(f.Pos, "%s has both rates and find_max: give fixed rates or a search for the highest, not both", where)
+		}
+		if s.Objective == nil {
+			p.errorf(f.Pos, "find_max searches for the highest rate within the study's objective: add objective: {slo: \"p99<10ms\"}")
+		}
+	}
+	check(s.Matrix.Rates, s.Matrix.FindMax, "the matrix")
+	for _, w := range s.Workloads {
+		check(w.Rates, w.FindMax, "workload "+w.Name)
+	}
 }
 
 // defaultMatrix fills in what m leaves out.
@@ -585,6 +607,8 @@ func (p *parser) workload(n *yaml.Node, i int) *Workload {
 			w.ClientsPos = kv.valPos()
 		case "rates":
 			w.Rates = p.rates(kv)
+		case "find_max":
+			w.FindMax = p.findMax(kv)
 		default:
 			p.unknown(kv.key, where, workloadKeys)
 		}
@@ -726,6 +750,53 @@ func (p *parser) rates(kv pair) []int {
 	return p.ints(kv, "rate", "rate in transactions a second", "a rate in transactions a second, a list of them or a ramp {from, to, steps}", maxRate)
 }
 
+// findMax reads a search for the highest rate within the objective: true for
+// find-max's defaults, or {confirm, resolution, budget, ceiling} as its flags.
+func (p *parser) findMax(kv pair) *FindMax {
+	f := &FindMax{Pos: kv.valPos(), Confirm: DefaultFindMaxConfirm, Resolution: DefaultFindMaxResolution, Budget: DefaultFindMaxBudget}
+	if v := deref(kv.val); v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" {
+		if on, _ := p.boolean(kv); !on {
+			return nil
+		}
+		return f
+	}
+	pairs, ok := p.mapping(kv, `{confirm: 2, resolution: 5%, budget: 20m}`)
+	if !ok {
+		return nil
+	}
+	for _, e := range pairs {
+		switch e.name() {
+		case "confirm":
+			f.Confirm, _ = p.integer(e.val, e.valPos(), "confirm", "a number of runs from 0 to 10", 0, 10)
+		case "resolution":
+			if s, ok := p.str(e); ok {
+				r, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+				x, err := strconv.ParseFloat(r, 64)
+				if pct {
+					x /= 100
+				}
+				if err != nil || x < 0.001 || x >= 1 {
+					p.errorf(e.valPos(), "resolution %q: give a share from 0.1%% to below 100%%, as 5%%", s)
+				} else {
+					f.Resolution = x
+				}
+			}
+		case "budget":
+			if d, ok := p.duration(e); ok {
+				if d < 0 {
+					p.errorf(e.valPos(), "budget %s is negative", d)
+				}
+				f.Budget = d
+			}
+		case "ceiling":
+			f.Ceiling, _ = p.integer(e.val, e.valPos(), "ceiling", "a rate in transactions a second", 1, maxRate)
+		default:
+			p.unknown(e.key, "find_max", findMaxKeys)
+		}
+	}
+	return f
+}
+
 // objective reads the latency objective runs are judged by: {slo: "p99<10ms",
 // errors: "<0.1%"}, as find-max's --slo and --errors.
 func (p *parser) objective(kv pair) *Objective {
@@ -758,6 +829,8 @@ func (p *parser) matrix(kv pair) Matrix {
 			m.ClientsPos = kv.valPos()
 		case "rates":
 			m.Rates = p.rates(kv)
+		case "find_max":
+			m.FindMax = p.findMax(kv)
 		case "warmup":
 			if d, ok := p.duration(kv); ok {
 				if d < 0 {

@@ -211,6 +211,11 @@ func TestParseErrors(t *testing.T) {
 		{"ramp down", head + "matrix: {rates: {from: 800, to: 100, steps: 3}}\n", `x.yaml:3:17: a ramp of rates goes up: to (100) must be above from (800)`},
 		{"rate twice", head + "matrix: {rates: [100, 100]}\n", `x.yaml:3:23: rate 100 is given twice`},
 		{"objective", head + "objective: {slo: \"p99 under 10ms\"}\n", `x.yaml:3:12: objective: slo "p99 under 10ms": write a percentile and a limit, as p99<10ms or p99.9<50ms`},
+		{"find_max without objective", head + "matrix: {find_max: true}\n", `x.yaml:3:20: find_max searches for the highest rate within the study's objective: add objective: {slo: "p99<10ms"}`},
+		{"find_max and rates", head + "objective: {slo: p99<5ms}\nmatrix: {rates: [5], find_max: {}}\n", `x.yaml:4:32: the matrix has both rates and find_max: give fixed rates or a search for the highest, not both`},
+		{"find_max resolution", head + "objective: {slo: p99<5ms}\nmatrix: {find_max: {resolution: 0}}\n", `x.yaml:4:33: resolution "0": give a share from 0.1% to below 100%, as 5%`},
+		{"find_max key", head + "objective: {slo: p99<5ms}\nmatrix: {find_max: {confirms: 3}}\n", `x.yaml:4:21: unknown key "confirms" in find_max; did you mean "confirm"?`},
+		{"find_max confirm", head + "objective: {slo: p99<5ms}\nmatrix: {find_max: {confirm: 11}}\n", `x.yaml:4:30: confirm 11 is out of range; want 0 to 10`},
 
 		// What the study sets itself, and what it must not repeat.
 		{"reserved label", "targets:\n  - {name: a, dsn: \"host=db\", labels: {target: x}}\nworkloads: [{kind: tpcb}]\n",

@@ -281,7 +281,62 @@ matrix: {clients: [8], rates: {from: 1000, to: 4000, steps: 4}, repeat: 1}
 	}
 	// Without rates, keys and fingerprints are what they were.
 	closed := mustParse(t, strings.Replace(fingerprintBase, "clients: [4]", "clients: [4]", 1))
-	if c := closed.Plan()[0]; c.Rate != 0 || strings.Contains(c.Key, "rate") || c.Fingerprint != closed.fingerprint(c.Target, c.Workload, c.Clients, 0) {
+	if c := closed.Plan()[0]; c.Rate != 0 || strings.Contains(c.Key, "rate") || c.Fingerprint != closed.fingerprint(c.Target, c.Workload, c.Clients, 0, nil) {
 		t.Errorf("closed-loop cell %+v", c)
+	}
+}
+
+// A search for the highest rate is one cell per target, client count and
+// repetition, whose runs have keys of their own; its options and the objective
+// are part of its fingerprint, and a workload's rates override the matrix's search.
+func TestPlanFindMax(t *testing.T) {
+	const file = `targets: [{name: a, dsn: "host=db"}, {name: b, dsn: "host=db2"}]
+workloads:
+  - {name: w, kind: tpcb}
+  - {name: v, kind: tpcb, rates: [500]}
+objective: {slo: "p99<10ms"}
+matrix: {clients: [8], find_max: {confirm: 1, budget: 10m}, repeat: 1, duration: 20s, warmup: 5s}
+`
+	s := mustParse(t, file)
+	want := []string{"a/w/c8/find-max/r1", "b/w/c8/find-max/r1", "a/v/c8/rate500/r1", "b/v/c8/rate500/r1"}
+	cells := s.Plan()
+	if got := keys(cells); !reflect.DeepEqual(got, want) {
+		t.Fatalf("keys %q, want %q", got, want)
+	}
+	f := cells[0].Search
+	if f == nil || f.Confirm != 1 || f.Budget != 10*time.Minute || f.Resolution != DefaultFindMaxResolution || f.Ceiling != 0 || cells[2].Search != nil {
+		t.Errorf("searches %+v and %+v", f, cells[2].Search)
+	}
+	// Ceiling, bisection from 1 down to 5% (5 halvings), one confirmation: 8 runs of 25 s
+	// per search; the two rate runs are one each.
+	if got, want := s.Estimate(), (2*8+2)*25*time.Second; got != want {
+		t.Errorf("estimate %s, want %s", got, want)
+	}
+	other := mustParse(t, strings.Replace(file, "p99<10ms", "p99<20ms", 1))
+	if other.Plan()[0].Fingerprint == cells[0].Fingerprint || other.Plan()[2].Fingerprint != cells[2].Fingerprint {
+		t.Errorf("the objective must change the search's fingerprint and only its")
+	}
+	for key, cell := range map[string]string{
+		"a/w/c8/find-max/r1/step3": "a/w/c8/find-max/r1", "a/w/c8/find-max/r12/step10": "a/w/c8/find-max/r12",
+		"a/w/c8/find-max/r1/step0": "", "a/w/c8/rate500/r1/step1": "", "a/w/c8/find-max/r1": "", "a/w/c8/find-max/r1/stepx": "",
+	} {
+		if got, ok := SearchKey(key); got != cell || ok != (cell != "") {
+			t.Errorf("SearchKey(%q) = %q, %v; want %q", key, got, ok, cell)
+		}
+	}
+	if StepKey("a/w/c8/find-max/r1", 3) != "a/w/c8/find-max/r1/step3" {
+		t.Errorf("StepKey %q", StepKey("a/w/c8/find-max/r1", 3))
+	}
+	// find_max: true takes find-max's defaults; a budget that ends the search early
+	// bounds the estimate.
+	d := mustParse(t, strings.Replace(file, "{confirm: 1, budget: 10m}", "{budget: 1m}", 1))
+	if f := d.Plan()[0].Search; f.Confirm != DefaultFindMaxConfirm || f.Budget != time.Minute {
+		t.Errorf("defaults %+v", f)
+	}
+	if got, want := d.Estimate(), (2*3+2)*25*time.Second; got != want {
+		t.Errorf("estimate with budget %s, want %s", got, want)
+	}
+	if f := mustParse(t, strings.Replace(file, "{confirm: 1, budget: 10m}", "true", 1)).Matrix.FindMax; f == nil || f.Budget != DefaultFindMaxBudget {
+		t.Errorf("find_max: true gave %+v", f)
 	}
 }

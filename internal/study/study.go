@@ -8,6 +8,8 @@ import (
 	"hash"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
@@ -78,8 +80,29 @@ type Workload struct {
 	Database   string // an existing database to run in; only with DatasetKeep
 	Clients    []int  // overrides Matrix.Clients when not empty
 	ClientsPos Pos    // where Clients was given; zero when it was not
-	Rates      []int  // overrides Matrix.Rates when not empty
+	// Rates or FindMax, when either is given, override the matrix's rates and
+	// find_max; a workload has at most one of them.
+	Rates   []int
+	FindMax *FindMax
 }
+
+// FindMax is a search per target for the highest rate within the study's
+// objective, as `pgbakeoff find-max` makes it, in place of fixed rates: each of
+// its runs is a run of the study, and the rate it finds is the cell's result.
+type FindMax struct {
+	Pos        Pos
+	Confirm    int           // runs at the rate found that must meet the objective again
+	Resolution float64       // stop when the bracket is this share of its upper side
+	Budget     time.Duration // stop each search after this long; 0: no limit
+	Ceiling    int           // a rate known to be too high; 0: a closed-loop run measures it
+}
+
+// The defaults of find_max, as find-max's flags have them.
+const (
+	DefaultFindMaxConfirm    = 2
+	DefaultFindMaxResolution = 0.05
+	DefaultFindMaxBudget     = 15 * time.Minute
+)
 
 // Option is one command-line option of a workload, given in the study file as
 // a key and a value or a list of values.
@@ -141,7 +164,10 @@ type Matrix struct {
 	ClientsPos Pos   // where Clients was given; zero when it was not
 	// Rates are open-loop rates in transactions a second, each a run of its own
 	// (pgbakeoff run --rate); none: closed-loop runs.
-	Rates     []int
+	Rates []int
+	// FindMax, when not nil, searches for each target's highest rate within the
+	// objective instead.
+	FindMax   *FindMax
 	Warmup    time.Duration
 	Duration  time.Duration
 	Repeat    int // runs per cell
@@ -178,13 +204,13 @@ func (s *Study) Clients(w *Workload) []int {
 }
 
 // Rates is the open-loop rates w runs at, ascending: its own, or else the
-// matrix's; [0] (closed loop) when neither has any.
+// matrix's; [0] (closed loop) when neither has any, or w searches (FindMax).
 func (s *Study) Rates(w *Workload) []int {
 	r := w.Rates
-	if len(r) == 0 {
+	if len(r) == 0 && w.FindMax == nil {
 		r = s.Matrix.Rates
 	}
-	if len(r) == 0 {
+	if len(r) == 0 || s.FindMax(w) != nil {
 		return []int{0}
 	}
 	r = slices.Clone(r)
@@ -192,21 +218,33 @@ func (s *Study) Rates(w *Workload) []int {
 	return r
 }
 
-// Cell is one run in a plan.
+// FindMax is the search w makes in place of fixed rates: its own, or else the
+// matrix's when w has no rates of its own; nil when it makes none.
+func (s *Study) FindMax(w *Workload) *FindMax {
+	if w.FindMax != nil || len(w.Rates) > 0 {
+		return w.FindMax
+	}
+	return s.Matrix.FindMax
+}
+
+// Cell is one run in a plan, or one search of several runs.
 type Cell struct {
 	Seq      int // 1-based position in the plan
 	Target   *Target
 	Workload *Workload
 	Clients  int
-	Rate     int // open-loop transactions a second; 0: closed loop
-	Repeat   int // 1-based repetition of this target, workload, client count and rate
+	Rate     int      // open-loop transactions a second; 0: closed loop
+	Search   *FindMax // not nil: the cell is a search for the highest rate within the objective
+	Repeat   int      // 1-based repetition of this target, workload, client count and rate
 	// Key identifies the run within the study: "<target>/<workload>/c<clients>/r<repeat>",
-	// with "/rate<rate>" before the repetition for an open-loop run.
+	// with "/rate<rate>" before the repetition for an open-loop run and
+	// "/find-max" for a search, whose runs are StepKey(Key, n).
 	Key string
 	// Fingerprint is 16 hex digits that change when anything changes what the
 	// run measures, and only then: the target's DSN or local version, settings
 	// and initdb arguments; the workload's kind, options, dataset, vacuum,
-	// checkpoint and database; the client count, warm-up and duration. All
+	// checkpoint and database; the client count, rate, warm-up and duration; a
+	// search's options and the objective. All
 	// repetitions of a cell share it. A stored run whose fingerprint differs
 	// from its key's in the plan was made with a different study.
 	Fingerprint string
@@ -218,7 +256,11 @@ func (s *Study) Plan() []Cell {
 	var cells []Cell
 	add := func(t *Target, w *Workload, c, rate, r int) {
 		key := fmt.Sprintf("%s/%s/c%d/r%d", t.Name, w.Name, c, r)
-		if rate > 0 {
+		search := s.FindMax(w)
+		switch {
+		case search != nil:
+			key = fmt.Sprintf("%s/%s/c%d/find-max/r%d", t.Name, w.Name, c, r)
+		case rate > 0:
 			key = fmt.Sprintf("%s/%s/c%d/rate%d/r%d", t.Name, w.Name, c, rate, r)
 		}
 		cells = append(cells, Cell{
@@ -227,9 +269,10 @@ func (s *Study) Plan() []Cell {
 			Workload:    w,
 			Clients:     c,
 			Rate:        rate,
+			Search:      search,
 			Repeat:      r,
 			Key:         key,
-			Fingerprint: s.fingerprint(t, w, c, rate),
+			Fingerprint: s.fingerprint(t, w, c, rate, search),
 		})
 	}
 	switch s.Matrix.Order {
@@ -268,16 +311,61 @@ func (s *Study) Plan() []Cell {
 }
 
 // Estimate is how long the plan takes to run: warm-up and measurement of every
-// run and the pauses between them, without loading data.
+// run and the pauses between them, without loading data. A search counts the
+// runs a bisection to its resolution and its confirmations take, or its budget
+// when that is shorter.
 func (s *Study) Estimate() time.Duration {
+	var total time.Duration
 	runs := 0
+	one := s.Matrix.Warmup + s.Matrix.Duration
 	for _, w := range s.Workloads {
-		runs += len(s.Targets) * len(s.Clients(w)) * len(s.Rates(w)) * s.Matrix.Repeat
+		cells := len(s.Targets) * len(s.Clients(w)) * len(s.Rates(w)) * s.Matrix.Repeat
+		n := 1
+		if f := s.FindMax(w); f != nil {
+			n = f.Runs()
+			if d := time.Duration(n)*one + time.Duration(n-1)*s.Matrix.Pause; f.Budget > 0 && d > f.Budget {
+				n = int(f.Budget/(one+s.Matrix.Pause)) + 1 // the budget is checked before each run
+			}
+		}
+		runs += cells * n
+		total += time.Duration(cells*n) * one
 	}
 	if runs == 0 {
 		return 0
 	}
-	return time.Duration(runs)*(s.Matrix.Warmup+s.Matrix.Duration) + time.Duration(runs-1)*s.Matrix.Pause
+	return total + time.Duration(runs-1)*s.Matrix.Pause
+}
+
+// Runs is about how many runs the search makes: the closed-loop run for its
+// ceiling, the bisection's from two thirds of it down to the resolution, and the
+// confirmations.
+func (f *FindMax) Runs() int {
+	n := f.Confirm + 1
+	if f.Ceiling == 0 {
+		n++
+	}
+	for w := 1.0; w > f.Resolution; w /= 2 {
+		n++
+	}
+	return n
+}
+
+// StepKey is the key of the nth run (from 1) of the search whose cell key is key.
+func StepKey(key string, n int) string {
+	return fmt.Sprintf("%s/step%d", key, n)
+}
+
+// SearchKey is the cell key of a search's run whose key StepKey made, and
+// whether key is one.
+func SearchKey(key string) (string, bool) {
+	i := strings.LastIndex(key, "/step")
+	if i < 0 || !strings.Contains(key[:i], "/find-max/r") {
+		return "", false
+	}
+	if n, err := strconv.Atoi(key[i+len("/step"):]); err != nil || n < 1 {
+		return "", false
+	}
+	return key[:i], true
 }
 
 // DatasetKey names the data w loads: "<kind>_<8 hex digits>". Workloads of the
@@ -290,8 +378,9 @@ func (s *Study) DatasetKey(w *Workload) string {
 	return w.Kind + "_" + h.sum()[:8]
 }
 
-// fingerprint hashes what changes the measurement; see Cell.Fingerprint.
-func (s *Study) fingerprint(t *Target, w *Workload, clients, rate int) string {
+// fingerprint hashes what changes the measurement; see Cell.Fingerprint. A
+// search's also has its options and the objective it searches within.
+func (s *Study) fingerprint(t *Target, w *Workload, clients, rate int, search *FindMax) string {
 	h := newHasher("run/1")
 	t.hash(h)
 	h.add("kind", w.Kind)
@@ -304,6 +393,12 @@ func (s *Study) fingerprint(t *Target, w *Workload, clients, rate int) string {
 	h.add("clients", fmt.Sprint(clients))
 	if rate > 0 { // closed-loop runs keep the fingerprints they had before rates
 		h.add("rate", fmt.Sprint(rate))
+	}
+	if search != nil {
+		h.add("find_max", fmt.Sprint(search.Confirm), fmt.Sprint(search.Resolution), search.Budget.String(), fmt.Sprint(search.Ceiling))
+		if o := s.Objective; o != nil {
+			h.add("objective", o.SLO, o.Errors)
+		}
 	}
 	h.add("warmup", s.Matrix.Warmup.String())
 	h.add("duration", s.Matrix.Duration.String())
