@@ -71,6 +71,13 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		if err := f.Spec.Validate(); err != nil {
 			return usageError{err}
 		}
+		// The search's runs share a label, so that reports show them as one search.
+		if f.Spec.Labels == nil {
+			f.Spec.Labels = map[string]string{}
+		}
+		if f.Spec.Labels["find_max"] == "" {
+			f.Spec.Labels["find_max"] = env.Now().UTC().Format("20060102T150405Z")
+		}
 		t, err := target.Parse(f.DSN)
 		if err != nil {
 			return usageError{err}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,5 +138,83 @@ matrix: {clients: [4], rates: [30, 60, 160], warmup: 0s, duration: 3s, repeat: 1
 	if _, err := os.Stat(filepath.Join(dir, "r-charts", "curve-locked.svg")); err != nil {
 		entries, _ := os.ReadDir(dir)
 		t.Errorf("curve chart: %v (dir has %v)", err, entries)
+	}
+}
+
+// A study that searches: each target's highest rate within the objective, found
+// by find-max's search, side by side. The server carries about 100 tx/s (a lock
+// held 10 ms a transaction), so each search ends a little below that; every run
+// of a search is a run of the study, and the reports show what it found and the
+// curve it walked.
+func TestStudyFindMax(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	db := pgtest.Query(t, dsn, "select current_database()")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "throttle.sql"), []byte("BEGIN;\nSELECT pg_advisory_xact_lock(3);\nSELECT pg_sleep(0.01);\nEND;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "search.yaml")
+	spec := fmt.Sprintf(`name: search
+targets:
+  - {name: a, dsn: %q}
+  - {name: b, dsn: %q}
+workloads:
+  - {name: locked, kind: pgbench, database: %s, dataset: keep, run: {file: [throttle.sql]}}
+objective: {slo: "p99<500ms", errors: "<1%%"}
+matrix: {clients: [4], find_max: {ceiling: 200, resolution: 15%%, confirm: 1}, warmup: 0s, duration: 2s, repeat: 1}
+`, pgtest.DSN(t), pgtest.DSN(t), db)
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(dir, "r.db")
+	code, out, errOut := run(t, "study", "plan", file, "--results", results)
+	if code != 0 || !strings.Contains(out, "a/locked/c4/find-max/r1  (a search: about ") || !strings.Contains(out, "find-max within p99<500ms") {
+		t.Fatalf("plan: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = run(t, "study", "run", file, "--results", results, "--progress", "0"); code != 0 {
+		t.Fatalf("study run: exit %d\n%s%s", code, out, errOut)
+	}
+	// Each step is announced with its key, and each search says what it found.
+	if !strings.Contains(out, "a/locked/c4/find-max/r1/step2") || strings.Count(out, "max rate within the objective: ") != 2 {
+		t.Errorf("study run output:\n%s", out)
+	}
+	// The study's table: one row of the rates found, near the capacity.
+	var found []float64
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 6 && f[0] == "locked" && strings.Contains(l, "max tx/s within p99<500ms") {
+			for _, i := range []int{6, 9} { // after "locked 4 max tx/s within p99<500ms", and "0-0 (n=1)"
+				v, err := strconv.ParseFloat(f[i], 64)
+				if err != nil {
+					t.Fatalf("row %q: %v\n%s", l, err, out)
+				}
+				found = append(found, v)
+			}
+		}
+	}
+	t.Logf("found %v\n%s", found, out)
+	if len(found) != 2 || found[0] < 60 || found[0] > 105 || found[1] < 60 || found[1] > 105 {
+		t.Errorf("rates found %v, want both near the throttle's 100 tx/s", found)
+	}
+	code, out, errOut = run(t, "compare", "--study", "search", "--results", results)
+	if code != 0 || !strings.Contains(out, "highest rate (tx/s) a find-max search found within the objective, p99 < 500ms") {
+		t.Fatalf("compare: exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out, " @ ") {
+		t.Errorf("compare shows a search's runs as rate steps:\n%s", out)
+	}
+	md := filepath.Join(dir, "r.md")
+	if code, _, errOut = run(t, "report", "--study", "search", "--results", results, "-o", md); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil || !strings.Contains(string(b), "a find-max search found within the objective") || strings.Contains(string(b), "no runs to compare") {
+		t.Errorf("the Markdown report lacks the searches' results (%v):\n%s", err, b)
+	}
+	if svg, err := os.ReadFile(filepath.Join(dir, "r-charts", "curve-locked.svg")); err != nil || !strings.Contains(string(svg), "run ") {
+		t.Errorf("the searches' curve: %v", err)
+	}
+	// Made once: running the study again makes nothing.
+	if code, out, errOut = run(t, "study", "run", file, "--results", results); code != 0 || !strings.Contains(out, "all 2 searches were made before") {
+		t.Errorf("study run again: exit %d\n%s%s", code, out, errOut)
 	}
 }

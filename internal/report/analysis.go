@@ -184,8 +184,8 @@ func (a *analysis) analyse(w *Workload, s string) workload {
 			for _, t := range a.targets {
 				g.cells = append(g.cells, newCell(w, t.Name, c, rate, out.metrics[0]))
 			}
-			if rate > 0 && !slices.ContainsFunc(g.cells, func(c cell) bool { return len(c.runs) > 0 }) {
-				continue // a rate other client counts ran at
+			if (rate > 0 || w.Search) && !slices.ContainsFunc(g.cells, func(c cell) bool { return len(c.runs) > 0 }) {
+				continue // a rate other client counts ran at, or searches with no closed-loop run
 			}
 			g.rows = a.rows(out.metrics, g.cells)
 			out.groups = append(out.groups, g)

@@ -15,7 +15,6 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
-	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
@@ -80,7 +79,15 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 		}
 		for _, key := range slices.Sorted(maps.Keys(done)) {
 			d := done[key]
-			if d.RunID == 0 || fingerprints[key] == "" || fingerprints[key] != d.Fingerprint {
+			cell := key
+			if c, ok := study.SearchKey(key); ok {
+				// A search's runs count once it finished: a part of one is no result.
+				if done[c].Status != store.StatusCompleted || done[c].Fingerprint != d.Fingerprint {
+					continue
+				}
+				cell = c
+			}
+			if d.RunID == 0 || fingerprints[cell] == "" || fingerprints[cell] != d.Fingerprint {
 				continue
 			}
 			rd, err := st.Run(ctx, d.RunID)
@@ -172,7 +179,9 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 		if !slices.Contains(w.Clients, d.Clients) {
 			w.Clients = append(w.Clients, d.Clients)
 		}
-		if run.Rate > 0 && !slices.Contains(w.Rates, run.Rate) {
+		run.Search = d.Labels["find_max"]
+		w.Search = w.Search || run.Search != ""
+		if run.Rate > 0 && run.Search == "" && !slices.Contains(w.Rates, run.Rate) {
 			w.Rates = append(w.Rates, run.Rate)
 		}
 		w.Runs = append(w.Runs, *run)
@@ -294,16 +303,9 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 	}
 
 	// The latency distribution of the whole window, all transaction types.
-	all := histogram.New()
-	for _, h := range d.Histograms {
-		if h.Kind != store.KindMeasure {
-			continue
-		}
-		hh, err := histogram.Decode(h.Encoded)
-		if err != nil {
-			return nil, fmt.Errorf("run %d histogram %s: %w", d.ID, h.TxType, err)
-		}
-		all.Merge(hh)
+	all, err := d.WindowLatency()
+	if err != nil {
+		return nil, err
 	}
 	run.Percentiles = distribution(all)
 	run.latency = all

@@ -80,6 +80,9 @@ func clientAxis(wl workload) axis {
 // clientCharts are the headline metric and p99 latency against clients, one line
 // per target, whiskers spanning the runs.
 func (a *analysis) clientCharts(wl workload) []figure {
+	if len(wl.groups) == 0 {
+		return nil // searches alone: their curve shows them
+	}
 	head := wl.metrics[0]
 	var out []figure
 	for _, spec := range []struct {

@@ -75,7 +75,7 @@ func HTML(w io.Writer, r *Report) error {
 		p(`<h3 id="summary-%s">%s</h3>`+"\n", wl.slug, esc(wl.heading()))
 		writeHTMLTable(&b, a.summaryTable(wl))
 		if t := a.objectiveTable(wl); len(t.rows) > 0 {
-			p(`<p class="legend">%s</p>`+"\n", esc(a.objectiveLegend()))
+			p(`<p class="legend">%s</p>`+"\n", esc(a.objectiveLegend(wl)))
 			writeHTMLTable(&b, t)
 		}
 		p(`<ul class="verdicts">`)

@@ -70,7 +70,7 @@ func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
 		p("### %s\n\n", mdEscape(wl.heading()))
 		writeMDTable(&b, a.summaryTable(wl))
 		if t := a.objectiveTable(wl); len(t.rows) > 0 {
-			p("%s\n\n", mdEscape(a.objectiveLegend()))
+			p("%s\n\n", mdEscape(a.objectiveLegend(wl)))
 			writeMDTable(&b, t)
 		}
 		for _, s := range a.verdictSummaries(wl) {
@@ -358,6 +358,9 @@ func outcomeClass(o stats.Outcome) string {
 
 // summaryTable is a workload's headline metric by client count and target.
 func (a *analysis) summaryTable(wl workload) mdTable {
+	if len(wl.groups) == 0 {
+		return mdTable{} // searches alone: the objective's table is their summary
+	}
 	t := a.targetsTable(wl.groupHeader(), true)
 	for _, g := range wl.groups {
 		t.add(a.targetCells(g.rows[0], nil, []string{g.short()}, []string{""}, []string{"num"}))
@@ -371,6 +374,9 @@ func (a *analysis) summaryTable(wl workload) mdTable {
 func (a *analysis) verdictSummaries(wl workload) []string {
 	if !a.compared() {
 		return []string{"Only one target: nothing to compare."}
+	}
+	if len(wl.groups) == 0 {
+		return nil
 	}
 	var out []string
 	for i, t := range a.targets {

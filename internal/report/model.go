@@ -53,8 +53,11 @@ type Workload struct {
 	Kind    string // the workload's kind (workload.Names)
 	Metric  string // the headline measure (workload.MeasuresOf): "tps" unless the kind has its own
 	Clients []int  // ascending
-	Rates   []int  // the open-loop rates of its runs, ascending; none for closed-loop runs
-	Runs    []Run
+	Rates   []int  // the open-loop rates of its runs, ascending; none for closed-loop runs and searches
+	// Search: its open-loop runs are find-max searches' (Run.Search), each at rates
+	// of its own, so they are shown as the searches' results and curves, not by rate.
+	Search bool
+	Runs   []Run
 }
 
 // Run is one stored run, reduced to what reports show.
@@ -62,8 +65,9 @@ type Run struct {
 	ID       int64
 	Target   string // Target.Name
 	Clients  int
-	Rate     int // the open-loop rate asked for, in transactions a second; 0: closed loop
-	Repeat   int // 1-based repetition within its cell; 0 when not from a study
+	Rate     int    // the open-loop rate asked for, in transactions a second; 0: closed loop
+	Repeat   int    // 1-based repetition within its cell; 0 when not from a study
+	Search   string // the find-max search it was a run of (its find_max label); "" for none
 	Started  time.Time
 	Status   string // completed, interrupted, failed
 	Machine  string // the client machine that ran it, "" when not recorded

@@ -1,13 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 )
 
@@ -27,30 +28,46 @@ func (a *analysis) meets(run Run) bool {
 }
 
 // maxRates are, for one target and client count of an open-loop workload, the
-// highest rate within the objective in each repetition: the rate steps are one
-// curve per repetition, walked upwards. A repetition that met it at no rate
-// counts 0. ids are the runs that set each (the repetition's first when none met it).
+// highest rate within the objective in each repetition or search: the rate steps
+// are one curve per repetition, walked upwards, and a search's result is read
+// back from its runs (findmax.Best: a confirmation that failed refutes the rate).
+// One that met it at no rate counts 0. ids are the runs that set each (the
+// first when none met it).
 func (a *analysis) maxRates(wl workload, target string, clients int) (rates []float64, ids []int64) {
-	type best struct {
-		rate float64
-		id   int64
+	type curve struct {
+		steps []findmax.Step
+		ids   []int64
 	}
-	byRepeat := map[int]best{}
+	type key struct {
+		repeat int
+		search string
+	}
+	curves := map[key]*curve{}
+	var order []key
 	for _, run := range wl.Runs {
 		if run.Target != target || run.Clients != clients || run.Rate == 0 {
 			continue
 		}
-		b, ok := byRepeat[run.Repeat]
-		if !ok {
-			b = best{id: run.ID}
+		k := key{run.Repeat, run.Search}
+		c := curves[k]
+		if c == nil {
+			c = &curve{}
+			curves[k] = c
+			order = append(order, k)
 		}
-		if a.meets(run) && float64(run.Rate) > b.rate {
-			b = best{float64(run.Rate), run.ID}
-		}
-		byRepeat[run.Repeat] = b
+		c.steps = append(c.steps, findmax.Step{Rate: float64(run.Rate), Met: a.meets(run)})
+		c.ids = append(c.ids, run.ID)
 	}
-	for _, r := range slices.Sorted(maps.Keys(byRepeat)) {
-		rates, ids = append(rates, byRepeat[r].rate), append(ids, byRepeat[r].id)
+	slices.SortStableFunc(order, func(x, y key) int { return cmp.Or(cmp.Compare(x.repeat, y.repeat), cmp.Compare(x.search, y.search)) })
+	for _, k := range order {
+		c := curves[k]
+		best, id := findmax.Best(c.steps), c.ids[0]
+		for i, st := range c.steps {
+			if best > 0 && st.Met && st.Rate == best {
+				id = c.ids[i]
+			}
+		}
+		rates, ids = append(rates, best), append(ids, id)
 	}
 	return rates, ids
 }
@@ -59,7 +76,7 @@ func (a *analysis) maxRates(wl workload, target string, clients int) (rates []fl
 // objective, aggregated over its repetitions with their spread, and its ratio
 // to the baseline's; empty without an objective or open-loop runs.
 func (a *analysis) objectiveTable(wl workload) mdTable {
-	if a.r.Objective == nil || len(wl.Rates) == 0 {
+	if a.r.Objective == nil || len(wl.Rates) == 0 && !wl.Search {
 		return mdTable{}
 	}
 	t := a.targetsTable("clients", true)
@@ -82,7 +99,11 @@ func (a *analysis) objectiveTable(wl workload) mdTable {
 }
 
 // objectiveLegend says what objectiveTable's cells are.
-func (a *analysis) objectiveLegend() string {
+func (a *analysis) objectiveLegend(wl workload) string {
+	if wl.Search {
+		return fmt.Sprintf("The highest rate (tx/s) a find-max search found within the objective, %s: a valid run at it met the objective "+
+			"and no run at it failed to, confirmations included; the %s over repetitions, a search that met it at no rate counting 0.", a.r.Objective, a.aggWord())
+	}
 	return fmt.Sprintf("The highest rate (tx/s) at which a valid run met the objective, %s, in each repetition of the rate steps; "+
 		"the %s over repetitions, a run that fell behind its rate counting as not met.", a.r.Objective, a.aggWord())
 }
@@ -91,7 +112,7 @@ func (a *analysis) objectiveLegend() string {
 // target (and client count), the p99 of the valid runs at each rate against the
 // throughput they reached, so that the knee where latency climbs shows.
 func (a *analysis) curveChart(wl workload) (figure, bool) {
-	if len(wl.Rates) == 0 {
+	if len(wl.Rates) == 0 && !wl.Search {
 		return figure{}, false
 	}
 	name := "curve-" + wl.slug
@@ -102,6 +123,9 @@ func (a *analysis) curveChart(wl workload) (figure, bool) {
 			s := series{Name: t.Name, Color: color(i), Dots: true}
 			if len(wl.Clients) > 1 {
 				s.Name = fmt.Sprintf("%s, %d clients", t.Name, c)
+			}
+			if wl.Search {
+				s.Points = searchPoints(wl, t.Name, c)
 			}
 			for _, g := range wl.groups {
 				if g.clients != c || g.rate == 0 {
@@ -122,9 +146,28 @@ func (a *analysis) curveChart(wl workload) (figure, bool) {
 	if len(ch.Series) == 0 {
 		return figure{}, false
 	}
-	return figure{name: name, title: title, svg: ch.svg(),
-		caption: fmt.Sprintf("Each point is one rate: the %s throughput and p99 of its valid runs, whiskers spanning the runs' p99; "+
-			"runs whose target fell behind its rate are left out, so the curve ends at the last rate carried.", a.aggWord())}, true
+	caption := fmt.Sprintf("Each point is one rate: the %s throughput and p99 of its valid runs, whiskers spanning the runs' p99; "+
+		"runs whose target fell behind its rate are left out, so the curve ends at the last rate carried.", a.aggWord())
+	if wl.Search {
+		caption = "Each point is one valid run of a find-max search: its throughput and p99, the curve each target's searches walked; " +
+			"runs whose target fell behind its rate are left out."
+	}
+	return figure{name: name, title: title, svg: ch.svg(), caption: caption}, true
+}
+
+// searchPoints are the valid open-loop runs of a target's searches at a client
+// count, by throughput.
+func searchPoints(wl workload, target string, clients int) []pt {
+	var pts []pt
+	for _, r := range wl.Runs {
+		if r.Target != target || r.Clients != clients || r.Rate == 0 || !counts(r) || r.TPS <= 0 || r.Latency.P99 <= 0 {
+			continue
+		}
+		pts = append(pts, pt{X: r.TPS, Y: r.Latency.P99, Lo: r.Latency.P99, Hi: r.Latency.P99,
+			Title: fmt.Sprintf("%s, run %d at %d tx/s: %s tps, p99 %s ms", target, r.ID, r.Rate, num(r.TPS), num(r.Latency.P99))})
+	}
+	slices.SortFunc(pts, func(x, y pt) int { return cmp.Compare(x.X, y.X) })
+	return pts
 }
 
 // metricOf is the metric of a workload's tables with key, or one reading a run's

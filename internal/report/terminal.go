@@ -104,7 +104,7 @@ func Terminal(w io.Writer, r *Report) error {
 	for _, wl := range a.workloads {
 		if t := a.objectiveTable(wl); len(t.rows) > 0 {
 			line("")
-			para(wl.Name+": "+a.objectiveLegend(), "", "  ")
+			para(wl.Name+": "+a.objectiveLegend(wl), "", "  ")
 			tt := textTable{header: t.header, right: t.right, rows: t.rows}
 			for _, l := range tt.lines() {
 				line(l)

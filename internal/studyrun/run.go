@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
@@ -162,11 +163,15 @@ func loadStudy(file string) (s *study.Study, wls []*studyWorkload, errs study.Er
 		} else if w.Database == "" || w.Dataset == study.DatasetReload {
 			errs = append(errs, s.Errorf(w.Pos, "workload %s: %s has no data to load: give it the database: it runs on, with dataset: keep or clone", w.Name, w.Kind))
 		}
-		if rates := s.Rates(w); rates[0] > 0 && slices.ContainsFunc(w.Run, func(o study.Option) bool { return o.Name == "rate" }) {
-			errs = append(errs, s.Errorf(w.Pos, "workload %s: run: rate is set by the study's rates: give one or the other", w.Name))
+		rate := s.Rates(w)[0]
+		if s.FindMax(w) != nil {
+			rate = 1 // what the search's runs are: open-loop
+		}
+		if rate > 0 && slices.ContainsFunc(w.Run, func(o study.Option) bool { return o.Name == "rate" }) {
+			errs = append(errs, s.Errorf(w.Pos, "workload %s: run: rate is set by the study's rates or find_max: give one or the other", w.Name))
 		}
 		for _, c := range s.Clients(w) {
-			if _, err := studyRunFlags(s, sw, c, s.Rates(w)[0], &errs); err != nil {
+			if _, err := studyRunFlags(s, sw, c, rate, &errs); err != nil {
 				errs = append(errs, s.Errorf(w.Pos, "workload %s: run: %v", w.Name, err))
 				break
 			}
@@ -297,8 +302,8 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	}
 
 	out := sr.Out
-	fmt.Fprintf(out, "study %s: %d targets, %d workloads, %d runs (%s of measuring)\n",
-		s.Name, len(s.Targets), len(s.Workloads), len(plan), s.Estimate().Round(time.Second))
+	fmt.Fprintf(out, "study %s: %d targets, %d workloads, %s (%s of measuring)\n",
+		s.Name, len(s.Targets), len(s.Workloads), planSize(plan), s.Estimate().Round(time.Second))
 	remaining := 0
 	for _, c := range plan {
 		if d, ok := done[c.Key]; !ok || d.Status != store.StatusCompleted {
@@ -307,7 +312,7 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	}
 	if remaining == 0 {
 		// Nothing to make: no server is started and nothing loaded to say so.
-		fmt.Fprintf(out, "all %d runs were made before\n\n", len(plan))
+		fmt.Fprintf(out, "all %s were made before\n\n", planSize(plan))
 		return printStudyResults(ctx, sr, s, st, prev.ID)
 	}
 	targets, err := preflight(ctx, sr, s, wls)
@@ -331,7 +336,7 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	}
 
 	if remaining < len(plan) {
-		fmt.Fprintf(out, "%d of %d runs were made before; continuing with the rest\n", len(plan)-remaining, len(plan))
+		fmt.Fprintf(out, "%d of %s were made before; continuing with the rest\n", len(plan)-remaining, planSize(plan))
 	}
 	failed, err := sr.makeRuns(ctx, s, st, state, plan, done, targets, wls)
 	if err != nil {
@@ -403,19 +408,21 @@ func (sr *Runner) makeRuns(ctx context.Context, s *study.Study, st *store.Store,
 		if d, ok := done[c.Key]; ok && d.Status == store.StatusCompleted {
 			continue
 		}
-		if !first && s.Matrix.Pause > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(s.Matrix.Pause):
-			}
-		}
-		first = false
-		if ctx.Err() != nil {
+		if (!first && !pause(ctx, s.Matrix.Pause)) || ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: the study stops before run %s; `study run` again continues there", engine.ErrInterrupted, c.Key)
 		}
-		sum, err := studyRun(ctx, sr, s, st, state, c, len(plan), byTarget[c.Target], byWorkload[c.Workload])
-		if sum != nil {
-			printStudyRun(sr.Out, sum)
+		first = false
+		var err error
+		if c.Search != nil {
+			var res *findmax.Result
+			if res, err = studySearch(ctx, sr, s, st, state, c, len(plan), byTarget[c.Target], byWorkload[c.Workload]); res != nil && len(res.Steps) > 0 {
+				printSearch(sr.Out, res)
+			}
+		} else {
+			var sum *engine.Summary
+			if sum, err = studyRun(ctx, sr, s, st, state, c, len(plan), byTarget[c.Target], byWorkload[c.Workload]); sum != nil {
+				printStudyRun(sr.Out, sum)
+			}
 		}
 		if err != nil {
 			if errors.Is(err, engine.ErrInterrupted) || ctx.Err() != nil {
@@ -504,12 +511,18 @@ func checkEdits(s *study.Study, plan []study.Cell, done map[string]store.StudyRu
 func studyRun(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, state *store.Study, c study.Cell, total int,
 	t *studyTarget, sw *studyWorkload) (*engine.Summary, error) {
 	fmt.Fprintf(sr.Out, "\n[%d/%d] %s\n", c.Seq, total, c.Key)
-	if err := prepareRun(ctx, sr, t, sw); err != nil {
-		return nil, fmt.Errorf("prepare: %w", err)
+	spec, err := cellSpec(sr, s, c, t, sw)
+	if err != nil {
+		return nil, err
 	}
+	return makeRun(ctx, sr, st, state, spec, t, sw, store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint})
+}
+
+// cellSpec is the spec of a cell's runs, with the labels that find them again.
+func cellSpec(sr *Runner, s *study.Study, c study.Cell, t *studyTarget, sw *studyWorkload) (engine.Spec, error) {
 	spec, err := studyRunFlags(s, sw, c.Clients, c.Rate, nil)
 	if err != nil {
-		return nil, engine.UsageError{Err: err}
+		return spec, engine.UsageError{Err: err}
 	}
 	spec.Target = t.tgt.WithDatabase(sw.runDatabase())
 	spec.Progress = sr.Progress
@@ -521,8 +534,17 @@ func studyRun(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, 
 	}
 	maps.Copy(spec.Labels, t.t.Labels)
 	spec.OpenStore, spec.Out, spec.Log, spec.Clock = sr.OpenStore, sr.Out, sr.Log, sr.Now
+	return spec, nil
+}
+
+// makeRun prepares the database, makes the run and records it as rec.
+func makeRun(ctx context.Context, sr *Runner, st *store.Store, state *store.Study, spec engine.Spec,
+	t *studyTarget, sw *studyWorkload, rec store.StudyRun) (*engine.Summary, error) {
+	if err := prepareRun(ctx, sr, t, sw); err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
 	sum, err := engine.Run(ctx, spec)
-	rec := store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint, Status: store.StatusFailed}
+	rec.Status = store.StatusFailed
 	if sum != nil {
 		rec.RunID, rec.Status = sum.RunID, sum.Status
 	}
@@ -530,6 +552,91 @@ func studyRun(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, 
 		err = serr
 	}
 	return sum, err
+}
+
+// studySearch makes a search cell: findmax.Search, each of whose runs is a run
+// of the study recorded under its StepKey, after the matrix's pause. The cell is
+// recorded completed once the search ends, whatever it found; an earlier
+// attempt's runs are forgotten first, since a search is made whole or anew.
+func studySearch(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, state *store.Study, c study.Cell, total int,
+	t *studyTarget, sw *studyWorkload) (*findmax.Result, error) {
+	obj, err := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors)
+	if err != nil {
+		return nil, engine.UsageError{Err: err}
+	}
+	fmt.Fprintf(sr.Out, "\n[%d/%d] %s: the highest rate within %s\n", c.Seq, total, c.Key, obj)
+	spec, err := cellSpec(sr, s, c, t, sw)
+	if err != nil {
+		return nil, err
+	}
+	spec.Labels["find_max"] = c.Key
+	if err := st.ForgetStudyRuns(ctx, state.ID, c.Key+"/"); err != nil {
+		return nil, err
+	}
+	n := 0
+	step := func(ctx context.Context, spec engine.Spec) (*engine.Summary, error) {
+		if n++; n > 1 && !pause(ctx, s.Matrix.Pause) {
+			return nil, engine.ErrInterrupted
+		}
+		key := study.StepKey(c.Key, n)
+		fmt.Fprintf(sr.Out, "\n[%d/%d] %s\n", c.Seq, total, key)
+		spec.Labels["cell"] = key
+		if spec.Rate > 0 {
+			spec.Labels["rate"] = strconv.FormatFloat(spec.Rate, 'f', -1, 64)
+		}
+		return makeRun(ctx, sr, st, state, spec, t, sw, store.StudyRun{Key: key, Fingerprint: c.Fingerprint})
+	}
+	f := c.Search
+	res, err := findmax.Search(ctx, spec, step, findmax.Options{Objective: obj, Ceiling: float64(f.Ceiling), Confirm: f.Confirm,
+		Resolution: f.Resolution, Budget: f.Budget, Progress: sr.Out})
+	rec := store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint, Status: store.StatusFailed}
+	if err == nil {
+		rec.Status = store.StatusCompleted
+	}
+	if serr := st.SetStudyRun(context.Background(), state.ID, rec); serr != nil && err == nil {
+		err = serr
+	}
+	return res, err
+}
+
+// pause waits d, and tells whether ctx let it.
+func pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// planSize counts a plan's cells: "12 runs", "4 searches", "12 runs and 4 searches".
+func planSize(plan []study.Cell) string {
+	searches := 0
+	for _, c := range plan {
+		if c.Search != nil {
+			searches++
+		}
+	}
+	runs := fmt.Sprintf("%d runs", len(plan)-searches)
+	switch {
+	case searches == 0:
+		return runs
+	case searches == len(plan):
+		return fmt.Sprintf("%d searches", searches)
+	}
+	return fmt.Sprintf("%s and %d searches", runs, searches)
+}
+
+// printSearch says what a search found, and how sure it is.
+func printSearch(w io.Writer, res *findmax.Result) {
+	if res.Rate > 0 {
+		fmt.Fprintf(w, "  max rate within the objective: %.0f tx/s; %s\n", res.Rate, res.Sure())
+	} else {
+		fmt.Fprintf(w, "  max rate within the objective: none found; %s\n", res.Sure())
+	}
 }
 
 func printStudyRun(w io.Writer, sum *engine.Summary) {

@@ -8,11 +8,13 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/report"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -21,43 +23,56 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 )
 
-// cellRuns are the stored runs of one target, workload and client count.
+// cellRuns are the stored runs of one target, workload, client count and rate,
+// or its searches.
 type cellRuns struct {
-	values  []float64 // the headline figure of each valid completed run
+	// values are the headline figure of each valid completed run, or the rate each
+	// completed search found.
+	values  []float64
 	invalid int
 	pending int
 }
 
-// studyCells reads the stored runs of every cell of the plan.
-func studyCells(ctx context.Context, st *store.Store, studyID int64, plan []study.Cell) (map[string]*cellRuns, error) {
+// studyCells reads the stored runs of every cell of the plan, keyed by cellGroup.
+func studyCells(ctx context.Context, st *store.Store, s *study.Study, studyID int64, plan []study.Cell) (map[string]*cellRuns, error) {
 	done, err := st.StudyRuns(ctx, studyID)
 	if err != nil {
 		return nil, err
 	}
+	steps := map[string][]string{} // a search's cell key: its runs' keys
+	for key := range done {
+		if cell, ok := study.SearchKey(key); ok {
+			steps[cell] = append(steps[cell], key)
+		}
+	}
 	cells := map[string]*cellRuns{}
 	for _, c := range plan {
-		k := cellGroup(c)
+		k := cellGroup(c.Target, c.Workload, c.Clients, c.Rate)
 		cr := cells[k]
 		if cr == nil {
 			cr = &cellRuns{}
 			cells[k] = cr
 		}
 		d, ok := done[c.Key]
-		if !ok || d.Status != store.StatusCompleted || d.RunID == 0 || d.Fingerprint != c.Fingerprint {
+		if !ok || d.Status != store.StatusCompleted || d.Fingerprint != c.Fingerprint || d.RunID == 0 && c.Search == nil {
 			cr.pending++
 			continue
 		}
-		r, err := st.Run(ctx, d.RunID)
+		if c.Search != nil {
+			rate, err := searchFound(ctx, st, s, done, steps[c.Key])
+			if err != nil {
+				return nil, err
+			}
+			cr.values = append(cr.values, rate)
+			continue
+		}
+		sum, err := storedSummary(ctx, st, d.RunID)
 		if errors.Is(err, store.ErrNotFound) {
 			cr.pending++
 			continue
 		}
 		if err != nil {
 			return nil, err
-		}
-		sum, err := workload.ReadSummary(r.Summary)
-		if err != nil {
-			return nil, fmt.Errorf("run %d summary: %w", d.RunID, err)
 		}
 		if slices.ContainsFunc(sum.Flags, func(f engine.Flag) bool { return f.Invalid }) {
 			cr.invalid++
@@ -68,16 +83,67 @@ func studyCells(ctx context.Context, st *store.Store, studyID int64, plan []stud
 	return cells, nil
 }
 
-func cellGroup(c study.Cell) string {
-	return fmt.Sprintf("%s/%s/%d", c.Target.Name, c.Workload.Name, c.Clients)
+// storedSummary reads a stored run's summary, with its window's latency
+// histogram.
+func storedSummary(ctx context.Context, st *store.Store, id int64) (*engine.Summary, error) {
+	r, err := st.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := workload.ReadSummary(r.Summary)
+	if err != nil {
+		return nil, fmt.Errorf("run %d summary: %w", id, err)
+	}
+	h, err := r.WindowLatency()
+	if err != nil {
+		return nil, err
+	}
+	sum.SetLatency(h)
+	return sum, nil
 }
 
-// printStudyResults prints, per workload and client count, each target's
+// searchFound is the rate a finished search found, read back from its runs
+// (findmax.Best) under the study's objective.
+func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[string]store.StudyRun, keys []string) (float64, error) {
+	obj, err := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors)
+	if err != nil {
+		return 0, err
+	}
+	var steps []findmax.Step
+	for _, key := range keys {
+		d := done[key]
+		if d.RunID == 0 {
+			continue
+		}
+		sum, err := storedSummary(ctx, st, d.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		rate := 0.0
+		if sum.Rate != nil {
+			rate = sum.Rate.RequestedTPS
+		}
+		met, _ := obj.Check(sum)
+		steps = append(steps, findmax.Step{Rate: rate, Met: met && rate > 0})
+	}
+	return findmax.Best(steps), nil
+}
+
+// cellGroup names a target's cells of one workload, client count and rate.
+func cellGroup(t *study.Target, w *study.Workload, clients, rate int) string {
+	return fmt.Sprintf("%s/%s/%d/%d", t.Name, w.Name, clients, rate)
+}
+
+// printStudyResults prints, per workload, client count and rate, each target's
 // aggregate with its spread, and each target against the first: the ratio of
-// the aggregates and whether it is beyond the noise.
+// the aggregates and whether it is beyond the noise. A search's row is the
+// highest rate within the objective each search found.
 func printStudyResults(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, studyID int64) error {
 	plan := s.Plan()
-	cells, err := studyCells(ctx, st, studyID, plan)
+	cells, err := studyCells(ctx, st, s, studyID, plan)
 	if err != nil {
 		return err
 	}
@@ -94,30 +160,38 @@ func printStudyResults(ctx context.Context, sr *Runner, s *study.Study, st *stor
 	fmt.Fprintln(tw)
 	for _, wl := range s.Workloads {
 		for _, c := range s.Clients(wl) {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t", wl.Name, c, report.MetricName(wl.Kind))
-			aggs := make([]float64, len(s.Targets))
-			for i, t := range s.Targets {
-				cr := cells[fmt.Sprintf("%s/%s/%d", t.Name, wl.Name, c)]
-				aggs[i] = math.NaN()
-				if cr == nil || len(cr.values) == 0 {
-					fmt.Fprintf(tw, "-\t%s\t", cellNote(cr))
-					continue
+			for _, rate := range s.Rates(wl) {
+				clients, metric := strconv.Itoa(c), report.MetricName(wl.Kind)
+				switch {
+				case s.FindMax(wl) != nil:
+					metric = "max tx/s within " + s.Objective.SLO
+				case rate > 0:
+					clients = fmt.Sprintf("%d @ %d tx/s", c, rate)
 				}
-				aggs[i] = stats.Aggregate(string(s.Matrix.Aggregate), cr.values, true)
-				fmt.Fprintf(tw, "%.0f\t%.0f-%.0f %s\t", aggs[i], slices.Min(cr.values), slices.Max(cr.values), cellNote(cr))
-			}
-			base := cells[fmt.Sprintf("%s/%s/%d", s.Targets[0].Name, wl.Name, c)]
-			for i := 1; i < len(aggs); i++ {
-				if math.IsNaN(aggs[i]) || math.IsNaN(aggs[0]) || aggs[0] == 0 {
-					fmt.Fprintf(tw, "-\t")
-					continue
+				fmt.Fprintf(tw, "%s\t%s\t%s\t", wl.Name, clients, metric)
+				row := make([]*cellRuns, len(s.Targets))
+				aggs := make([]float64, len(s.Targets))
+				for i, t := range s.Targets {
+					cr := cells[cellGroup(t, wl, c, rate)]
+					row[i], aggs[i] = cr, math.NaN()
+					if cr == nil || len(cr.values) == 0 {
+						fmt.Fprintf(tw, "-\t%s\t", cellNote(cr))
+						continue
+					}
+					aggs[i] = stats.Aggregate(string(s.Matrix.Aggregate), cr.values, true)
+					fmt.Fprintf(tw, "%.0f\t%.0f-%.0f %s\t", aggs[i], slices.Min(cr.values), slices.Max(cr.values), cellNote(cr))
 				}
-				// The verdict compare and report give, by the same rule and threshold.
-				cr := cells[fmt.Sprintf("%s/%s/%d", s.Targets[i].Name, wl.Name, c)]
-				v := stats.Compare(base.values, cr.values, true, report.DefaultNoise)
-				fmt.Fprintf(tw, "%.2fx %s\t", aggs[i]/aggs[0], v.Outcome)
+				for i := 1; i < len(aggs); i++ {
+					if math.IsNaN(aggs[i]) || math.IsNaN(aggs[0]) || aggs[0] == 0 {
+						fmt.Fprintf(tw, "-\t")
+						continue
+					}
+					// The verdict compare and report give, by the same rule and threshold.
+					v := stats.Compare(row[0].values, row[i].values, true, report.DefaultNoise)
+					fmt.Fprintf(tw, "%.2fx %s\t", aggs[i]/aggs[0], v.Outcome)
+				}
+				fmt.Fprintln(tw)
 			}
-			fmt.Fprintln(tw)
 		}
 	}
 	return tw.Flush()
@@ -147,7 +221,7 @@ func (sr *Runner) Status(ctx context.Context, file string) error {
 	plan := s.Plan()
 	_, statErr := os.Stat(sr.Results)
 	if errors.Is(statErr, fs.ErrNotExist) {
-		fmt.Fprintf(sr.Out, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
+		fmt.Fprintf(sr.Out, "study %s: not started; %s to make (`pgbakeoff study run %s`)\n", s.Name, planSize(plan), file)
 		return nil
 	}
 	st, err := sr.OpenReading(ctx)
@@ -157,7 +231,7 @@ func (sr *Runner) Status(ctx context.Context, file string) error {
 	defer st.Close()
 	state, err := st.FindStudy(ctx, s.Name)
 	if errors.Is(err, store.ErrNotFound) {
-		fmt.Fprintf(sr.Out, "study %s: not started; %d runs to make (`pgbakeoff study run %s`)\n", s.Name, len(plan), file)
+		fmt.Fprintf(sr.Out, "study %s: not started; %s to make (`pgbakeoff study run %s`)\n", s.Name, planSize(plan), file)
 		return nil
 	}
 	if err != nil {
@@ -183,7 +257,7 @@ func (sr *Runner) Status(ctx context.Context, file string) error {
 			counts[d.Status+", to run again"]++
 		}
 	}
-	fmt.Fprintf(sr.Out, "study %s (%s, last run %s): %d runs", s.Name, file, state.Updated.Local().Format(time.DateTime), len(plan))
+	fmt.Fprintf(sr.Out, "study %s (%s, last run %s): %s", s.Name, file, state.Updated.Local().Format(time.DateTime), planSize(plan))
 	for _, k := range []string{"made", "to run", store.StatusInterrupted + ", to run again", store.StatusFailed + ", to run again", "edited since"} {
 		if counts[k] > 0 {
 			fmt.Fprintf(sr.Out, ", %d %s", counts[k], k)
@@ -208,7 +282,7 @@ func (sr *Runner) Plan(ctx context.Context, file string) error {
 	}
 	w := sr.Out
 	plan := s.Plan()
-	fmt.Fprintf(w, "study %s: %d targets x %d workloads, %d runs\n", s.Name, len(s.Targets), len(s.Workloads), len(plan))
+	fmt.Fprintf(w, "study %s: %d targets x %d workloads, %s\n", s.Name, len(s.Targets), len(s.Workloads), planSize(plan))
 	if s.Description != "" {
 		fmt.Fprintf(w, "%s\n", strings.TrimSpace(s.Description))
 	}
@@ -239,7 +313,13 @@ func (sr *Runner) Plan(ctx context.Context, file string) error {
 		if len(run) > 0 {
 			fmt.Fprintf(w, ", %s", strings.Join(run, " "))
 		}
-		fmt.Fprintf(w, "; clients %v\n", s.Clients(sw.w))
+		fmt.Fprintf(w, "; clients %v", s.Clients(sw.w))
+		if f := s.FindMax(sw.w); f != nil {
+			fmt.Fprintf(w, "; find-max within %s, %d confirmations, resolution %g%%", s.Objective.SLO, f.Confirm, 100*f.Resolution)
+		} else if r := s.Rates(sw.w); r[0] > 0 {
+			fmt.Fprintf(w, "; rates %v tx/s", r)
+		}
+		fmt.Fprintln(w)
 	}
 	m := s.Matrix
 	fmt.Fprintf(w, "\nmatrix: %s warm-up, %s measured, %d repetitions (%s), %s order, %s pause\n",
@@ -277,6 +357,13 @@ func (sr *Runner) Plan(ctx context.Context, file string) error {
 		mark := ""
 		if made[c.Key] {
 			mark = "  (made)"
+		}
+		if f := c.Search; f != nil && mark == "" {
+			mark = fmt.Sprintf("  (a search: about %d runs", f.Runs())
+			if f.Budget > 0 {
+				mark += ", at most " + f.Budget.String()
+			}
+			mark += ")"
 		}
 		fmt.Fprintf(w, "  %3d  %s%s\n", c.Seq, c.Key, mark)
 	}
