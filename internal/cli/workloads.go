@@ -127,12 +127,16 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 	short, example := w.RunHelp()
 	cmd := &cobra.Command{Use: w.Name(), Short: short, Example: example, Args: cobra.NoArgs}
 	f := workload.BindRun(w, cmd.Flags())
+	sf := bindShard(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		results, _ := cmd.Flags().GetString("results")
 		ctx, stop := env.Interrupt(cmd.Context())
 		defer stop()
 		f.Spec.In = env.Stdin
 		if err := f.Settle(); err != nil {
+			return usageError{err}
+		}
+		if err := sf.settle(&f.Spec, env.Getenv); err != nil {
 			return usageError{err}
 		}
 		if err := f.Spec.Validate(); err != nil {

@@ -50,7 +50,7 @@ func (s *Session) Attempt() int { return s.attempt }
 func (s *Session) Client() int { return s.c.id }
 
 // Clients is how many clients the run has.
-func (s *Session) Clients() int { return s.c.r.cfg.Clients }
+func (s *Session) Clients() int { return s.c.r.cfg.AllClients }
 
 // Draw draws a key from d with the client's random source.
 func (s *Session) Draw(d *keydist.Dist) int64 { return d.Draw(s.c.rng) }

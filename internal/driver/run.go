@@ -85,6 +85,16 @@ type Config struct {
 	// OnWindow is called as the measurement window opens (true) and closes (false),
 	// from the same goroutine as OnInterval; it should return quickly.
 	OnWindow func(open bool)
+	// FirstClient is the first client's number: the clients of one shard of a run
+	// spread over several processes are numbered as in a single process, so that
+	// their random streams and what scripts derive from the number are the same.
+	FirstClient int
+	// AllClients is how many clients the run has in all its shards; 0: Clients.
+	AllClients int
+	// StartAt, when set, is the instant the warm-up begins, once every client has
+	// connected: the shards of one run begin together, their intervals aligned on
+	// the same instants. Run fails if it has passed by then.
+	StartAt time.Time
 }
 
 // Phase of a transaction, by the time it ended.
@@ -308,6 +318,26 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res := &Result{}
 	res.ConnectTime = time.Since(r.start)
 	r.start = time.Now()
+	if !cfg.StartAt.IsZero() {
+		if late := r.start.Sub(cfg.StartAt); late > 0 {
+			for _, c := range clients {
+				c.close()
+			}
+			return nil, fmt.Errorf("the run was to start at %s, and its clients were ready only %s later: give a later start",
+				cfg.StartAt.Format(time.RFC3339Nano), late.Round(time.Millisecond))
+		}
+		t := time.NewTimer(time.Until(cfg.StartAt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			for _, c := range clients {
+				c.close()
+			}
+			return nil, ctx.Err()
+		}
+		r.start = cfg.StartAt
+	}
 	r.windowStart = r.start.Add(cfg.Warmup)
 	if cfg.Transactions > 0 {
 		r.windowEnd = r.start.Add(MaxSpan)
@@ -316,7 +346,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r.hardStopNs.Store(r.windowEnd.Add(30 * time.Second).UnixNano())
 	if cfg.Rate > 0 {
-		r.sched = newSchedule(cfg.Rate, cfg.Seed)
+		// Shards draw arrivals of their own: the same seed would send theirs together.
+		r.sched = newSchedule(cfg.Rate, cfg.Seed+uint64(cfg.FirstClient))
 		r.sched.start = r.start
 		r.sched.from, r.sched.to = int64(cfg.Warmup), int64(r.windowEnd.Sub(r.start))
 	}
@@ -565,6 +596,12 @@ func (cfg *Config) validate() error {
 	if cfg.Clients < 1 {
 		return fmt.Errorf("--clients must be at least 1, got %d", cfg.Clients)
 	}
+	if cfg.AllClients == 0 {
+		cfg.AllClients = cfg.Clients
+	}
+	if cfg.FirstClient < 0 || cfg.FirstClient+cfg.Clients > cfg.AllClients {
+		return fmt.Errorf("clients %d to %d are not among the run's %d", cfg.FirstClient, cfg.FirstClient+cfg.Clients-1, cfg.AllClients)
+	}
 	if err := CheckThreads(cfg.ThreadPerClient, cfg.Clients); err != nil {
 		return err
 	}
@@ -659,7 +696,8 @@ func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	for i := range clients {
-		c := &client{id: i, r: r, rng: rand.NewPCG(r.cfg.Seed, uint64(i)+1), hist: r.reg.Worker(), vals: make([]int64, maxVars),
+		id := r.cfg.FirstClient + i
+		c := &client{id: id, r: r, rng: rand.NewPCG(r.cfg.Seed, uint64(id)+1), hist: r.reg.Worker(), vals: make([]int64, maxVars),
 			queries: make([][phases]Queries, len(r.cfg.Scripts))}
 		if r.cfg.Protocol == Simple {
 			for _, s := range r.cfg.Scripts {

@@ -62,7 +62,10 @@ type running struct {
 	naptime time.Duration
 	stats   serverStats
 	smp     *sampler.Sampler // nil when the server cannot be sampled
-	mon     runMonitor
+	// clockOffset is how far the server's clock is ahead of this machine's, for a
+	// shard, whose windows line up with the others' only as well as their clocks.
+	clockOffset time.Duration
+	mon         runMonitor
 	// stop ends the clients early: a results store that cannot be written stops
 	// the run, since measuring what cannot be kept would waste everyone's time.
 	stop     context.CancelFunc
@@ -98,6 +101,9 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 	r.seed = spec.Seed
 	if r.seed == 0 && !spec.SeedGiven {
 		r.seed = uint64(spec.Now().UnixNano())
+		if spec.Shard.On() {
+			r.seed = groupSeed(spec.Group()) // every shard the same, as one process's
+		}
 	}
 	spec.Seed = r.seed
 	if r.setup, err = spec.Workload.Setup(ctx, spec, conn); err != nil {
@@ -106,14 +112,20 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 	if r.st, err = spec.OpenStore(ctx); err != nil {
 		return nil, err
 	}
+	_, clients, _ := spec.share()
 	r.rec = &store.Run{
-		Target: t.String(), Workload: spec.Workload.Name(), Script: driver.Mix(r.setup.Scripts), Clients: spec.Clients,
+		Target: t.String(), Workload: spec.Workload.Name(), Script: driver.Mix(r.setup.Scripts), Clients: clients,
 		ServerVersion: info.Version, Settings: info.Settings, Labels: spec.Labels, Started: spec.Now(),
 		Params: map[string]any{"protocol": spec.Protocol.String(), "warmup_s": spec.Warmup.Seconds(),
 			"duration_s": spec.Duration.Seconds(), "transactions": spec.Transactions, "max_tries": spec.MaxTries,
 			"seed": r.seed, "jobs": spec.Jobs, "thread_per_client": spec.ThreadPerClient, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
 	}
 	maps.Copy(r.rec.Params, r.setup.Params)
+	if spec.Shard.On() {
+		if err := r.shardParams(ctx, conn); err != nil {
+			return nil, err
+		}
+	}
 	r.fit = datasetFit(ctx, conn, spec.Local)
 	r.naptime = autovacuumNaptime(ctx, conn)
 	maps.Copy(r.rec.Params, r.fit.params())
@@ -121,8 +133,17 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 		return nil, err
 	}
 	fmt.Fprintf(spec.Log, "run %d: %s %s on %s, PostgreSQL %s, %s, %d clients\n",
-		r.rec.ID, spec.Workload.Name(), r.rec.Script, info.Address, info.Version, r.setup.Size, spec.Clients)
+		r.rec.ID, spec.Workload.Name(), r.rec.Script, info.Address, info.Version, r.setup.Size, clients)
+	if spec.Shard.On() {
+		fmt.Fprintf(spec.Log, "run %d is shard %s of %s (%d clients in all), starting at %s\n",
+			r.rec.ID, spec.Shard, spec.Group(), spec.Clients, spec.StartAt.Format(time.RFC3339Nano))
+	}
 	r.appName = fmt.Sprintf("pgbakeoff-run-%d", r.rec.ID)
+	if spec.Shard.On() {
+		// One name for every shard's sessions: shard 0's sampler counts them as the
+		// benchmark's, not as other work in the database.
+		r.appName = fmt.Sprintf("pgbakeoff-shards-%016x", groupSeed(spec.Group()))
+	}
 	return r, nil
 }
 
@@ -177,7 +198,10 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	// wait above busy must not cost the results.
 	wctx, cancelWrite := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancelWrite()
-	sum := summarize(r.rec, res, r.info, r.setup.Scale, *spec, r.stats, cpu0, cpu1)
+	// A shard's summary is of its own part: its clients and its share of the rate.
+	own := *spec
+	_, own.Clients, own.Rate = spec.share()
+	sum := summarize(r.rec, res, r.info, r.setup.Scale, own, r.stats, cpu0, cpu1)
 	if r.setup.Finish != nil {
 		r.setup.Finish(sum, res)
 	}
@@ -203,6 +227,10 @@ func (r *running) ownCommits() int64 {
 // snapshot (settled: once they stopped moving), and stores them. They are
 // compared without the transactions of pgbakeoff's own sessions.
 func (r *running) readStats(point string, settle bool) {
+	if r.spec.Shard.Index > 0 {
+		r.stats.unread[point] = "shard 0 reads the server's counters for the whole run"
+		return
+	}
 	// Its own deadline: the window's end is still read after Ctrl-C.
 	rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -233,6 +261,9 @@ func (r *running) readStats(point string, settle bool) {
 // startSampler samples the server from its own statistics while the run goes
 // on; a server that cannot be sampled is a warning, not the end of the run.
 func (r *running) startSampler(ctx context.Context) {
+	if r.spec.Shard.Index > 0 {
+		return // shard 0 samples the server for the whole run
+	}
 	t := r.spec.Target
 	smp, err := sampler.Start(ctx, sampler.Config{
 		Connect: t.Connect, AppName: r.appName, Local: r.spec.Local, NodeExporter: r.spec.NodeExporter,
@@ -259,12 +290,14 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 	clientTarget := spec.Target.WithDatabase(spec.Target.Config.Database)
 	// The clients identify themselves so their backends can be found and awaited.
 	clientTarget.Config.RuntimeParams["application_name"] = r.appName
+	first, clients, rate := spec.share()
 	return driver.Config{
-		Target: clientTarget, Scripts: r.setup.Scripts, Clients: spec.Clients, Protocol: spec.Protocol,
-		Warmup: spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
+		Target: clientTarget, Scripts: r.setup.Scripts, Clients: clients, FirstClient: first, AllClients: spec.Clients, StartAt: spec.StartAt,
+		Protocol: spec.Protocol,
+		Warmup:   spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
 		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, ExitOnAbort: spec.ExitOnAbort, ConnectPerTx: spec.ConnectPerTx,
 		OutageTimeout: spec.OutageTimeout, TxTimeout: spec.TxTimeout, ConnectTimeout: spec.ConnectTimeout, ResolveOnce: spec.ResolveOnce,
-		Rate: spec.Rate, LatencyLimit: spec.LatencyLimit,
+		Rate: rate, LatencyLimit: spec.LatencyLimit,
 		OnInterval: func(iv driver.Interval) {
 			prog.add(iv)
 			r.mon.interval(iv)
@@ -321,13 +354,17 @@ func (r *running) evidence(ctx context.Context, res *driver.Result, sres sampler
 	if res.Incomplete {
 		ev.incomplete = res.IncompleteReason
 	}
-	ev.aborted, ev.clients, ev.abort = res.Aborted, r.spec.Clients, res.Abort
-	ev.rate, ev.rateFigures = r.spec.Rate, res.Rate
+	_, ev.clients, ev.rate = r.spec.share()
+	ev.aborted, ev.abort = res.Aborted, res.Abort
+	ev.rateFigures = res.Rate
 	ev.doneTPS = sum.TPS
 	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
 	ev.clientCommits, ev.serverCommits = sum.CommitsTotal, sum.Server.Commits
 	ev.span, ev.naptime = span, r.naptime
-	ev.commitsRead, ev.unsettled = sum.Server.CommitsUnread == "", sum.Server.CommitsUnsettled
+	// A shard's commits are its share of what the server counts for all shards:
+	// merging compares them.
+	ev.commitsRead, ev.unsettled = sum.Server.CommitsUnread == "" && !r.spec.Shard.On(), sum.Server.CommitsUnsettled
+	ev.shard, ev.shardGroup, ev.clockOffset = r.spec.Shard, r.spec.Group(), r.clockOffset
 	ev.seen = sres.Others
 	ev.restarted = sres.Restarted
 	ev.statsReset = sres.Reset

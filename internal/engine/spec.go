@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
@@ -49,6 +51,14 @@ type Spec struct {
 	ResolveOnce    bool
 	// Anonymize leaves the client machine's hostname out of what is stored.
 	Anonymize bool
+	// Shard, when set, makes this process one shard of a run spread over several
+	// (on other machines, or pods): it runs its share of the clients and of Rate,
+	// numbered as in one process, from StartAt, the instant every shard begins.
+	// ShardGroup names the whole run, the same in every shard ("": the workload
+	// and StartAt). Shard 0 alone reads and samples the server.
+	Shard      Shard
+	StartAt    time.Time
+	ShardGroup string
 	// Local is the server's process and data directory when it runs on this
 	// machine; NodeExporter a node_exporter to read the server machine from.
 	Local        *sampler.Local
@@ -66,6 +76,62 @@ type Spec struct {
 	In io.Reader
 	// Clock is the time; nil is time.Now.
 	Clock func() time.Time
+}
+
+// Shard is shard Index (from 0) of Count; the zero Shard is a whole run.
+type Shard struct{ Index, Count int }
+
+// On tells whether the run is sharded.
+func (s Shard) On() bool { return s.Count > 0 }
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// Clients is the shard's share of all clients: its first client's number and
+// how many it runs.
+func (s Shard) Clients(all int) (first, n int) {
+	if !s.On() {
+		return 0, all
+	}
+	first = s.Index * all / s.Count
+	return first, (s.Index+1)*all/s.Count - first
+}
+
+// share is this process's part of the run: its first client's number, its
+// clients, and its share of Rate (a Poisson process split by client is Poisson).
+func (s *Spec) share() (first, clients int, rate float64) {
+	first, clients = s.Shard.Clients(s.Clients)
+	rate = s.Rate
+	if s.Shard.On() {
+		rate = s.Rate * float64(clients) / float64(s.Clients)
+	}
+	return first, clients, rate
+}
+
+// MaxShards is the most shards a run may be spread over.
+const MaxShards = 1000
+
+// ParseShard reads --shard i/N.
+func ParseShard(v string) (Shard, error) {
+	i, n, ok := strings.Cut(v, "/")
+	index, err1 := strconv.Atoi(strings.TrimSpace(i))
+	count, err2 := strconv.Atoi(strings.TrimSpace(n))
+	if !ok || err1 != nil || err2 != nil || count < 1 || count > MaxShards || index < 0 || index >= count {
+		return Shard{}, fmt.Errorf("--shard %q: give this process's index from 0 and the number of shards, as 2/4 (up to %d shards)", v, MaxShards)
+	}
+	return Shard{index, count}, nil
+}
+
+// Group is the name of the whole run a shard is part of: ShardGroup, or the
+// workload and the start instant, which every shard of one run shares.
+func (s *Spec) Group() string {
+	if s.ShardGroup != "" {
+		return s.ShardGroup
+	}
+	name := ""
+	if s.Workload != nil {
+		name = s.Workload.Name()
+	}
+	return name + "@" + s.StartAt.UTC().Format(time.RFC3339Nano)
 }
 
 // MaxClients is the most clients a run may have.
@@ -107,6 +173,12 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("--rate must be a number of transactions a second from %g (one every %s), got %g", driver.MinRate, time.Duration(float64(time.Second)/driver.MinRate), s.Rate)
 	case s.LatencyLimit < 0:
 		return fmt.Errorf("--latency-limit must not be negative, got %s", s.LatencyLimit)
+	case s.Shard.On() && s.StartAt.IsZero():
+		return fmt.Errorf("--shard needs --start-at: the instant every shard begins, the same on each machine, as 2026-01-02T15:04:05Z")
+	case s.Shard.On() && s.Clients < s.Shard.Count:
+		return fmt.Errorf("--clients %d is fewer than the %d shards: each shard runs at least one client", s.Clients, s.Shard.Count)
+	case s.Shard.On() && s.Transactions > 0:
+		return fmt.Errorf("--shard runs a window of --duration on every shard: leave --transactions out")
 	}
 	if s.Workload != nil {
 		return s.Workload.Check(s)

@@ -107,6 +107,10 @@ type evidence struct {
 	rate        float64
 	rateFigures driver.RateFigures
 	doneTPS     float64
+	// A shard's place in its whole run, and its clock against the server's.
+	shard       Shard
+	shardGroup  string
+	clockOffset time.Duration
 }
 
 type rate struct {
@@ -166,6 +170,7 @@ func judge(e evidence) []Flag {
 	if f := judgeRate(e); f != nil {
 		flags = append(flags, *f)
 	}
+	flags = append(flags, judgeShard(e)...)
 	if e.checkpoints > 0 {
 		flags = append(flags, Flag{flagCheckpoint, false, fmt.Sprintf("%d checkpoint(s) during the measured window", e.checkpoints)})
 	}

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+)
+
+// Shards: a run spread over several processes, each with its share of the clients
+// (Spec.Shard), all beginning at Spec.StartAt. Each stores a run of its own,
+// labelled with the whole run's name and its place in it, for merging.
+
+// flagShard notes that a run is one shard's part of a whole run.
+const flagShard = "shard"
+
+// maxClockOffset is how far a shard's clock may be from the server's before the
+// run notes it: the shards' windows line up only as well as their clocks.
+const maxClockOffset = 100 * time.Millisecond
+
+// groupSeed is a number every shard of a run derives alike from its name: the
+// seed of its clients' random streams when none is given, as one process's.
+func groupSeed(group string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(group))
+	return h.Sum64()
+}
+
+// shardParams measures this machine's clock against the server's and records the
+// shard with the run: its labels and its clock.
+func (r *running) shardParams(ctx context.Context, conn *pgconn.PgConn) error {
+	spec := r.spec
+	offset, rtt, err := clockOffset(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("read the server's clock: %w", err)
+	}
+	r.clockOffset = offset
+	first, clients, _ := spec.share()
+	labels := maps.Clone(r.rec.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels["shard"], labels["shard_group"] = spec.Shard.String(), spec.Group()
+	r.rec.Labels = labels
+	r.rec.Params["shard"] = map[string]any{"index": spec.Shard.Index, "count": spec.Shard.Count, "group": spec.Group(),
+		"first_client": first, "clients": clients, "all_clients": spec.Clients, "start_at": spec.StartAt.UTC().Format(time.RFC3339Nano),
+		"clock_offset_ms": float64(offset) / 1e6, "clock_rtt_ms": float64(rtt) / 1e6}
+	return nil
+}
+
+// clockOffset is how far the server's clock is ahead of this machine's, from the
+// quickest of a few round trips (the server's reading taken at its middle), and
+// that round trip.
+func clockOffset(ctx context.Context, conn *pgconn.PgConn) (offset, rtt time.Duration, err error) {
+	rtt = -1
+	for range 5 {
+		t0 := time.Now()
+		rows, err := target.Query(ctx, conn, "select (extract(epoch from clock_timestamp()) * 1000000)::bigint")
+		t1 := time.Now()
+		if err != nil {
+			return 0, 0, err
+		}
+		us, err := strconv.ParseInt(rows[0][0], 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("the server's clock read %q", rows[0][0])
+		}
+		if d := t1.Sub(t0); rtt < 0 || d < rtt {
+			rtt = d
+			offset = time.UnixMicro(us).Sub(t0.Add(d / 2))
+		}
+	}
+	return offset, rtt, nil
+}
+
+// judgeShard notes a shard's run as a part of a whole, and a clock too far from
+// the server's.
+func judgeShard(e evidence) []Flag { // one flag: the store keeps one of each name
+	if !e.shard.On() {
+		return nil
+	}
+	reason := fmt.Sprintf("shard %s of %s: its figures are its %d clients' part of the run; `pgbakeoff merge` makes the whole run of its shards",
+		e.shard, e.shardGroup, e.clients)
+	if off := e.clockOffset; off > maxClockOffset || off < -maxClockOffset {
+		reason += fmt.Sprintf("; this machine's clock is %s off the server's (more than %s): the shards' windows line up only as well as their clocks",
+			off.Round(time.Millisecond), maxClockOffset)
+	}
+	return []Flag{{flagShard, false, reason}}
+}
