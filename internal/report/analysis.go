@@ -43,6 +43,7 @@ type workload struct {
 type group struct {
 	clients int
 	rate    int    // 0 for closed-loop runs
+	ceiling bool   // the closed-loop runs that measured find-max searches' ceilings
 	cells   []cell // one per target, in target order
 	rows    []row
 }
@@ -180,7 +181,7 @@ func (a *analysis) analyse(w *Workload, s string) workload {
 	}
 	for _, c := range clients {
 		for _, rate := range rates {
-			g := group{clients: c, rate: rate}
+			g := group{clients: c, rate: rate, ceiling: w.Search && rate == 0}
 			for _, t := range a.targets {
 				g.cells = append(g.cells, newCell(w, t.Name, c, rate, out.metrics[0]))
 			}
@@ -213,8 +214,11 @@ func (wl workload) xWord() string {
 // label names the group for headings and hover text: "8 clients", or "8 clients
 // at 5000 tx/s" for open-loop runs.
 func (g group) label() string {
-	if g.rate > 0 {
+	switch {
+	case g.rate > 0:
 		return fmt.Sprintf("%d clients at %d tx/s", g.clients, g.rate)
+	case g.ceiling:
+		return fmt.Sprintf("%d clients, closed loop (the searches' ceilings)", g.clients)
 	}
 	return fmt.Sprintf("%d clients", g.clients)
 }

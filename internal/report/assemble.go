@@ -179,7 +179,11 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 		if !slices.Contains(w.Clients, d.Clients) {
 			w.Clients = append(w.Clients, d.Clients)
 		}
-		run.Search = d.Labels["find_max"]
+		// A search's runs are shown as its result within the study's objective;
+		// without one (runs chosen by label) they are rate steps like any others.
+		if s != nil && s.Objective != nil {
+			run.Search = d.Labels["find_max"]
+		}
 		w.Search = w.Search || run.Search != ""
 		if run.Rate > 0 && run.Search == "" && !slices.Contains(w.Rates, run.Rate) {
 			w.Rates = append(w.Rates, run.Rate)

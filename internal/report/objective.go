@@ -6,25 +6,28 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 )
 
-// meets tells whether a run met the report's objective: it counts (completed,
-// no invalid flag: one that fell behind its rate does not), its failures are
-// within the limit, and its latency at the objective's percentile is under it.
+// meets tells whether a run met the report's objective, by the rule find-max
+// judges its runs by (findmax.Objective.Check), so that a report and the search
+// never disagree: it counts (completed, no invalid flag: one that fell behind its
+// rate does not), its failures are within the limit, and its latency at the
+// objective's percentile is under it.
 func (a *analysis) meets(run Run) bool {
-	o := a.r.Objective
-	if o == nil || !counts(run) || run.latency == nil || run.latency.TotalCount() == 0 {
+	if a.r.Objective == nil || run.latency == nil {
 		return false
 	}
-	if all := run.Committed + run.Failed; o.MaxErrors >= 0 && all > 0 && float64(run.Failed) > o.MaxErrors*float64(all) {
-		return false
+	sum := &engine.Summary{Status: run.Status, Transactions: run.Committed, Failed: run.Failed}
+	for _, f := range run.Flags {
+		sum.Flags = append(sum.Flags, engine.Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason})
 	}
-	ms := float64(run.latency.ValueAtQuantile(o.Quantile)) / 1000
-	return ms <= float64(o.Limit)/float64(time.Millisecond)
+	sum.SetLatency(run.latency)
+	met, _ := a.r.Objective.Check(sum)
+	return met
 }
 
 // maxRates are, for one target and client count of an open-loop workload, the

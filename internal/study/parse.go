@@ -97,6 +97,8 @@ type parser struct {
 	reported map[string]bool // an aliased node is walked once per alias; say its problems once
 	refs     []priceRef      // targets' price refs, resolved once the whole file is read
 	merges   int             // mappings merge keys have brought in, see maxMerges
+	// hasObjective: the file has an objective: key, well formed or not.
+	hasObjective bool
 }
 
 // lineBreaks escapes what would split an error over lines: each error is one
@@ -253,6 +255,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 		case "prices":
 			prices = kv
 		case "objective":
+			p.hasObjective = true // a bad one has its own error
 			s.Objective = p.objective(kv)
 		default:
 			p.unknown(kv.key, "the study", studyKeys)
@@ -281,15 +284,18 @@ func (p *parser) study(root *yaml.Node) *Study {
 // objective it searches within.
 func (p *parser) checkFindMax(s *Study) {
 	check := func(rates []int, f *FindMax, where string) {
-		if f == nil {
+		if f == nil || f.Off {
 			return
 		}
 		if len(rates) > 0 {
 			p.errorf(f.Pos, "%s has both rates and find_max: give fixed rates or a search for the highest, not both", where)
 		}
-		if s.Objective == nil {
+		if !p.hasObjective {
 			p.errorf(f.Pos, "find_max searches for the highest rate within the study's objective: add objective: {slo: \"p99<10ms\"}")
 		}
+	}
+	if f := s.Matrix.FindMax; f != nil && f.Off {
+		s.Matrix.FindMax = nil // find_max: false in the matrix is none
 	}
 	check(s.Matrix.Rates, s.Matrix.FindMax, "the matrix")
 	for _, w := range s.Workloads {
@@ -756,7 +762,7 @@ func (p *parser) findMax(kv pair) *FindMax {
 	f := &FindMax{Pos: kv.valPos(), Confirm: DefaultFindMaxConfirm, Resolution: DefaultFindMaxResolution, Budget: DefaultFindMaxBudget}
 	if v := deref(kv.val); v.Kind == yaml.ScalarNode && v.ShortTag() == "!!bool" {
 		if on, _ := p.boolean(kv); !on {
-			return nil
+			return &FindMax{Pos: kv.valPos(), Off: true}
 		}
 		return f
 	}

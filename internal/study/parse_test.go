@@ -215,6 +215,7 @@ func TestParseErrors(t *testing.T) {
 		{"find_max and rates", head + "objective: {slo: p99<5ms}\nmatrix: {rates: [5], find_max: {}}\n", `x.yaml:4:32: the matrix has both rates and find_max: give fixed rates or a search for the highest, not both`},
 		{"find_max resolution", head + "objective: {slo: p99<5ms}\nmatrix: {find_max: {resolution: 0}}\n", `x.yaml:4:33: resolution "0": give a share from 0.1% to below 100%, as 5%`},
 		{"find_max key", head + "objective: {slo: p99<5ms}\nmatrix: {find_max: {confirms: 3}}\n", `x.yaml:4:21: unknown key "confirms" in find_max; did you mean "confirm"?`},
+		{"find_max with a bad objective", head + "objective: {slo: fast}\nmatrix: {find_max: true}\n", `x.yaml:3:12: objective: slo "fast": write a percentile and a limit, as p99<10ms or p99.9<50ms`},
 		{"find_max confirm", head + "objective: {slo: p99<5ms}\nmatrix: {find_max: {confirm: 11}}\n", `x.yaml:4:30: confirm 11 is out of range; want 0 to 10`},
 
 		// What the study sets itself, and what it must not repeat.

@@ -339,4 +339,13 @@ matrix: {clients: [8], find_max: {confirm: 1, budget: 10m}, repeat: 1, duration:
 	if f := mustParse(t, strings.Replace(file, "{confirm: 1, budget: 10m}", "true", 1)).Matrix.FindMax; f == nil || f.Budget != DefaultFindMaxBudget {
 		t.Errorf("find_max: true gave %+v", f)
 	}
+	// A budget of exactly two runs makes two: the third would begin as it ends.
+	if f := mustParse(t, strings.Replace(file, "budget: 10m", "budget: 50s", 1)).Matrix.FindMax; mustParse(t, file).SearchRuns(f) != 2 {
+		t.Errorf("a budget of two runs: %d runs", mustParse(t, file).SearchRuns(f))
+	}
+	// find_max: false keeps a workload closed-loop under a matrix that searches.
+	off := mustParse(t, strings.Replace(file, "rates: [500]", "find_max: false", 1))
+	if got := keys(off.Plan()); !reflect.DeepEqual(got, []string{"a/w/c8/find-max/r1", "b/w/c8/find-max/r1", "a/v/c8/r1", "b/v/c8/r1"}) {
+		t.Errorf("find_max: false: keys %q", got)
+	}
 }

@@ -90,7 +90,10 @@ type Workload struct {
 // objective, as `pgbakeoff find-max` makes it, in place of fixed rates: each of
 // its runs is a run of the study, and the rate it finds is the cell's result.
 type FindMax struct {
-	Pos        Pos
+	Pos Pos
+	// Off is a workload's find_max: false: it runs closed-loop though the
+	// matrix searches.
+	Off        bool
 	Confirm    int           // runs at the rate found that must meet the objective again
 	Resolution float64       // stop when the bracket is this share of its upper side
 	Budget     time.Duration // stop each search after this long; 0: no limit
@@ -221,7 +224,10 @@ func (s *Study) Rates(w *Workload) []int {
 // FindMax is the search w makes in place of fixed rates: its own, or else the
 // matrix's when w has no rates of its own; nil when it makes none.
 func (s *Study) FindMax(w *Workload) *FindMax {
-	if w.FindMax != nil || len(w.Rates) > 0 {
+	switch {
+	case w.FindMax != nil && w.FindMax.Off:
+		return nil
+	case w.FindMax != nil || len(w.Rates) > 0:
 		return w.FindMax
 	}
 	return s.Matrix.FindMax
@@ -322,10 +328,7 @@ func (s *Study) Estimate() time.Duration {
 		cells := len(s.Targets) * len(s.Clients(w)) * len(s.Rates(w)) * s.Matrix.Repeat
 		n := 1
 		if f := s.FindMax(w); f != nil {
-			n = f.Runs()
-			if d := time.Duration(n)*one + time.Duration(n-1)*s.Matrix.Pause; f.Budget > 0 && d > f.Budget {
-				n = int(f.Budget/(one+s.Matrix.Pause)) + 1 // the budget is checked before each run
-			}
+			n = s.SearchRuns(f)
 		}
 		runs += cells * n
 		total += time.Duration(cells*n) * one
@@ -334,6 +337,18 @@ func (s *Study) Estimate() time.Duration {
 		return 0
 	}
 	return total + time.Duration(runs-1)*s.Matrix.Pause
+}
+
+// SearchRuns is about how many runs a search makes: Runs, or fewer when its
+// budget ends it first. The budget is checked before each run (and its pause),
+// so the runs begun before it ends are made whole.
+func (s *Study) SearchRuns(f *FindMax) int {
+	n := f.Runs()
+	if f.Budget <= 0 {
+		return n
+	}
+	one, p := s.Matrix.Warmup+s.Matrix.Duration, s.Matrix.Pause
+	return min(n, int((f.Budget+p+one+p-1)/(one+p)))
 }
 
 // Runs is about how many runs the search makes: the closed-loop run for its

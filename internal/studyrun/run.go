@@ -415,7 +415,11 @@ func (sr *Runner) makeRuns(ctx context.Context, s *study.Study, st *store.Store,
 		var err error
 		if c.Search != nil {
 			var res *findmax.Result
-			if res, err = studySearch(ctx, sr, s, st, state, c, len(plan), byTarget[c.Target], byWorkload[c.Workload]); res != nil && len(res.Steps) > 0 {
+			res, err = studySearch(ctx, sr, s, st, state, c, len(plan), byTarget[c.Target], byWorkload[c.Workload])
+			switch {
+			case err != nil:
+				fmt.Fprintf(sr.Out, "  the search stopped early and is not recorded; `study run` again makes it anew\n")
+			case res != nil && len(res.Steps) > 0:
 				printSearch(sr.Out, res)
 			}
 		} else {
@@ -569,7 +573,8 @@ func studySearch(ctx context.Context, sr *Runner, s *study.Study, st *store.Stor
 	if err != nil {
 		return nil, err
 	}
-	spec.Labels["find_max"] = c.Key
+	// Each attempt its own: an interrupted one's runs stay in the store.
+	spec.Labels["find_max"] = c.Key + "@" + sr.Now().UTC().Format(time.RFC3339)
 	if err := st.ForgetStudyRuns(ctx, state.ID, c.Key+"/"); err != nil {
 		return nil, err
 	}
@@ -589,9 +594,12 @@ func studySearch(ctx context.Context, sr *Runner, s *study.Study, st *store.Stor
 	f := c.Search
 	res, err := findmax.Search(ctx, spec, step, findmax.Options{Objective: obj, Ceiling: float64(f.Ceiling), Confirm: f.Confirm,
 		Resolution: f.Resolution, Budget: f.Budget, Progress: sr.Out})
-	rec := store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint, Status: store.StatusFailed}
-	if err == nil {
-		rec.Status = store.StatusCompleted
+	rec := store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint, Status: store.StatusCompleted}
+	switch {
+	case errors.Is(err, engine.ErrInterrupted) || ctx.Err() != nil:
+		rec.Status = store.StatusInterrupted
+	case err != nil:
+		rec.Status = store.StatusFailed
 	}
 	if serr := st.SetStudyRun(context.Background(), state.ID, rec); serr != nil && err == nil {
 		err = serr

@@ -59,7 +59,7 @@ func studyCells(ctx context.Context, st *store.Store, s *study.Study, studyID in
 			continue
 		}
 		if c.Search != nil {
-			rate, err := searchFound(ctx, st, s, done, steps[c.Key])
+			rate, err := searchFound(ctx, st, s, done, steps[c.Key], c.Fingerprint)
 			if err != nil {
 				return nil, err
 			}
@@ -104,7 +104,7 @@ func storedSummary(ctx context.Context, st *store.Store, id int64) (*engine.Summ
 
 // searchFound is the rate a finished search found, read back from its runs
 // (findmax.Best) under the study's objective.
-func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[string]store.StudyRun, keys []string) (float64, error) {
+func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[string]store.StudyRun, keys []string, fingerprint string) (float64, error) {
 	obj, err := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors)
 	if err != nil {
 		return 0, err
@@ -112,7 +112,7 @@ func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[
 	var steps []findmax.Step
 	for _, key := range keys {
 		d := done[key]
-		if d.RunID == 0 {
+		if d.RunID == 0 || d.Fingerprint != fingerprint {
 			continue
 		}
 		sum, err := storedSummary(ctx, st, d.RunID)
@@ -315,7 +315,11 @@ func (sr *Runner) Plan(ctx context.Context, file string) error {
 		}
 		fmt.Fprintf(w, "; clients %v", s.Clients(sw.w))
 		if f := s.FindMax(sw.w); f != nil {
-			fmt.Fprintf(w, "; find-max within %s, %d confirmations, resolution %g%%", s.Objective.SLO, f.Confirm, 100*f.Resolution)
+			fmt.Fprintf(w, "; find-max within %s, %d confirmations, resolution %s%%", s.Objective.SLO, f.Confirm,
+				strconv.FormatFloat(math.Round(1e4*f.Resolution)/100, 'f', -1, 64))
+			if n := s.SearchRuns(f); n < f.Runs() {
+				fmt.Fprintf(w, " (its budget of %s leaves about %d of the %d runs a search to that resolution makes)", f.Budget, n, f.Runs())
+			}
 		} else if r := s.Rates(sw.w); r[0] > 0 {
 			fmt.Fprintf(w, "; rates %v tx/s", r)
 		}
@@ -359,9 +363,9 @@ func (sr *Runner) Plan(ctx context.Context, file string) error {
 			mark = "  (made)"
 		}
 		if f := c.Search; f != nil && mark == "" {
-			mark = fmt.Sprintf("  (a search: about %d runs", f.Runs())
+			mark = fmt.Sprintf("  (a search: about %d runs", s.SearchRuns(f))
 			if f.Budget > 0 {
-				mark += ", at most " + f.Budget.String()
+				mark += ", none begun after its budget of " + f.Budget.String()
 			}
 			mark += ")"
 		}
