@@ -174,6 +174,7 @@ func NewRoot(env *Env) *cobra.Command {
 		newCompareCmd(env),
 		newExportCmd(env),
 		newShowCmd(env),
+		newMergeCmd(env),
 	} {
 		root.AddCommand(c)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
@@ -38,22 +40,7 @@ func TestShardsFromJobEnvironment(t *testing.T) {
 		} `json:"flags"`
 	}
 	outs := make([]out, 2)
-	cmds := make([]*exec.Cmd, 2)
-	stdouts := make([]*strings.Builder, 2)
-	for i := range 2 {
-		args := []string{"run", "pgbench", "-f", script, "-D", fmt.Sprintf("shard=s%d", i), "--clients", "5", "--warmup", "1s", "--duration", "2s",
-			"--json", "--results", filepath.Join(dir, fmt.Sprintf("shard%d.db", i)), "--dsn", dsn}
-		encoded, _ := json.Marshal(args)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-		cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded), "JOB_COMPLETION_INDEX="+fmt.Sprint(i),
-			"PGBAKEOFF_SHARDS=2", "PGBAKEOFF_START_AT="+start.Format(time.RFC3339Nano))
-		stdouts[i] = &strings.Builder{}
-		cmd.Stdout, cmd.Stderr = stdouts[i], stdouts[i]
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds[i] = cmd
-	}
+	cmds, stdouts := startShards(t, dir, start, "run", "pgbench", "-f", script, "--clients", "5", "--warmup", "1s", "--duration", "2s", "--json", "--dsn", dsn)
 	for i, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("shard %d: %v\n%s", i, err, stdouts[i])
@@ -105,4 +92,155 @@ func TestShardsFromJobEnvironment(t *testing.T) {
 			t.Errorf("shard %d stored %d readings of the server's counters", i, len(rd.ServerStats))
 		}
 	}
+
+	// merge gathers both stores and makes the whole run: its transactions are the
+	// shards', the server's commits agree with all the clients', and its latency
+	// histogram is the sum of theirs, so its p99 is that of all transactions.
+	all := filepath.Join(dir, "all.db")
+	code, text, errOut := run(t, "merge", filepath.Join(dir, "shard0.db"), filepath.Join(dir, "shard1.db"), "-o", all)
+	if code != 0 || !strings.Contains(text, "2 runs from 2 stores copied") || !strings.Contains(text, "merged from 2 shards") {
+		t.Fatalf("merge: exit %d\n%s%s", code, text, errOut)
+	}
+	st, err := store.OpenReadOnly(context.Background(), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	var whole *store.RunDetail
+	sum := hdrFromShards(t, dir)
+	var shardTx int64
+	for _, id := range []int64{1, 2, 3} {
+		d, err := st.Run(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Labels["shards"] == "2" {
+			whole = d
+			continue
+		}
+		var s struct{ Transactions int64 }
+		_ = json.Unmarshal(d.Summary, &s)
+		shardTx += s.Transactions
+	}
+	if whole == nil {
+		t.Fatal("no merged run in the output store")
+	}
+	var got struct {
+		Clients      int `json:"clients"`
+		Status       string
+		Transactions int64 `json:"transactions"`
+		CommitsTotal int64 `json:"commits_total"`
+		Server       struct{ Commits int64 }
+		LatencyMs    struct{ P99 float64 } `json:"latency_ms"`
+		Flags        []struct {
+			Name    string
+			Invalid bool
+			Reason  string
+		}
+	}
+	if err := json.Unmarshal(whole.Summary, &got); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("merged: %+v", got)
+	if got.Clients != 5 || got.Status != store.StatusCompleted || got.Transactions != shardTx || shardTx == 0 {
+		t.Errorf("merged run: %d clients, %s, %d transactions; want 5, completed, the shards' %d", got.Clients, got.Status, got.Transactions, shardTx)
+	}
+	if d := got.Server.Commits - got.CommitsTotal; d > got.CommitsTotal/100 || -d > got.CommitsTotal/100 {
+		t.Errorf("server commits %d against the clients' %d: more than 1%% apart", got.Server.Commits, got.CommitsTotal)
+	}
+	if p99 := float64(sum.ValueAtQuantile(99)) / 1000; got.LatencyMs.P99 != p99 {
+		t.Errorf("merged p99 %.3f ms, want %.3f ms, the p99 of all the shards' transactions", got.LatencyMs.P99, p99)
+	}
+	for _, f := range got.Flags {
+		if f.Invalid {
+			t.Errorf("merged run flagged invalid: %s: %s", f.Name, f.Reason)
+		}
+	}
+	// Merging again adds nothing; a store of one shard alone is refused whole.
+	if code, text, errOut = run(t, "merge", filepath.Join(dir, "shard0.db"), filepath.Join(dir, "shard1.db"), "-o", all); code != 0 || !strings.Contains(text, "0 runs from 2 stores copied") || !strings.Contains(text, "merged before") {
+		t.Errorf("merge again: exit %d\n%s%s", code, text, errOut)
+	}
+	code, text, errOut = run(t, "merge", filepath.Join(dir, "shard1.db"), "-o", filepath.Join(dir, "part.db"))
+	if code == 0 || !strings.Contains(errOut, "lacks shard 0/2") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("merge of one shard: exit %d\n%s%s", code, text, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "part.db")); err == nil {
+		t.Errorf("a refused merge wrote its output")
+	}
+}
+
+// startShards starts two processes with the environment a Kubernetes Indexed
+// Job gives its pods, each running args with its own results store
+// (DIR/shardI.db) and the variable shard=sI.
+func startShards(t *testing.T, dir string, start time.Time, args ...string) ([]*exec.Cmd, []*strings.Builder) {
+	t.Helper()
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for i := range 2 {
+		a := append(slices.Clone(args), "-D", fmt.Sprintf("shard=s%d", i), "--results", filepath.Join(dir, fmt.Sprintf("shard%d.db", i)))
+		encoded, _ := json.Marshal(a)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+		cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded), "JOB_COMPLETION_INDEX="+fmt.Sprint(i),
+			"PGBAKEOFF_SHARDS=2", "PGBAKEOFF_START_AT="+start.Format(time.RFC3339Nano))
+		b := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = b, b
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		cmds, outs = append(cmds, cmd), append(outs, b)
+	}
+	return cmds, outs
+}
+
+// A shard killed in the middle of the window: the other's results are kept, and
+// the merged run says it is incomplete and why.
+func TestShardKilled(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "select.sql")
+	writeFile(t, script, "select :'shard';\n")
+	start := time.Now().Add(6 * time.Second).UTC().Truncate(time.Millisecond)
+	cmds, outs := startShards(t, dir, start, "run", "pgbench", "-f", script, "--clients", "2", "--warmup", "0s", "--duration", "4s", "--dsn", dsn)
+	time.Sleep(time.Until(start.Add(2 * time.Second)))
+	if err := cmds[1].Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmds[1].Wait()
+	if err := cmds[0].Wait(); err != nil {
+		t.Fatalf("shard 0: %v\n%s", err, outs[0])
+	}
+	all := filepath.Join(dir, "all.db")
+	code, text, errOut := run(t, "merge", filepath.Join(dir, "shard0.db"), filepath.Join(dir, "shard1.db"), "-o", all)
+	if code != 0 || !strings.Contains(text, "INVALID: shard 1 (run 1) did not finish (interrupted): the transactions of its 1 client are missing") {
+		t.Fatalf("merge: exit %d\n%s%s", code, text, errOut)
+	}
+	code, text, errOut = run(t, "runs", "--results", all)
+	if code != 0 || !strings.Contains(text, "incomplete") {
+		t.Errorf("runs: exit %d\n%s%s", code, text, errOut)
+	}
+}
+
+// hdrFromShards adds up the shards' stored window histograms, read on their own.
+func hdrFromShards(t *testing.T, dir string) *hdrhistogram.Histogram {
+	t.Helper()
+	all := histogram.New()
+	for i := range 2 {
+		st, err := store.OpenReadOnly(context.Background(), filepath.Join(dir, fmt.Sprintf("shard%d.db", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := st.Run(context.Background(), 1)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := d.WindowLatency()
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Merge(h)
+	}
+	return all
 }

@@ -83,8 +83,8 @@ func judgeShard(e evidence) []Flag { // one flag: the store keeps one of each na
 	if !e.shard.On() {
 		return nil
 	}
-	reason := fmt.Sprintf("shard %s of %s: its figures are its %d clients' part of the run; `pgbakeoff merge` makes the whole run of its shards",
-		e.shard, e.shardGroup, e.clients)
+	reason := fmt.Sprintf("shard %s of %s: its figures are the part of its %s; `pgbakeoff merge` makes the whole run of its shards",
+		e.shard, e.shardGroup, Plural(e.clients, "client"))
 	if off := e.clockOffset; off > maxClockOffset || off < -maxClockOffset {
 		reason += fmt.Sprintf("; this machine's clock is %s off the server's (more than %s): the shards' windows line up only as well as their clocks",
 			off.Round(time.Millisecond), maxClockOffset)

@@ -339,3 +339,42 @@ func scanRun(sc scanner) (*Run, error) {
 	}
 	return &r, nil
 }
+
+// SaveRun records a whole run at once, as read from another store (or merged
+// from shards' runs): the run as it is, with its Status, Process and Summary, and
+// everything recorded for it. It sets d.ID to the new run's.
+func (s *Store) SaveRun(ctx context.Context, d *RunDetail) (int64, error) {
+	if _, err := s.CreateRun(ctx, &d.Run); err != nil {
+		return 0, err
+	}
+	id := d.ID
+	for _, iv := range d.Intervals {
+		if err := s.AddInterval(ctx, id, iv); err != nil {
+			return id, err
+		}
+	}
+	if len(d.Histograms) > 0 {
+		if err := s.AddHistograms(ctx, id, d.Histograms); err != nil {
+			return id, err
+		}
+	}
+	if len(d.Errors) > 0 {
+		if err := s.AddErrors(ctx, id, d.Errors); err != nil {
+			return id, err
+		}
+	}
+	for _, st := range d.ServerStats {
+		if err := s.AddServerStats(ctx, id, st); err != nil {
+			return id, err
+		}
+	}
+	for _, sm := range d.Samples {
+		if err := s.AddSample(ctx, id, sm); err != nil {
+			return id, err
+		}
+	}
+	if err := s.SetFlags(ctx, id, d.Flags); err != nil {
+		return id, err
+	}
+	return id, nil
+}

@@ -136,6 +136,36 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("Runs returned %d runs, want 1", len(runs))
 	}
 	assertRun(t, &runs[0], &want.Run)
+
+	// SaveRun writes the whole run into another store as it was, under a new id.
+	if err := s.AddSample(ctx, id, Sample{Seq: 1, Start: t0, End: t0.Add(time.Second), Values: map[string]float64{"cpu": 1.5}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetFlags(ctx, id, []Flag{{Name: "dip", Invalid: true, Reason: "a dip"}}); err != nil {
+		t.Fatal(err)
+	}
+	full, err := s.Run(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := openTemp(t)
+	if _, err := other.CreateRun(ctx, newRun("sysbench", t0)); err != nil {
+		t.Fatal(err)
+	}
+	copied := *full
+	newID, err := other.SaveRun(ctx, &copied)
+	if err != nil || newID == id {
+		t.Fatalf("SaveRun = %d, %v; want a new id", newID, err)
+	}
+	back, err := other.Run(ctx, newID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full.ID = newID
+	assertDetail(t, back, full)
+	if !reflect.DeepEqual(back.Samples, full.Samples) || !reflect.DeepEqual(back.Flags, full.Flags) || back.Process != full.Process {
+		t.Errorf("SaveRun: samples %+v, flags %+v, process %+v; want %+v, %+v, %+v", back.Samples, back.Flags, back.Process, full.Samples, full.Flags, full.Process)
+	}
 }
 
 // assertDetail compares times with Equal and everything else deeply.

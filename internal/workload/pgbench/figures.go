@@ -59,6 +59,39 @@ func (f *Figures) Headline(s *engine.Summary) string {
 
 func (f *Figures) Measure(string) (float64, bool) { return 0, false }
 
+// MergeShards adds up each statement's executions over the shards, its average
+// weighted by them.
+func (f *Figures) MergeShards(shards []engine.Figures, _ *engine.Summary) engine.Figures {
+	out := &Figures{}
+	at := map[[2]int]int{}
+	for _, s := range shards {
+		g, ok := s.(*Figures)
+		if !ok {
+			continue
+		}
+		for _, st := range g.Statements {
+			k := [2]int{st.Index, st.Command}
+			i, seen := at[k]
+			if !seen {
+				at[k] = len(out.Statements)
+				st.AvgMs *= float64(st.Count) // a sum until the end
+				out.Statements = append(out.Statements, st)
+				continue
+			}
+			o := &out.Statements[i]
+			o.AvgMs += st.AvgMs * float64(st.Count)
+			o.Count += st.Count
+			o.Failures += st.Failures
+		}
+	}
+	for i := range out.Statements {
+		if st := &out.Statements[i]; st.Count > 0 {
+			st.AvgMs /= float64(st.Count)
+		}
+	}
+	return out
+}
+
 // StatementLatencies are the -r figures, meta commands left out: what a report
 // compares across targets is the server's share.
 func (f *Figures) StatementLatencies() []engine.StatementLatency {

@@ -38,6 +38,26 @@ func (f *Figures) finish(sum *engine.Summary, res *driver.Result) {
 	sum.Figures = f
 }
 
+// MergeShards adds up the shards' queries over their common window.
+func (f *Figures) MergeShards(shards []engine.Figures, merged *engine.Summary) engine.Figures {
+	out := *f
+	out.ReadQueries, out.WriteQueries, out.OtherQueries, out.Queries, out.IgnoredErrors = 0, 0, 0, 0, 0
+	for _, s := range shards {
+		if g, ok := s.(*Figures); ok {
+			out.ReadQueries += g.ReadQueries
+			out.WriteQueries += g.WriteQueries
+			out.OtherQueries += g.OtherQueries
+			out.Queries += g.Queries
+			out.IgnoredErrors += g.IgnoredErrors
+		}
+	}
+	out.QPS = 0
+	if merged.DurationS > 0 {
+		out.QPS = float64(out.Queries) / merged.DurationS
+	}
+	return &out
+}
+
 func (f *Figures) Scope(s *engine.Summary) string {
 	return fmt.Sprintf("script: %s, %s of %d rows, %s keys, %d clients", s.Script, engine.Plural(f.Tables, "table"), f.TableSize, f.Dist, s.Clients)
 }

@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
+	"github.com/spf13/cobra"
+)
+
+// `merge STORE... -o OUT`: the runs of results stores kept on several machines
+// gathered into one, and each sharded run whose shards are all there merged into
+// the whole run (engine.MergeShards).
+func newMergeCmd(env *Env) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{Use: "merge STORE... -o OUT", Args: cobra.MinimumNArgs(1),
+		Short: "Gather results stores from several machines into one, merging the shards of each sharded run",
+		Example: `  pgbakeoff merge a.db b.db c.db d.db -o all.db
+  pgbakeoff show --results all.db`}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the results store to write the runs to, created if absent (required)")
+	cmd.RunE = func(cmd *cobra.Command, inputs []string) error {
+		if out == "" {
+			return usageError{errors.New("merge needs -o OUT: the results store to write the runs to")}
+		}
+		if err := checkMergePaths(inputs, out); err != nil {
+			return usageError{err}
+		}
+		ctx, stop := env.Interrupt(cmd.Context())
+		defer stop()
+		// Everything is read and every sharded run merged before anything is written:
+		// a store of another run or a missing shard changes nothing.
+		var runs []*store.RunDetail
+		groups := map[string][]engine.ShardRun{}
+		var order []string
+		for _, path := range inputs {
+			rs, err := readAllRuns(ctx, env, path)
+			if err != nil {
+				return err
+			}
+			for _, d := range rs {
+				runs = append(runs, d)
+				group, _, ok := engine.ShardsOf(&d.Run)
+				if !ok {
+					continue
+				}
+				sr := engine.ShardRun{Detail: d}
+				if len(d.Summary) > 0 {
+					if sr.Summary, err = workload.ReadSummary(d.Summary); err != nil {
+						return fmt.Errorf("%s: run %d summary: %w", path, d.ID, err)
+					}
+				}
+				if groups[group] == nil {
+					order = append(order, group)
+				}
+				groups[group] = append(groups[group], sr)
+			}
+		}
+		type merged struct {
+			d   *store.RunDetail
+			sum *engine.Summary
+		}
+		var wholes []merged
+		for _, g := range order {
+			d, sum, err := engine.MergeShards(groups[g])
+			if err != nil {
+				return usageError{fmt.Errorf("%v; nothing was written", err)}
+			}
+			wholes = append(wholes, merged{d, sum})
+		}
+
+		st, err := openForWriting(ctx, env, out)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		have, err := st.Runs(ctx, store.Filter{})
+		if err != nil {
+			return err
+		}
+		copied, skipped := 0, 0
+		for _, d := range runs {
+			if slices.ContainsFunc(have, func(r store.Run) bool { return sameRun(&r, &d.Run) }) {
+				skipped++
+				continue
+			}
+			if _, err := st.SaveRun(ctx, d); err != nil {
+				return fmt.Errorf("%s: %w", out, err)
+			}
+			copied++
+		}
+		fmt.Fprintf(env.Stdout, "%d runs from %d stores copied into %s", copied, len(inputs), out)
+		if skipped > 0 {
+			fmt.Fprintf(env.Stdout, " (%d it held already)", skipped)
+		}
+		fmt.Fprintln(env.Stdout)
+		for _, w := range wholes {
+			group := w.d.Labels["shard_group"]
+			if slices.ContainsFunc(have, func(r store.Run) bool { return r.Labels["shard_group"] == group && r.Labels["shards"] != "" }) {
+				fmt.Fprintf(env.Stdout, "%s: merged before\n", group)
+				continue
+			}
+			id, err := saveMerged(ctx, st, w.d, w.sum)
+			if err != nil {
+				return fmt.Errorf("%s: %w", out, err)
+			}
+			fmt.Fprintf(env.Stdout, "run %d: %s, merged from %s shards: %s", id, group, w.d.Labels["shards"], w.sum.Headline())
+			for _, f := range w.sum.Flags {
+				if f.Invalid {
+					fmt.Fprintf(env.Stdout, "  INVALID: %s", f.Reason)
+				}
+			}
+			fmt.Fprintln(env.Stdout)
+		}
+		return nil
+	}
+	return cmd
+}
+
+// checkMergePaths refuses an output that is one of the inputs, and an input given twice.
+func checkMergePaths(inputs []string, out string) error {
+	seen := map[string]bool{}
+	absOut, _ := filepath.Abs(out)
+	for _, in := range inputs {
+		abs, _ := filepath.Abs(in)
+		if abs == absOut {
+			return fmt.Errorf("merge writes to %s, which is also an input: give -o a new file", out)
+		}
+		if seen[abs] {
+			return fmt.Errorf("%s is given twice", in)
+		}
+		seen[abs] = true
+	}
+	return nil
+}
+
+// readAllRuns reads every run of the store at path, with all that is recorded
+// for it.
+func readAllRuns(ctx context.Context, env *Env, path string) ([]*store.RunDetail, error) {
+	st, err := openReading(ctx, env.Stderr, path)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	rs, err := st.Runs(ctx, store.Filter{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []*store.RunDetail
+	for _, r := range rs {
+		d, err := st.Run(ctx, r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// sameRun tells a run copied before: the same process began it at the same instant.
+func sameRun(a, b *store.Run) bool {
+	return a.Started.Equal(b.Started) && a.Process == b.Process && a.Workload == b.Workload && a.Labels["shards"] == b.Labels["shards"]
+}
+
+// saveMerged writes the whole run of a sharded run, its summary with its own id.
+func saveMerged(ctx context.Context, st *store.Store, d *store.RunDetail, sum *engine.Summary) (int64, error) {
+	if _, err := st.SaveRun(ctx, d); err != nil {
+		return 0, err
+	}
+	sum.RunID = d.ID
+	b, err := json.Marshal(sum)
+	if err != nil {
+		return d.ID, err
+	}
+	d.Summary = b
+	return d.ID, st.FinishRun(ctx, &d.Run)
+}
