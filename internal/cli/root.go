@@ -133,7 +133,7 @@ func NewRoot(env *Env) *cobra.Command {
 		}
 		return usageError{fmt.Errorf("unknown command %q (see %s --help)", args[0], c.CommandPath())}
 	}
-	root.PersistentFlags().String("results", "pgbakeoff.db", "results store (SQLite file)")
+	root.PersistentFlags().String("results", "pgbakeoff.db", "results store: a SQLite file, or a PostgreSQL database shared by many writers (postgres://... or host=... dbname=...)")
 	// A CPU profile of the client is how its cost per transaction is found; hidden
 	// because it is for developers, not for comparing deployments.
 	root.PersistentFlags().String("cpuprofile", "", "write a Go CPU profile of this command to FILE")

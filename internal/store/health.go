@@ -141,9 +141,11 @@ func (s *Store) findAbandoned(ctx context.Context) error {
 	if err != nil || host == "" {
 		return nil
 	}
-	var recorded bool // false for a schema older than migration 4
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM pragma_table_info('runs') WHERE name = 'pid'").Scan(&recorded); err != nil {
-		return fmt.Errorf("find abandoned runs: %w", err)
+	recorded := s.pg // false for a SQLite schema older than migration 4
+	if !s.pg {
+		if err := s.db.QueryRowContext(ctx, "SELECT count(*) > 0 FROM pragma_table_info('runs') WHERE name = 'pid'").Scan(&recorded); err != nil {
+			return fmt.Errorf("find abandoned runs: %w", err)
+		}
 	}
 	if !recorded {
 		return nil

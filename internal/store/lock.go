@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 // one left by a process that is gone is taken over.
 type StudyLock struct {
 	path string
+	pg   *postgresStudyLock // a PostgreSQL store's: an advisory lock
 }
 
 type lockOwner struct {
@@ -27,6 +29,9 @@ type lockOwner struct {
 // LockStudy takes the lock of study name beside the store at results, or says
 // who holds it.
 func LockStudy(results, name string, now time.Time) (*StudyLock, error) {
+	if IsPostgres(results) {
+		return lockPostgresStudy(results, name)
+	}
 	abs, err := filepath.Abs(results)
 	if err != nil {
 		return nil, err
@@ -78,7 +83,11 @@ func LockStudy(results, name string, now time.Time) (*StudyLock, error) {
 
 // Release gives the lock up.
 func (l *StudyLock) Release() {
-	if l != nil {
+	switch {
+	case l == nil:
+	case l.pg != nil:
+		_ = l.pg.conn.Close(context.Background())
+	default:
 		_ = os.Remove(l.path)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -195,6 +197,9 @@ func rollback(tx *sql.Tx, err error) error {
 // into ErrNotFound.
 func runErr(err error) error {
 	if se, ok := errors.AsType[*sqlite.Error](err); ok && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY {
+		return ErrNotFound
+	}
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "23503" { // foreign_key_violation
 		return ErrNotFound
 	}
 	return err

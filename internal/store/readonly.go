@@ -25,6 +25,9 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open results store: no path given")
 	}
+	if IsPostgres(path) {
+		return openPostgres(ctx, path, true)
+	}
 	s, err := openReadOnly(ctx, path)
 	if damaged(err) {
 		err = &damagedError{path: path, detail: err.Error()}

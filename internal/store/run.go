@@ -110,17 +110,15 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, `
+	var id int64
+	err = s.db.QueryRowContext(ctx, `
 		INSERT INTO runs (target, workload, script, clients, params, server_version, settings, labels,
 			started, ended, status, client_cpu_user, client_cpu_sys, summary, pid, host, pid_start)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		RETURNING id`,
 		r.Target, r.Workload, r.Script, r.Clients, params, r.ServerVersion, settings, labels,
 		formatTime(r.Started), nullTime(r.Ended), r.Status, r.ClientCPUUser, r.ClientCPUSys, nullJSON(r.Summary),
-		r.Process.PID, r.Process.Host, r.Process.Start)
-	if err != nil {
-		return 0, fmt.Errorf("create run: %w", err)
-	}
-	id, err := res.LastInsertId()
+		r.Process.PID, r.Process.Host, r.Process.Start).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
@@ -229,9 +227,12 @@ const runColumns = `id, target, workload, script, clients, params, server_versio
 
 // Runs returns the runs matching f, newest first.
 func (s *Store) Runs(ctx context.Context, f Filter) ([]Run, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = -1 // SQLite: no limit
+	var limit any = f.Limit
+	if f.Limit <= 0 {
+		limit = -1 // no limit: SQLite's -1, PostgreSQL's NULL
+		if s.pg {
+			limit = nil
+		}
 	}
 	rows, err := s.db.QueryContext(ctx, `
 		SELECT `+runColumns+` FROM runs

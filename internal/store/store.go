@@ -57,6 +57,9 @@ type Store struct {
 	abandoned []Abandoned
 	// damaged is, for a reader, what quick_check found wrong with the file.
 	damaged error
+	// pg: the store is a PostgreSQL database (openPostgres); path is then its
+	// DSN without the password.
+	pg bool
 }
 
 // Open opens the results store at path for writing, creating it if needed,
@@ -72,6 +75,9 @@ type Store struct {
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open results store: no path given")
+	}
+	if IsPostgres(path) {
+		return openPostgres(ctx, path, false)
 	}
 	s, err := open(ctx, path)
 	if err != nil {

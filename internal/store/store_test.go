@@ -49,123 +49,125 @@ func newRun(workload string, started time.Time) *Run {
 }
 
 func TestRoundTrip(t *testing.T) {
-	ctx := t.Context()
-	s, _ := openTemp(t)
+	eachStore(t, func(t *testing.T, open func(*testing.T) *Store) {
+		ctx := t.Context()
+		s := open(t)
 
-	run := newRun("tpcb", t0)
-	run.Params = map[string]any{"seed": int64(1<<62 + 1), "duration": "60s", "scale": 100, "vacuum": true}
-	run.ServerVersion = "PostgreSQL 17.2"
-	run.Settings = map[string]string{"shared_buffers": "8GB", "synchronous_commit": "off"}
-	run.Labels = map[string]string{"storage": "nvme"}
-	id, err := s.CreateRun(ctx, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if id == 0 || run.ID != id || run.Status != StatusRunning {
-		t.Fatalf("CreateRun = %d, run.ID %d, status %q; want a non-zero id set on the run and status running", id, run.ID, run.Status)
-	}
-
-	intervals := []Interval{
-		{Seq: 1, Phase: PhaseWarmup, Start: t0, End: t0.Add(time.Second), Txns: 900, Failed: 1, Retried: 2, TPS: 900,
-			LatencyMs: Latency{Avg: 1.5, P50: 1.2, P90: 2, P95: 2.5, P99: 4, P999: 9.75, Max: 12.125}, Errors: 1},
-		{Seq: 2, Phase: PhaseMeasure, Start: t0.Add(time.Second), End: t0.Add(2 * time.Second), Txns: 1000, TPS: 1000.5,
-			LatencyMs: Latency{Avg: 1, P50: 1, P90: 1, P95: 1, P99: 2, P999: 3, Max: 4}},
-	}
-	for _, iv := range intervals {
-		if err := s.AddInterval(ctx, id, iv); err != nil {
+		run := newRun("tpcb", t0)
+		run.Params = map[string]any{"seed": int64(1<<62 + 1), "duration": "60s", "scale": 100, "vacuum": true}
+		run.ServerVersion = "PostgreSQL 17.2"
+		run.Settings = map[string]string{"shared_buffers": "8GB", "synchronous_commit": "off"}
+		run.Labels = map[string]string{"storage": "nvme"}
+		id, err := s.CreateRun(ctx, run)
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	histograms := []Histogram{
-		{TxType: "tpcb-like", Kind: KindMeasure, Encoded: []byte{0x1c, 0x84, 0x93, 0x14, 0x00}},
-		{TxType: "tpcb-like", Kind: KindWarmup, Encoded: []byte{0x1c, 0x84, 0x93, 0x14, 0x01}},
-	}
-	if err := s.AddHistograms(ctx, id, histograms); err != nil {
-		t.Fatal(err)
-	}
-	errs := []ErrorCount{
-		{SQLState: "40001", Class: "serialization", TxType: "tpcb-like", Count: 3, Retried: true, Example: "could not serialize access"},
-		{SQLState: "57P01", Class: "connection", TxType: "tpcb-like", Count: 1, Example: "terminating connection"},
-	}
-	if err := s.AddErrors(ctx, id, errs); err != nil {
-		t.Fatal(err)
-	}
-	stats := []ServerStats{
-		{Point: PointBeforeConnect, At: t0.Add(-time.Second), Values: map[string]int64{"xact_commit": 10, "blks_hit": 1 << 40}},
-		{Point: PointWindowStart, At: t0.Add(time.Second), Values: map[string]int64{}},
-	}
-	for _, st := range stats {
-		if err := s.AddServerStats(ctx, id, st); err != nil {
+		if id == 0 || run.ID != id || run.Status != StatusRunning {
+			t.Fatalf("CreateRun = %d, run.ID %d, status %q; want a non-zero id set on the run and status running", id, run.ID, run.Status)
+		}
+
+		intervals := []Interval{
+			{Seq: 1, Phase: PhaseWarmup, Start: t0, End: t0.Add(time.Second), Txns: 900, Failed: 1, Retried: 2, TPS: 900,
+				LatencyMs: Latency{Avg: 1.5, P50: 1.2, P90: 2, P95: 2.5, P99: 4, P999: 9.75, Max: 12.125}, Errors: 1},
+			{Seq: 2, Phase: PhaseMeasure, Start: t0.Add(time.Second), End: t0.Add(2 * time.Second), Txns: 1000, TPS: 1000.5,
+				LatencyMs: Latency{Avg: 1, P50: 1, P90: 1, P95: 1, P99: 2, P999: 3, Max: 4}},
+		}
+		for _, iv := range intervals {
+			if err := s.AddInterval(ctx, id, iv); err != nil {
+				t.Fatal(err)
+			}
+		}
+		histograms := []Histogram{
+			{TxType: "tpcb-like", Kind: KindMeasure, Encoded: []byte{0x1c, 0x84, 0x93, 0x14, 0x00}},
+			{TxType: "tpcb-like", Kind: KindWarmup, Encoded: []byte{0x1c, 0x84, 0x93, 0x14, 0x01}},
+		}
+		if err := s.AddHistograms(ctx, id, histograms); err != nil {
 			t.Fatal(err)
 		}
-	}
+		errs := []ErrorCount{
+			{SQLState: "40001", Class: "serialization", TxType: "tpcb-like", Count: 3, Retried: true, Example: "could not serialize access"},
+			{SQLState: "57P01", Class: "connection", TxType: "tpcb-like", Count: 1, Example: "terminating connection"},
+		}
+		if err := s.AddErrors(ctx, id, errs); err != nil {
+			t.Fatal(err)
+		}
+		stats := []ServerStats{
+			{Point: PointBeforeConnect, At: t0.Add(-time.Second), Values: map[string]int64{"xact_commit": 10, "blks_hit": 1 << 40}},
+			{Point: PointWindowStart, At: t0.Add(time.Second), Values: map[string]int64{}},
+		}
+		for _, st := range stats {
+			if err := s.AddServerStats(ctx, id, st); err != nil {
+				t.Fatal(err)
+			}
+		}
 
-	run.Ended = t0.Add(2 * time.Second)
-	run.Status = StatusCompleted
-	run.ClientCPUUser, run.ClientCPUSys = 1.25, 0.5
-	run.Summary = json.RawMessage(`{"tps":1000.5}`)
-	run.Settings = map[string]string{"shared_buffers": "8GB"}
-	run.Labels = nil // nil leaves the stored labels alone
-	if err := s.FinishRun(ctx, run); err != nil {
-		t.Fatal(err)
-	}
+		run.Ended = t0.Add(2 * time.Second)
+		run.Status = StatusCompleted
+		run.ClientCPUUser, run.ClientCPUSys = 1.25, 0.5
+		run.Summary = json.RawMessage(`{"tps":1000.5}`)
+		run.Settings = map[string]string{"shared_buffers": "8GB"}
+		run.Labels = nil // nil leaves the stored labels alone
+		if err := s.FinishRun(ctx, run); err != nil {
+			t.Fatal(err)
+		}
 
-	got, err := s.Run(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &RunDetail{
-		Run:         *run,
-		Intervals:   intervals,
-		Histograms:  histograms,
-		Errors:      errs,
-		ServerStats: stats,
-	}
-	// Params come back as encoding/json decodes them, numbers exact.
-	want.Params = map[string]any{"seed": json.Number("4611686018427387905"), "duration": "60s", "scale": json.Number("100"), "vacuum": true}
-	want.Labels = map[string]string{"storage": "nvme"}
-	// errors are ordered by SQLSTATE.
-	want.Errors = []ErrorCount{errs[0], errs[1]}
-	assertDetail(t, got, want)
+		got, err := s.Run(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &RunDetail{
+			Run:         *run,
+			Intervals:   intervals,
+			Histograms:  histograms,
+			Errors:      errs,
+			ServerStats: stats,
+		}
+		// Params come back as encoding/json decodes them, numbers exact.
+		want.Params = map[string]any{"seed": json.Number("4611686018427387905"), "duration": "60s", "scale": json.Number("100"), "vacuum": true}
+		want.Labels = map[string]string{"storage": "nvme"}
+		// errors are ordered by SQLSTATE.
+		want.Errors = []ErrorCount{errs[0], errs[1]}
+		assertDetail(t, got, want)
 
-	runs, err := s.Runs(ctx, Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != 1 {
-		t.Fatalf("Runs returned %d runs, want 1", len(runs))
-	}
-	assertRun(t, &runs[0], &want.Run)
+		runs, err := s.Runs(ctx, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(runs) != 1 {
+			t.Fatalf("Runs returned %d runs, want 1", len(runs))
+		}
+		assertRun(t, &runs[0], &want.Run)
 
-	// SaveRun writes the whole run into another store as it was, under a new id.
-	if err := s.AddSample(ctx, id, Sample{Seq: 1, Start: t0, End: t0.Add(time.Second), Values: map[string]float64{"cpu": 1.5}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.SetFlags(ctx, id, []Flag{{Name: "dip", Invalid: true, Reason: "a dip"}}); err != nil {
-		t.Fatal(err)
-	}
-	full, err := s.Run(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, _ := openTemp(t)
-	if _, err := other.CreateRun(ctx, newRun("sysbench", t0)); err != nil {
-		t.Fatal(err)
-	}
-	copied := *full
-	newID, err := other.SaveRun(ctx, &copied)
-	if err != nil || newID == id {
-		t.Fatalf("SaveRun = %d, %v; want a new id", newID, err)
-	}
-	back, err := other.Run(ctx, newID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full.ID = newID
-	assertDetail(t, back, full)
-	if !reflect.DeepEqual(back.Samples, full.Samples) || !reflect.DeepEqual(back.Flags, full.Flags) || back.Process != full.Process {
-		t.Errorf("SaveRun: samples %+v, flags %+v, process %+v; want %+v, %+v, %+v", back.Samples, back.Flags, back.Process, full.Samples, full.Flags, full.Process)
-	}
+		// SaveRun writes the whole run into another store as it was, under a new id.
+		if err := s.AddSample(ctx, id, Sample{Seq: 1, Start: t0, End: t0.Add(time.Second), Values: map[string]float64{"cpu": 1.5}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetFlags(ctx, id, []Flag{{Name: "dip", Invalid: true, Reason: "a dip"}}); err != nil {
+			t.Fatal(err)
+		}
+		full, err := s.Run(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := open(t)
+		if _, err := other.CreateRun(ctx, newRun("sysbench", t0)); err != nil {
+			t.Fatal(err)
+		}
+		copied := *full
+		newID, err := other.SaveRun(ctx, &copied)
+		if err != nil || newID == id {
+			t.Fatalf("SaveRun = %d, %v; want a new id", newID, err)
+		}
+		back, err := other.Run(ctx, newID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full.ID = newID
+		assertDetail(t, back, full)
+		if !reflect.DeepEqual(back.Samples, full.Samples) || !reflect.DeepEqual(back.Flags, full.Flags) || back.Process != full.Process {
+			t.Errorf("SaveRun: samples %+v, flags %+v, process %+v; want %+v, %+v, %+v", back.Samples, back.Flags, back.Process, full.Samples, full.Flags, full.Process)
+		}
+	})
 }
 
 // assertDetail compares times with Equal and everything else deeply.

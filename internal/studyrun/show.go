@@ -220,7 +220,7 @@ func (sr *Runner) Status(ctx context.Context, file string) error {
 	}
 	plan := s.Plan()
 	_, statErr := os.Stat(sr.Results)
-	if errors.Is(statErr, fs.ErrNotExist) {
+	if errors.Is(statErr, fs.ErrNotExist) && !store.IsPostgres(sr.Results) {
 		fmt.Fprintf(sr.Out, "study %s: not started; %s to make (`pgbakeoff study run %s`)\n", s.Name, planSize(plan), file)
 		return nil
 	}
