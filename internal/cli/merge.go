@@ -19,16 +19,26 @@ import (
 // the whole run (engine.MergeShards).
 func newMergeCmd(env *Env) *cobra.Command {
 	var out string
-	cmd := &cobra.Command{Use: "merge STORE... -o OUT", Args: cobra.MinimumNArgs(1),
+	cmd := &cobra.Command{Use: "merge [STORE... -o OUT]",
 		Short: "Gather results stores from several machines into one, merging the shards of each sharded run",
+		Long: `merge copies the runs of the stores given into OUT, and makes the whole run of each sharded run
+whose shards are all there. Without stores it merges the sharded runs of --results in place:
+the shards of a run that shared one store (PostgreSQL) are already together.`,
 		Example: `  pgbakeoff merge a.db b.db c.db d.db -o all.db
-  pgbakeoff show --results all.db`}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "the results store to write the runs to, created if absent (required)")
+  pgbakeoff merge --results postgres://bench@results/pgbakeoff`}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "the results store to write the runs to, created if absent (with stores to merge)")
 	cmd.RunE = func(cmd *cobra.Command, inputs []string) error {
-		if out == "" {
+		inPlace := len(inputs) == 0
+		switch {
+		case inPlace && out != "":
+			return usageError{errors.New("merge -o OUT needs the stores to merge into it")}
+		case inPlace:
+			out, _ = cmd.Flags().GetString("results")
+			inputs = []string{out}
+		case out == "":
 			return usageError{errors.New("merge needs -o OUT: the results store to write the runs to")}
 		}
-		if err := checkMergePaths(inputs, out); err != nil {
+		if err := checkMergePaths(inputs, out, inPlace); err != nil {
 			return usageError{err}
 		}
 		ctx, stop := env.Interrupt(cmd.Context())
@@ -65,8 +75,18 @@ func newMergeCmd(env *Env) *cobra.Command {
 			d   *store.RunDetail
 			sum *engine.Summary
 		}
+		mergedBefore := map[string]bool{}
+		for _, d := range runs {
+			if d.Labels["shards"] != "" {
+				mergedBefore[d.Labels["shard_group"]] = true
+			}
+		}
 		var wholes []merged
 		for _, g := range order {
+			if inPlace && mergedBefore[g] {
+				fmt.Fprintf(env.Stdout, "%s: merged before\n", g)
+				continue
+			}
 			d, sum, err := engine.MergeShards(groups[g])
 			if err != nil {
 				return usageError{fmt.Errorf("%v; nothing was written", err)}
@@ -83,22 +103,27 @@ func newMergeCmd(env *Env) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		copied, skipped := 0, 0
-		for _, d := range runs {
-			if slices.ContainsFunc(have, func(r store.Run) bool { return sameRun(&r, &d.Run) }) {
-				skipped++
-				continue
+		if !inPlace {
+			copied, skipped := 0, 0
+			for _, d := range runs {
+				if slices.ContainsFunc(have, func(r store.Run) bool { return sameRun(&r, &d.Run) }) {
+					skipped++
+					continue
+				}
+				if _, err := st.SaveRun(ctx, d); err != nil {
+					return fmt.Errorf("%s: %w", out, err)
+				}
+				copied++
 			}
-			if _, err := st.SaveRun(ctx, d); err != nil {
-				return fmt.Errorf("%s: %w", out, err)
+			fmt.Fprintf(env.Stdout, "%d runs from %d stores copied into %s", copied, len(inputs), st.Path())
+			if skipped > 0 {
+				fmt.Fprintf(env.Stdout, " (%d it held already)", skipped)
 			}
-			copied++
+			fmt.Fprintln(env.Stdout)
 		}
-		fmt.Fprintf(env.Stdout, "%d runs from %d stores copied into %s", copied, len(inputs), out)
-		if skipped > 0 {
-			fmt.Fprintf(env.Stdout, " (%d it held already)", skipped)
+		if len(wholes) == 0 && inPlace {
+			fmt.Fprintf(env.Stdout, "%s holds no sharded run to merge\n", st.Path())
 		}
-		fmt.Fprintln(env.Stdout)
 		for _, w := range wholes {
 			group := w.d.Labels["shard_group"]
 			if slices.ContainsFunc(have, func(r store.Run) bool { return r.Labels["shard_group"] == group && r.Labels["shards"] != "" }) {
@@ -122,13 +147,14 @@ func newMergeCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
-// checkMergePaths refuses an output that is one of the inputs, and an input given twice.
-func checkMergePaths(inputs []string, out string) error {
+// checkMergePaths refuses an output that is one of the inputs (but in place),
+// and an input given twice.
+func checkMergePaths(inputs []string, out string, inPlace bool) error {
 	seen := map[string]bool{}
 	absOut, _ := filepath.Abs(out)
 	for _, in := range inputs {
 		abs, _ := filepath.Abs(in)
-		if abs == absOut {
+		if abs == absOut && !inPlace {
 			return fmt.Errorf("merge writes to %s, which is also an input: give -o a new file", out)
 		}
 		if seen[abs] {

@@ -53,4 +53,14 @@ matrix: {clients: [1, 2], warmup: 0s, duration: 1s, repeat: 2}
 	if code != 0 || !strings.Contains(out, "run 1") {
 		t.Errorf("show: exit %d\n%s%s", code, out, errOut)
 	}
+	// PGBAKEOFF_RESULTS names the store when --results does not, and help does not
+	// print it: a DSN may carry a password.
+	t.Setenv("PGBAKEOFF_RESULTS", results+" password=hunter2")
+	code, out, errOut = run(t, "runs")
+	if code != 0 || strings.Count(out, "pgbench") != 8 {
+		t.Errorf("runs from PGBAKEOFF_RESULTS: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ = run(t, "runs", "--help"); code != 0 || strings.Contains(out, "hunter2") || !strings.Contains(out, "PGBAKEOFF_RESULTS") {
+		t.Errorf("runs --help:\n%s", out)
+	}
 }

@@ -110,6 +110,10 @@ func isCobraUsage(msg string) bool {
 	return false
 }
 
+// envResults names the results store when --results is not given: in a
+// Kubernetes Job, a Secret holds a PostgreSQL store's DSN and its password.
+const envResults = "PGBAKEOFF_RESULTS"
+
 // NewRoot builds the command tree.
 func NewRoot(env *Env) *cobra.Command {
 	root := &cobra.Command{
@@ -133,13 +137,18 @@ func NewRoot(env *Env) *cobra.Command {
 		}
 		return usageError{fmt.Errorf("unknown command %q (see %s --help)", args[0], c.CommandPath())}
 	}
-	root.PersistentFlags().String("results", "pgbakeoff.db", "results store: a SQLite file, or a PostgreSQL database shared by many writers (postgres://... or host=... dbname=...)")
+	root.PersistentFlags().String("results", "pgbakeoff.db", "results store: a SQLite file, or a PostgreSQL database shared by many writers (postgres://... or host=... dbname=...); default $"+envResults+" when set")
 	// A CPU profile of the client is how its cost per transaction is found; hidden
 	// because it is for developers, not for comparing deployments.
 	root.PersistentFlags().String("cpuprofile", "", "write a Go CPU profile of this command to FILE")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		// From the environment only here, never as the flag's default: help would
+		// print a DSN's password.
+		if v := env.Getenv(envResults); v != "" && !c.Flags().Changed("results") && c.Flags().Lookup("results") != nil {
+			_ = c.Flags().Set("results", v)
+		}
 		path, _ := c.Flags().GetString("cpuprofile")
 		if path == "" {
 			return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/spf13/pflag"
 )
 
@@ -14,6 +15,7 @@ import (
 // processes: --shard i/N, --start-at and --shard-group.
 type shardFlags struct {
 	shard, startAt, group string
+	timeout               time.Duration
 }
 
 // The environment a Kubernetes Indexed Job gives each pod: its index, and the
@@ -28,8 +30,9 @@ const (
 func bindShard(fs *pflag.FlagSet) *shardFlags {
 	f := &shardFlags{}
 	fs.StringVar(&f.shard, "shard", "", "run shard i of N of a run spread over N processes, as 2/4 (default in a Kubernetes Indexed Job: "+envJobIndex+"/"+envShardCount+")")
-	fs.StringVar(&f.startAt, "start-at", "", "with --shard: the instant every shard begins its warm-up, the same on each machine, as 2026-01-02T15:04:05Z (or "+envShardStart+")")
-	fs.StringVar(&f.group, "shard-group", "", "with --shard: a name for the whole run, the same on each shard (default: the workload and --start-at; or "+envShardGroup+")")
+	fs.StringVar(&f.startAt, "start-at", "", "with --shard: the instant every shard begins its warm-up, the same on each machine, as 2026-01-02T15:04:05Z (or "+envShardStart+"); without it the shards meet in the results store")
+	fs.StringVar(&f.group, "shard-group", "", "with --shard: a name for the whole run, the same on each shard (default with --start-at: the workload and that instant; or "+envShardGroup+")")
+	workload.DurationVarP(fs, &f.timeout, "shard-timeout", "", 5*time.Minute, "with --shard and no --start-at: how long to wait in the results store for the other shards before the run fails")
 	return f
 }
 
@@ -60,7 +63,7 @@ func (f *shardFlags) settle(spec *engine.Spec, getenv func(string) string) error
 	if err != nil {
 		return err
 	}
-	spec.Shard, spec.ShardGroup = s, strings.TrimSpace(group)
+	spec.Shard, spec.ShardGroup, spec.ShardTimeout = s, strings.TrimSpace(group), f.timeout
 	if startAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(startAt))
 		if err != nil {

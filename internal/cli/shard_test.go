@@ -244,3 +244,67 @@ func hdrFromShards(t *testing.T, dir string) *hdrhistogram.Histogram {
 	}
 	return all
 }
+
+// Shards given no start instant meet in their shared results store, here a
+// PostgreSQL one, with the environment deploy/kubernetes's Job gives its pods:
+// each records its arrival once its clients are connected, and all begin a moment
+// after the last; merge then makes the whole run in place. A shard whose partner
+// never comes fails once its timeout has passed, saying which shard is missing.
+func TestShardsMeetInStore(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	results := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "select.sql")
+	writeFile(t, script, "select 1;\n")
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for i := range 2 {
+		args := []string{"run", "pgbench", "-f", script, "--clients", "3", "--warmup", "0s", "--duration", "2s", "--dsn", dsn}
+		encoded, _ := json.Marshal(args)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+		cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded), "JOB_COMPLETION_INDEX="+fmt.Sprint(i), "PGBAKEOFF_SHARDS=2",
+			"PGBAKEOFF_SHARD_GROUP=meet", "PGBAKEOFF_RESULTS="+results)
+		b := &strings.Builder{}
+		cmd.Stdout, cmd.Stderr = b, b
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill() })
+		cmds, outs = append(cmds, cmd), append(outs, b)
+		time.Sleep(time.Second) // the second arrives later: the start waits for it
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, err, outs[i])
+		}
+	}
+	st, err := store.OpenReadOnly(context.Background(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []time.Time
+	for _, id := range []int64{1, 2} {
+		d, err := st.Run(context.Background(), id)
+		if err != nil || len(d.Intervals) == 0 {
+			t.Fatalf("run %d: %v", id, err)
+		}
+		starts = append(starts, d.Intervals[0].Start)
+	}
+	st.Close()
+	if !starts[0].Equal(starts[1]) {
+		t.Errorf("the shards began at %s and %s, want the same instant", starts[0], starts[1])
+	}
+	code, text, errOut := run(t, "merge", "--results", results)
+	if code != 0 || !strings.Contains(text, "run 3: meet, merged from 2 shards") {
+		t.Fatalf("merge in place: exit %d\n%s%s", code, text, errOut)
+	}
+	if code, text, _ = run(t, "merge", "--results", results); code != 0 || !strings.Contains(text, "meet: merged before") {
+		t.Errorf("merge in place again: exit %d\n%s", code, text)
+	}
+
+	code, text, errOut = run(t, "run", "pgbench", "-f", script, "--clients", "2", "--duration", "1s", "--dsn", dsn,
+		"--results", results, "--shard", "0/2", "--shard-group", "alone", "--shard-timeout", "2s")
+	if code == 0 || !strings.Contains(errOut, "shard 1/2 of alone did not arrive within 2s: the run did not start") {
+		t.Errorf("a shard alone: exit %d\n%s%s", code, text, errOut)
+	}
+}

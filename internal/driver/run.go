@@ -93,8 +93,10 @@ type Config struct {
 	AllClients int
 	// StartAt, when set, is the instant the warm-up begins, once every client has
 	// connected: the shards of one run begin together, their intervals aligned on
-	// the same instants. Run fails if it has passed by then.
-	StartAt time.Time
+	// the same instants. Run fails if it has passed by then. WaitStart, when set,
+	// is called once every client has connected and gives that instant instead.
+	StartAt   time.Time
+	WaitStart func(ctx context.Context) (time.Time, error)
 }
 
 // Phase of a transaction, by the time it ended.
@@ -317,6 +319,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer cancelRun()
 	res := &Result{}
 	res.ConnectTime = time.Since(r.start)
+	if cfg.WaitStart != nil {
+		at, err := cfg.WaitStart(ctx)
+		if err != nil {
+			for _, c := range clients {
+				c.close()
+			}
+			return nil, err
+		}
+		cfg.StartAt = at
+	}
 	r.start = time.Now()
 	if !cfg.StartAt.IsZero() {
 		if late := r.start.Sub(cfg.StartAt); late > 0 {

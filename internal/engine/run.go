@@ -291,7 +291,11 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 	// The clients identify themselves so their backends can be found and awaited.
 	clientTarget.Config.RuntimeParams["application_name"] = r.appName
 	first, clients, rate := spec.share()
-	return driver.Config{
+	var waitStart func(context.Context) (time.Time, error)
+	if spec.Shard.On() && spec.StartAt.IsZero() {
+		waitStart = r.rendezvous
+	}
+	return driver.Config{WaitStart: waitStart,
 		Target: clientTarget, Scripts: r.setup.Scripts, Clients: clients, FirstClient: first, AllClients: spec.Clients, StartAt: spec.StartAt,
 		Protocol: spec.Protocol,
 		Warmup:   spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,

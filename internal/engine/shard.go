@@ -2,13 +2,16 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
@@ -22,6 +25,64 @@ const flagShard = "shard"
 // maxClockOffset is how far a shard's clock may be from the server's before the
 // run notes it: the shards' windows line up only as well as their clocks.
 const maxClockOffset = 100 * time.Millisecond
+
+// startMargin is how long after the last shard arrived they all begin: time for
+// every waiting shard to see it.
+const startMargin = 3 * time.Second
+
+// rendezvous records this shard's arrival in the results store, its clients
+// connected, and waits for the rest of its group: all begin startMargin after the
+// last arrived, an instant every shard reads alike from the store. A shard missing
+// after ShardTimeout fails the run, in every shard that waits for it.
+func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
+	spec, group := r.spec, r.spec.Group()
+	if err := r.st.ArriveShard(ctx, group, spec.Shard.Index, spec.Shard.Count, time.Now()); err != nil {
+		if errors.Is(err, store.ErrShardTaken) {
+			return time.Time{}, fmt.Errorf("%w: another process runs it, or the group's name was used before; give the run a new --shard-group", err)
+		}
+		return time.Time{}, err
+	}
+	fmt.Fprintf(spec.Log, "shard %s of %s: waiting for the other shards in the results store\n", spec.Shard, group)
+	deadline := time.Now().Add(spec.ShardTimeout)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		as, err := r.st.ShardArrivals(ctx, group)
+		if err != nil {
+			return time.Time{}, err
+		}
+		var last time.Time
+		here := make([]bool, spec.Shard.Count)
+		for _, a := range as {
+			if a.Shards != spec.Shard.Count || a.Shard >= spec.Shard.Count {
+				return time.Time{}, fmt.Errorf("shard %d/%d of %s arrived from %s (pid %d), but this one is of %d shards: give every shard the same count",
+					a.Shard, a.Shards, group, a.Host, a.PID, spec.Shard.Count)
+			}
+			here[a.Shard] = true
+			if a.Arrived.After(last) {
+				last = a.Arrived
+			}
+		}
+		if len(as) == spec.Shard.Count {
+			return last.Add(startMargin), nil
+		}
+		if time.Now().After(deadline) {
+			var missing []string
+			for i, ok := range here {
+				if !ok {
+					missing = append(missing, Shard{i, spec.Shard.Count}.String())
+				}
+			}
+			return time.Time{}, fmt.Errorf("shard %s of %s did not arrive within %s: the run did not start; start every shard, or give a longer --shard-timeout",
+				strings.Join(missing, ", "), group, spec.ShardTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
 
 // groupSeed is a number every shard of a run derives alike from its name: the
 // seed of its clients' random streams when none is given, as one process's.

@@ -59,6 +59,9 @@ type Spec struct {
 	Shard      Shard
 	StartAt    time.Time
 	ShardGroup string
+	// ShardTimeout, without StartAt, is how long a shard waits in the results store
+	// for the others to arrive before the run fails.
+	ShardTimeout time.Duration
 	// Local is the server's process and data directory when it runs on this
 	// machine; NodeExporter a node_exporter to read the server machine from.
 	Local        *sampler.Local
@@ -141,7 +144,7 @@ const MaxClients = 100000
 // statements, no retries, a server away for 2 minutes ending the run.
 func NewSpec() Spec {
 	return Spec{Clients: 1, Jobs: 1, Protocol: driver.Prepared, Duration: 60 * time.Second, MaxTries: 1,
-		OutageTimeout: 2 * time.Minute, TxTimeout: time.Minute, ConnectTimeout: 10 * time.Second}
+		OutageTimeout: 2 * time.Minute, TxTimeout: time.Minute, ConnectTimeout: 10 * time.Second, ShardTimeout: 5 * time.Minute}
 }
 
 // Validate checks the run's settings and the workload's options; its messages
@@ -173,8 +176,10 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("--rate must be a number of transactions a second from %g (one every %s), got %g", driver.MinRate, time.Duration(float64(time.Second)/driver.MinRate), s.Rate)
 	case s.LatencyLimit < 0:
 		return fmt.Errorf("--latency-limit must not be negative, got %s", s.LatencyLimit)
-	case s.Shard.On() && s.StartAt.IsZero():
-		return fmt.Errorf("--shard needs --start-at: the instant every shard begins, the same on each machine, as 2026-01-02T15:04:05Z")
+	case s.Shard.On() && s.StartAt.IsZero() && s.ShardGroup == "":
+		return fmt.Errorf("--shard needs --start-at, the instant every shard begins (as 2026-01-02T15:04:05Z), or a --shard-group the shards share, to meet in the results store")
+	case s.Shard.On() && s.StartAt.IsZero() && s.ShardTimeout <= 0:
+		return fmt.Errorf("--shard-timeout must be positive, got %s", s.ShardTimeout)
 	case s.Shard.On() && s.Clients < s.Shard.Count:
 		return fmt.Errorf("--clients %d is fewer than the %d shards: each shard runs at least one client", s.Clients, s.Shard.Count)
 	case s.Shard.On() && s.Transactions > 0:

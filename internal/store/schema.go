@@ -163,6 +163,18 @@ ALTER TABLE runs ADD COLUMN pid INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';      -- os.Hostname of the process
 ALTER TABLE runs ADD COLUMN pid_start TEXT NOT NULL DEFAULT ''; -- when it started, to tell it from a later one with the same pid
 `,
+	// 5: the shards of a run that have arrived, for their common start.
+	`
+CREATE TABLE shard_arrivals (
+	grp     TEXT NOT NULL,          -- the run's shard group
+	shard   INTEGER NOT NULL,       -- from 0
+	shards  INTEGER NOT NULL,
+	host    TEXT NOT NULL,
+	pid     INTEGER NOT NULL,
+	arrived TEXT NOT NULL,
+	PRIMARY KEY (grp, shard)
+);
+`,
 }
 
 // migrate applies the pending migrations in one transaction. The version is

@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// ShardArrival is a shard of a run that has connected its clients and waits for
+// the others, so that all begin together.
+type ShardArrival struct {
+	Shard, Shards int
+	Host          string
+	PID           int
+	Arrived       time.Time
+}
+
+// ErrShardTaken is wrapped by ArriveShard when the shard of that group arrived
+// before: another process runs it, or the group's name is used again.
+var ErrShardTaken = errors.New("shard arrived before")
+
+// ArriveShard records that this process's shard of group has arrived at at.
+func (s *Store) ArriveShard(ctx context.Context, group string, shard, shards int, at time.Time) error {
+	host, _ := os.Hostname()
+	res, err := s.db.ExecContext(ctx, `INSERT INTO shard_arrivals (grp, shard, shards, host, pid, arrived) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (grp, shard) DO NOTHING`, group, shard, shards, host, os.Getpid(), formatTime(at))
+	if err != nil {
+		return fmt.Errorf("record shard %d/%d of %s: %w", shard, shards, group, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("%w: shard %d/%d of %s", ErrShardTaken, shard, shards, group)
+	}
+	return nil
+}
+
+// ShardArrivals are the shards of group that have arrived, by shard.
+func (s *Store) ShardArrivals(ctx context.Context, group string) ([]ShardArrival, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT shard, shards, host, pid, arrived FROM shard_arrivals WHERE grp = ? ORDER BY shard`, group)
+	if err != nil {
+		return nil, fmt.Errorf("read the shards of %s: %w", group, err)
+	}
+	defer rows.Close()
+	var out []ShardArrival
+	for rows.Next() {
+		var a ShardArrival
+		var at string
+		if err := rows.Scan(&a.Shard, &a.Shards, &a.Host, &a.PID, &at); err != nil {
+			return nil, fmt.Errorf("read the shards of %s: %w", group, err)
+		}
+		if a.Arrived, err = parseTime(at); err != nil {
+			return nil, fmt.Errorf("read the shards of %s: %w", group, err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
