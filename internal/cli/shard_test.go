@@ -308,3 +308,28 @@ func TestShardsMeetInStore(t *testing.T) {
 		t.Errorf("a shard alone: exit %d\n%s%s", code, text, errOut)
 	}
 }
+
+// init tpcc --shard loads a share of the warehouses, and --finish refuses until
+// every share is there, then makes the database `check tpcc` passes.
+func TestInitShards(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "2", "--shard", "1/2", "--dsn", dsn); code != 0 || !strings.Contains(errOut, "warehouses 2 to 2 of 2 (shard 1/2)") {
+		t.Fatalf("shard 1/2: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut := run(t, "init", "tpcc", "--warehouses", "2", "--finish", "--dsn", dsn)
+	if code == 0 || !strings.Contains(errOut, "shard 0/2 has not finished") || strings.Count(strings.TrimSpace(errOut), "\n") > 1 {
+		t.Fatalf("finish too early: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = run(t, "init", "tpcc", "--warehouses", "2", "--shard", "0/2", "--dsn", dsn); code != 0 {
+		t.Fatalf("shard 0/2: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = run(t, "init", "tpcc", "--warehouses", "2", "--finish", "--dsn", dsn); code != 0 {
+		t.Fatalf("finish: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut = run(t, "check", "tpcc", "--dsn", dsn); code != 0 {
+		t.Errorf("check tpcc: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut = run(t, "init", "tpcc", "--warehouses", "2", "--shard", "2/2", "--dsn", dsn); code == 0 || !strings.Contains(errOut, "--shard") {
+		t.Errorf("--shard 2/2: exit %d, %s", code, errOut)
+	}
+}

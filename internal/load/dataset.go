@@ -31,11 +31,20 @@ type Dataset interface {
 	Load(ctx context.Context, connect Connector, resume bool, p *Progress) (string, error)
 }
 
+// Sharded is a Dataset that may load one share of a load spread over several
+// machines, or finish one, rather than a whole load.
+type Sharded interface {
+	Sharded() bool
+}
+
 // Resumable tells whether a load of ds into the database conn is connected to
 // can go on with an unfinished one, and why or why not, for a line after "the
 // previous load into <target> ..."; note is "" when nothing was left unfinished.
 // workload names the load's journal.
 func Resumable(ctx context.Context, conn *pgconn.PgConn, workload string, ds Dataset, reload bool) (resume bool, note string, err error) {
+	if sh, ok := ds.(Sharded); ok && sh.Sharded() {
+		return false, "", nil // a share of a load goes on with the shared journal itself
+	}
 	unfinished, err := Unfinished(ctx, conn, ds.Marked())
 	if err != nil || !unfinished {
 		return false, "", err

@@ -30,6 +30,11 @@ type LoadOptions struct {
 	// Resume goes on with an unfinished load of the same options instead of
 	// starting over (keeping its time); without one to go on with, it starts over.
 	Resume bool
+	// Shards, when above 0, loads shard Shard's share of the warehouses of a load
+	// spread over that many machines, or with Finish builds the keys of one whose
+	// shares are all copied (see shard.go).
+	Shard, Shards int
+	Finish        bool
 }
 
 // JournalName names TPC-C's loads in the load journal.
@@ -55,6 +60,12 @@ func (o *LoadOptions) Validate() error {
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
+	switch {
+	case (o.Shards > 0 || o.Finish) && o.Partition:
+		return fmt.Errorf("--partition is not supported with --shard: load a partitioned order_line from one machine")
+	case o.Shards > o.Warehouses:
+		return fmt.Errorf("%d shards for %d warehouses: each shard loads at least one", o.Shards, o.Warehouses)
+	}
 	return nil
 }
 
@@ -67,6 +78,12 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	var phases load.Phases
 	if err := opt.Validate(); err != nil {
 		return nil, err
+	}
+	switch {
+	case opt.Finish:
+		return finishShards(ctx, connect, opt)
+	case opt.Shards > 0:
+		return loadShard(ctx, connect, opt, p)
 	}
 	conn, err := connect(ctx)
 	if err != nil {

@@ -283,6 +283,7 @@ type Dataset struct {
 	Opt LoadOptions
 	// ProceduresOnly (re)creates the server-mode functions and loads nothing.
 	ProceduresOnly bool
+	shard          string // --shard i/N, read into Opt by Validate
 }
 
 func (d *Dataset) Flags(fs *pflag.FlagSet) {
@@ -292,11 +293,26 @@ func (d *Dataset) Flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Partition, "partition", o.Partition, "partition order_line by warehouse, as HammerDB offers for large counts")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "data seed (0: the fixed default, so loads are reproducible)")
 	fs.BoolVar(&d.ProceduresOnly, "procedures-only", d.ProceduresOnly, "only (re)create the server-mode functions, keeping the data")
+	fs.StringVar(&d.shard, "shard", "", "load shard i of N of a load spread over N machines, as 2/4: its share of the warehouses, without keys; then --finish")
+	fs.BoolVar(&d.Opt.Finish, "finish", false, "once every shard has loaded its share: build the keys, analyze and create the functions, once")
 }
+
+// Sharded: the load is one shard's share, or the finish of a sharded load.
+func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
 
 func (d *Dataset) Validate() error {
 	if d.ProceduresOnly {
 		return nil
+	}
+	if d.shard != "" {
+		if d.Opt.Finish {
+			return fmt.Errorf("--shard loads one share and --finish ends the load: give one or the other")
+		}
+		s, err := engine.ParseShard(d.shard)
+		if err != nil {
+			return err
+		}
+		d.Opt.Shard, d.Opt.Shards = s.Index, s.Count
 	}
 	if err := load.CheckJobs(d.Opt.Workers); err != nil {
 		return err
@@ -307,6 +323,13 @@ func (d *Dataset) Validate() error {
 func (d *Dataset) Describe() string {
 	if d.ProceduresOnly {
 		return "the five TPC-C functions"
+	}
+	switch o := d.Opt; {
+	case o.Finish:
+		return fmt.Sprintf("the keys of a sharded TPC-C load of %d warehouses", o.Warehouses)
+	case o.Shards > 0:
+		return fmt.Sprintf("TPC-C warehouses %d to %d of %d (shard %d/%d)", o.Shard*o.Warehouses/o.Shards+1, (o.Shard+1)*o.Warehouses/o.Shards,
+			o.Warehouses, o.Shard, o.Shards)
 	}
 	return fmt.Sprintf("TPC-C %d warehouses", d.Opt.Warehouses)
 }
