@@ -81,6 +81,12 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
+	switch {
+	case opt.Finish:
+		return finishShards(ctx, connect, opt)
+	case opt.Shards > 0:
+		return loadShard(ctx, connect, opt, p)
+	}
 	conn, err := connect(ctx)
 	if err != nil {
 		return nil, err

@@ -36,6 +36,11 @@ type LoadOptions struct {
 	// Resume goes on with an unfinished load of the same options instead of
 	// starting over; without one to go on with, the load starts over.
 	Resume bool
+	// Shards, when above 0, loads shard Shard's share of the branches of a load
+	// spread over that many machines; Finish vacuums and builds the keys of one
+	// whose shares are all copied (see shard.go).
+	Shard, Shards int
+	Finish        bool
 }
 
 // JournalName names TPC-B's loads in the load journal.
@@ -74,6 +79,12 @@ func (o *LoadOptions) Validate() error {
 	}
 	if o.Workers < 1 {
 		o.Workers = 1
+	}
+	switch {
+	case (o.Shards > 0 || o.Finish) && o.Unlogged:
+		return fmt.Errorf("--unlogged is not for a load spread over machines: a crash would empty tables whose shares the journal counts as copied")
+	case o.Shards > o.Scale:
+		return fmt.Errorf("%d shards for scale %d: each shard loads at least one branch", o.Shards, o.Scale)
 	}
 	return nil
 }

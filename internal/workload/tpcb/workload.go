@@ -35,7 +35,7 @@ func (Workload) LoadHelp() (short, example string) {
 func (Workload) NewRun() engine.Workload { return &Run{Dist: "uniform"} }
 
 func (Workload) NewLoad() load.Dataset {
-	return &Dataset{LoadOptions{Scale: 1, FillFactor: 100, PartitionMethod: "range", Workers: 2}}
+	return &Dataset{Opt: LoadOptions{Scale: 1, FillFactor: 100, PartitionMethod: "range", Workers: 2}}
 }
 
 // Run is a TPC-B run's own options.
@@ -103,7 +103,10 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 }
 
 // Dataset is `init tpcb`'s options.
-type Dataset struct{ Opt LoadOptions }
+type Dataset struct {
+	Opt   LoadOptions
+	shard string // --shard i/N, read into Opt by Validate
+}
 
 func (d *Dataset) Flags(fs *pflag.FlagSet) {
 	o := &d.Opt
@@ -114,16 +117,39 @@ func (d *Dataset) Flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.Unlogged, "unlogged", o.Unlogged, "create unlogged tables")
 	fs.BoolVar(&o.ForeignKeys, "foreign-keys", o.ForeignKeys, "add foreign keys between the tables")
 	fs.IntVarP(&o.Workers, "jobs", "j", o.Workers, "parallel loading connections")
+	fs.StringVar(&d.shard, "shard", "", "load shard i of N of a load spread over N machines, as 2/4: its share of the branches, without keys; then --finish")
+	fs.BoolVar(&o.Finish, "finish", false, "once every shard has loaded its share: vacuum and build the keys, once")
 }
+
+// Sharded: the load is one shard's share, or the finish of a sharded load.
+func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
 
 func (d *Dataset) Validate() error {
 	if err := load.CheckJobs(d.Opt.Workers); err != nil {
 		return err
 	}
+	if d.shard != "" {
+		if d.Opt.Finish {
+			return fmt.Errorf("--shard loads one share and --finish ends the load: give one or the other")
+		}
+		s, err := engine.ParseShard(d.shard)
+		if err != nil {
+			return err
+		}
+		d.Opt.Shard, d.Opt.Shards = s.Index, s.Count
+	}
 	return d.Opt.Validate()
 }
 
-func (d *Dataset) Describe() string { return fmt.Sprintf("TPC-B scale %d", d.Opt.Scale) }
+func (d *Dataset) Describe() string {
+	switch o := d.Opt; {
+	case o.Finish:
+		return fmt.Sprintf("the keys of a sharded TPC-B load of scale %d", o.Scale)
+	case o.Shards > 0:
+		return fmt.Sprintf("TPC-B branches %s (shard %d/%d)", load.Share{Shard: o.Shard, Shards: o.Shards, Units: o.Scale}.Describe(), o.Shard, o.Shards)
+	}
+	return fmt.Sprintf("TPC-B scale %d", d.Opt.Scale)
+}
 
 // Bytes: pgbench's scale 1 takes about 16 MB with its keys; a fill factor leaves
 // room.

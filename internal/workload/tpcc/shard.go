@@ -3,12 +3,10 @@ package tpcc
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
@@ -18,19 +16,6 @@ import (
 // then checks that every share is there and builds the keys, analyzes and creates
 // the functions once. The data is row for row a single load's: every row is a
 // function of the seed, its warehouse and its number.
-
-// shardParams are the options a sharded load's journal is kept under: every shard
-// and the finish must give the same.
-func (o LoadOptions) shardParams() string {
-	return fmt.Sprintf("%s shards=%d", o.Params(), o.Shards)
-}
-
-// shardLock is the advisory lock the shards take while one creates the tables.
-func shardLock() int64 {
-	h := fnv.New64a()
-	h.Write([]byte("pgbakeoff tpcc sharded load"))
-	return int64(h.Sum64() >> 1)
-}
 
 // shardSources are the tables' sources with batches that never straddle two
 // warehouses, so that a share of warehouses is a range of whole batches.
@@ -47,23 +32,7 @@ func (p *population) shardSources(w int) []*load.Source {
 	return srcs
 }
 
-// shardTasks are shard's copies: its warehouses' rows of every table, and the
-// items on shard 0.
-func shardTasks(srcs []*load.Source, warehouses, shard, shards int) []load.Task {
-	lo, hi := int64(shard*warehouses/shards), int64((shard+1)*warehouses/shards)
-	var tasks []load.Task
-	for _, s := range srcs {
-		if s.Table == "item" {
-			if shard == 0 {
-				tasks = append(tasks, load.Task{Source: s, Table: s.Table, Last: s.Batches()})
-			}
-			continue
-		}
-		per := s.Rows / int64(warehouses) / s.BatchRows // batches per warehouse
-		tasks = append(tasks, load.Task{Source: s, Table: s.Table, First: lo * per, Last: hi * per})
-	}
-	return tasks
-}
+func isItem(s *load.Source) bool { return s.Table == "item" }
 
 // loadShard copies this shard's share, creating the tables (and the journal) if
 // it is the first to come.
@@ -75,16 +44,13 @@ func loadShard(ctx context.Context, connect load.Connector, opt LoadOptions, p *
 	}
 	defer conn.Close(context.Background())
 	phases.Begin("create tables")
-	if err := load.ExecSQL(ctx, conn, fmt.Sprintf("select pg_advisory_lock(%d)", shardLock())); err != nil {
-		return nil, err
+	at := opt.Time
+	if at.IsZero() {
+		at = time.Now().Truncate(time.Second)
 	}
-	j, err := load.ResumeJournal(ctx, conn, JournalName, opt.shardParams())
-	if err == nil && j == nil {
-		j, err = startShards(ctx, conn, opt)
-	}
-	if uerr := load.ExecSQL(context.Background(), conn, fmt.Sprintf("select pg_advisory_unlock(%d)", shardLock())); err == nil {
-		err = uerr
-	}
+	schema := strings.Join(append(createSQL(0), load.MarkLoadingSQL("warehouse")), ";\n")
+	j, err := load.BeginShare(ctx, conn, JournalName, load.ShardParams(opt.Params(), opt.Shards), "warehouse", schema,
+		map[string]string{"time": strconv.FormatInt(at.UnixNano(), 10)})
 	if err != nil {
 		return phases, err
 	}
@@ -94,42 +60,12 @@ func loadShard(ctx context.Context, connect load.Connector, opt LoadOptions, p *
 	}
 	pop := newPopulation(opt.Seed, time.Unix(0, ns))
 	phases.Begin("copy")
-	tasks := shardTasks(pop.shardSources(opt.Warehouses), opt.Warehouses, opt.Shard, opt.Shards)
-	if err := load.Run(ctx, connect, tasks, opt.Workers, p, j); err != nil {
+	share := load.Share{Shard: opt.Shard, Shards: opt.Shards, Units: opt.Warehouses}
+	if err := load.Run(ctx, connect, share.Tasks(pop.shardSources(opt.Warehouses), isItem), opt.Workers, p, j); err != nil {
 		return phases, err
 	}
 	phases.End()
 	return phases, nil
-}
-
-// startShards creates the tables of a sharded load and its journal, refusing
-// tables it did not make: those of a whole load, or of a sharded one of other
-// options.
-func startShards(ctx context.Context, conn *pgconn.PgConn, opt LoadOptions) (*load.Journal, error) {
-	res, err := conn.Exec(ctx, "select to_regclass('warehouse') is not null").ReadAll()
-	if err != nil {
-		return nil, err
-	}
-	if string(res[0].Rows[0][0]) == "t" {
-		return nil, fmt.Errorf("the database holds TPC-C tables that are not a sharded load of these options (%s): drop them, or give every shard the options of the load under way",
-			opt.shardParams())
-	}
-	j, err := load.StartJournal(ctx, conn, JournalName, opt.shardParams())
-	if err != nil {
-		return nil, err
-	}
-	at := opt.Time
-	if at.IsZero() {
-		at = time.Now().Truncate(time.Second)
-	}
-	if err := j.Keep(ctx, conn, "time", strconv.FormatInt(at.UnixNano(), 10)); err != nil {
-		return nil, err
-	}
-	schema := strings.Join(append(createSQL(0), load.MarkLoadingSQL("warehouse")), ";\n")
-	if err := j.Step(ctx, conn, schema); err != nil {
-		return nil, fmt.Errorf("create tables: %w", err)
-	}
-	return j, nil
 }
 
 // finishShards checks that every shard has copied its share, then builds the
@@ -142,41 +78,15 @@ func finishShards(ctx context.Context, connect load.Connector, opt LoadOptions) 
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	// The shard count is the journal's: the shards wrote it.
-	st, err := load.ReadJournal(ctx, conn, JournalName)
-	if err != nil {
-		return nil, err
-	}
-	var shards string
-	if st != nil {
-		var ok bool
-		_, shards, ok = strings.Cut(st.Params, " shards=")
-		if opt.Shards, err = strconv.Atoi(shards); !ok || err != nil || opt.shardParams() != st.Params {
-			return nil, fmt.Errorf("the load under way here has other options (%s) than these (%s): give --finish the shards' options", st.Params, opt.Params())
-		}
-	}
-	j, err := load.ResumeJournal(ctx, conn, JournalName, opt.shardParams())
-	if err != nil {
-		return nil, err
-	}
-	if j == nil || opt.Shards == 0 {
-		return nil, fmt.Errorf("no sharded TPC-C load to finish here: load each share with `init tpcc --warehouses %d --shard i/N` first", opt.Warehouses)
-	}
 	srcs := newPopulation(opt.Seed, time.Unix(0, 0)).shardSources(opt.Warehouses)
-	var missing []string
-	rows := map[string]int64{}
-	for s := range opt.Shards {
-		for _, t := range shardTasks(srcs, opt.Warehouses, s, opt.Shards) {
-			rows[t.Table] = t.Source.Rows
-			if !j.Done(load.TaskStep(t)) {
-				missing = append(missing, fmt.Sprintf("%d/%d", s, opt.Shards))
-				break
-			}
-		}
+	j, err := load.FinishShare(ctx, conn, JournalName, opt.Params(), fmt.Sprintf("init tpcc --warehouses %d", opt.Warehouses),
+		func(s load.Share) []load.Task { return s.Tasks(srcs, isItem) }, opt.Warehouses)
+	if err != nil {
+		return nil, err
 	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("shard %s has not finished copying its warehouses: run `init tpcc --shard i/%d` for it (it goes on where it stopped), then --finish",
-			strings.Join(missing, ", "), opt.Shards)
+	rows := map[string]int64{}
+	for _, s := range srcs {
+		rows[s.Table] = s.Rows
 	}
 	phases.Begin("keys")
 	builds, serial := keySQL(rows, 0, opt.Workers)
@@ -189,8 +99,8 @@ func finishShards(ctx context.Context, connect load.Connector, opt LoadOptions) 
 	}
 	phases.Begin("analyze")
 	var analyze []string
-	for table := range rows {
-		analyze = append(analyze, "analyze "+table)
+	for _, s := range srcs {
+		analyze = append(analyze, "analyze "+s.Table)
 	}
 	if err := load.Exec(ctx, connect, analyze, opt.Workers, j); err != nil {
 		return phases, fmt.Errorf("analyze: %w", err)

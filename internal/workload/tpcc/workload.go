@@ -328,8 +328,7 @@ func (d *Dataset) Describe() string {
 	case o.Finish:
 		return fmt.Sprintf("the keys of a sharded TPC-C load of %d warehouses", o.Warehouses)
 	case o.Shards > 0:
-		return fmt.Sprintf("TPC-C warehouses %d to %d of %d (shard %d/%d)", o.Shard*o.Warehouses/o.Shards+1, (o.Shard+1)*o.Warehouses/o.Shards,
-			o.Warehouses, o.Shard, o.Shards)
+		return fmt.Sprintf("TPC-C warehouses %s (shard %d/%d)", load.Share{Shard: o.Shard, Shards: o.Shards, Units: o.Warehouses}.Describe(), o.Shard, o.Shards)
 	}
 	return fmt.Sprintf("TPC-C %d warehouses", d.Opt.Warehouses)
 }
