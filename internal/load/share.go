@@ -46,6 +46,17 @@ func (s Share) Tasks(srcs []*Source, whole func(*Source) bool) []Task {
 	return tasks
 }
 
+// Whole are the share's copies when each source is a unit of its own (sysbench's
+// tables): the share's sources, each a task.
+func (s Share) Whole(srcs []*Source) []Task {
+	lo, hi := s.Shard*len(srcs)/s.Shards, (s.Shard+1)*len(srcs)/s.Shards
+	var tasks []Task
+	for _, src := range srcs[lo:hi] {
+		tasks = append(tasks, Task{Source: src, Table: src.Table, Last: src.Batches()})
+	}
+	return tasks
+}
+
 // Describe names the share for people: "2 to 3 of 4".
 func (s Share) Describe() string {
 	return fmt.Sprintf("%d to %d of %d", s.Shard*s.Units/s.Shards+1, (s.Shard+1)*s.Units/s.Shards, s.Units)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
@@ -26,6 +27,11 @@ type LoadOptions struct {
 	// Resume goes on with an unfinished load of the same options instead of
 	// starting over; without one to go on with, the load starts over.
 	Resume bool
+	// Shards, when above 0, loads shard Shard's share of the tables of a load spread
+	// over that many machines; Finish builds the keys of one whose shares are all
+	// copied (see shard.go).
+	Shard, Shards int
+	Finish        bool
 }
 
 // JournalName names sysbench's loads in the load journal.
@@ -52,6 +58,9 @@ func (o *LoadOptions) Validate() error {
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2
+	}
+	if o.Shards > o.Tables {
+		return fmt.Errorf("%d shards for %s: each shard loads at least one table", o.Shards, engine.Plural(o.Tables, "table"))
 	}
 	_, err := keydist.New(o.Dist, 1, o.TableSize)
 	return err
@@ -92,6 +101,12 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	var phases load.Phases
 	if err := opt.Validate(); err != nil {
 		return nil, err
+	}
+	switch {
+	case opt.Finish:
+		return finishShards(ctx, connect, opt)
+	case opt.Shards > 0:
+		return loadShard(ctx, connect, opt, p)
 	}
 	conn, err := connect(ctx)
 	if err != nil {

@@ -170,8 +170,9 @@ func (r *Run) fit(found Layout) (tables int, size int64, err error) {
 
 // Dataset is `init sysbench`'s options.
 type Dataset struct {
-	Opt  LoadOptions
-	Dist string // of the k column, as sysbench's --rand-type at prepare
+	Opt   LoadOptions
+	Dist  string // of the k column, as sysbench's --rand-type at prepare
+	shard string // --shard i/N, read into Opt by Validate
 }
 
 func (d *Dataset) Flags(fs *pflag.FlagSet) {
@@ -181,11 +182,26 @@ func (d *Dataset) Flags(fs *pflag.FlagSet) {
 	fs.IntVarP(&o.Workers, "jobs", "j", o.Workers, "parallel loading connections")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "data seed (0: the fixed default, so loads are reproducible)")
 	fs.StringVar(&d.Dist, "dist", d.Dist, "distribution of the k column, as sysbench's --rand-type at prepare")
+	fs.StringVar(&d.shard, "shard", "", "load shard i of N of a load spread over N machines, as 2/4: its share of the tables, without keys; then --finish")
+	fs.BoolVar(&o.Finish, "finish", false, "once every shard has loaded its share: build the keys and analyze, once")
 }
+
+// Sharded: the load is one shard's share, or the finish of a sharded load.
+func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
 
 func (d *Dataset) Validate() error {
 	if err := load.CheckJobs(d.Opt.Workers); err != nil {
 		return err
+	}
+	if d.shard != "" {
+		if d.Opt.Finish {
+			return fmt.Errorf("--shard loads one share and --finish ends the load: give one or the other")
+		}
+		s, err := engine.ParseShard(d.shard)
+		if err != nil {
+			return err
+		}
+		d.Opt.Shard, d.Opt.Shards = s.Index, s.Count
 	}
 	spec, err := keydist.Parse(d.Dist)
 	if err != nil {
@@ -196,6 +212,12 @@ func (d *Dataset) Validate() error {
 }
 
 func (d *Dataset) Describe() string {
+	switch o := d.Opt; {
+	case o.Finish:
+		return fmt.Sprintf("the keys of a sharded sysbench load of %s", engine.Plural(o.Tables, "table"))
+	case o.Shards > 0:
+		return fmt.Sprintf("sysbench tables %s of %d rows (shard %d/%d)", load.Share{Shard: o.Shard, Shards: o.Shards, Units: o.Tables}.Describe(), o.TableSize, o.Shard, o.Shards)
+	}
 	return fmt.Sprintf("sysbench %s of %d rows", engine.Plural(d.Opt.Tables, "table"), d.Opt.TableSize)
 }
 
