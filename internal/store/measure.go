@@ -83,13 +83,24 @@ type ServerStats struct {
 	Values map[string]int64 // by pg_stat_database column name
 }
 
+// execer is the store's database or a transaction of it: the writes below run in
+// either, one statement or a whole run at once (SaveRun).
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // AddInterval records interval iv of run runID. Each interval has its own Seq.
 func (s *Store) AddInterval(ctx context.Context, runID int64, iv Interval) error {
+	return addInterval(ctx, s.db, runID, iv)
+}
+
+func addInterval(ctx context.Context, ex execer, runID int64, iv Interval) error {
 	if iv.Phase != PhaseWarmup && iv.Phase != PhaseMeasure {
 		return fmt.Errorf("add interval %d to run %d: unknown phase %q", iv.Seq, runID, iv.Phase)
 	}
 	l := iv.LatencyMs
-	_, err := s.db.ExecContext(ctx, `
+	_, err := ex.ExecContext(ctx, `
 		INSERT INTO intervals (run_id, seq, phase, start_time, end_time, txns, failed, retried, tps,
 			lat_avg_ms, lat_p50_ms, lat_p90_ms, lat_p95_ms, lat_p99_ms, lat_p999_ms, lat_max_ms, errors, down, connect_errors)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -105,7 +116,11 @@ func (s *Store) AddInterval(ctx context.Context, runID int64, iv Interval) error
 // TxType and Kind as one already stored replaces it, so a caller may save the
 // cumulative histograms periodically and a killed run keeps the latest.
 func (s *Store) AddHistograms(ctx context.Context, runID int64, hs []Histogram) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return addHistograms(ctx, tx, runID, hs) })
+}
+
+func addHistograms(ctx context.Context, tx execer, runID int64, hs []Histogram) error {
+	err := func() error {
 		for _, h := range hs {
 			if len(h.Encoded) == 0 {
 				return fmt.Errorf("histogram %s/%s is empty", h.TxType, h.Kind)
@@ -119,7 +134,7 @@ func (s *Store) AddHistograms(ctx context.Context, runID int64, hs []Histogram) 
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("add histograms to run %d: %w", runID, err)
 	}
@@ -129,7 +144,11 @@ func (s *Store) AddHistograms(ctx context.Context, runID int64, hs []Histogram) 
 // AddErrors records error counts of run runID. A count with the same
 // SQLState, TxType and Retried as one already stored replaces it.
 func (s *Store) AddErrors(ctx context.Context, runID int64, es []ErrorCount) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return addErrors(ctx, tx, runID, es) })
+}
+
+func addErrors(ctx context.Context, tx execer, runID int64, es []ErrorCount) error {
+	err := func() error {
 		for _, e := range es {
 			_, err := tx.ExecContext(ctx, `
 				INSERT INTO errors (run_id, sqlstate, tx_type, retried, class, count, example)
@@ -142,7 +161,7 @@ func (s *Store) AddErrors(ctx context.Context, runID int64, es []ErrorCount) err
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("add errors to run %d: %w", runID, err)
 	}
@@ -152,7 +171,11 @@ func (s *Store) AddErrors(ctx context.Context, runID int64, es []ErrorCount) err
 // AddServerStats records the server statistics of run runID at st.Point.
 // Each point is recorded once per run.
 func (s *Store) AddServerStats(ctx context.Context, runID int64, st ServerStats) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return addServerStats(ctx, tx, runID, st) })
+}
+
+func addServerStats(ctx context.Context, tx execer, runID int64, st ServerStats) error {
+	err := func() error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO server_stats (run_id, point, at) VALUES (?, ?, ?)`,
 			runID, st.Point, formatTime(st.At))
 		if err != nil {
@@ -166,7 +189,7 @@ func (s *Store) AddServerStats(ctx context.Context, runID int64, st ServerStats)
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("add server stats %s to run %d: %w", st.Point, runID, err)
 	}

@@ -106,12 +106,16 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) (int64, error) {
 	if err := checkRun(r); err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
+	return createRun(ctx, s.db, r)
+}
+
+func createRun(ctx context.Context, ex execer, r *Run) (int64, error) {
 	params, settings, labels, err := encodeMaps(r)
 	if err != nil {
 		return 0, fmt.Errorf("create run: %w", err)
 	}
 	var id int64
-	err = s.db.QueryRowContext(ctx, `
+	err = ex.QueryRowContext(ctx, `
 		INSERT INTO runs (target, workload, script, clients, params, server_version, settings, labels,
 			started, ended, status, client_cpu_user, client_cpu_sys, summary, pid, host, pid_start)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -343,39 +347,91 @@ func scanRun(sc scanner) (*Run, error) {
 
 // SaveRun records a whole run at once, as read from another store (or merged
 // from shards' runs): the run as it is, with its Status, Process and Summary, and
-// everything recorded for it. It sets d.ID to the new run's.
+// everything recorded for it, in one transaction. It sets d.ID to the new run's.
 func (s *Store) SaveRun(ctx context.Context, d *RunDetail) (int64, error) {
-	if _, err := s.CreateRun(ctx, &d.Run); err != nil {
+	if d.Status == "" {
+		d.Status = StatusRunning
+	}
+	if d.Process.PID == 0 {
+		d.Process = self()
+	}
+	if err := checkRun(&d.Run); err != nil {
+		return 0, fmt.Errorf("save run: %w", err)
+	}
+	err := s.inTx(ctx, func(sqlTx *sql.Tx) error {
+		tx := &preparedTx{tx: sqlTx, stmts: map[string]*sql.Stmt{}}
+		defer tx.close()
+		id, err := createRun(ctx, tx, &d.Run)
+		if err != nil {
+			return err
+		}
+		for _, iv := range d.Intervals {
+			if err := addInterval(ctx, tx, id, iv); err != nil {
+				return err
+			}
+		}
+		if err := addHistograms(ctx, tx, id, d.Histograms); err != nil {
+			return err
+		}
+		if err := addErrors(ctx, tx, id, d.Errors); err != nil {
+			return err
+		}
+		for _, st := range d.ServerStats {
+			if err := addServerStats(ctx, tx, id, st); err != nil {
+				return err
+			}
+		}
+		for _, sm := range d.Samples {
+			if err := addSample(ctx, tx, id, sm); err != nil {
+				return err
+			}
+		}
+		return setFlags(ctx, tx, id, d.Flags)
+	})
+	if err != nil {
 		return 0, err
 	}
-	id := d.ID
-	for _, iv := range d.Intervals {
-		if err := s.AddInterval(ctx, id, iv); err != nil {
-			return id, err
-		}
+	return d.ID, nil
+}
+
+// preparedTx is a transaction whose statements are each prepared once: a run of
+// thousands of intervals and samples is written without parsing the same
+// statement again for every row.
+type preparedTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (p *preparedTx) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st := p.stmts[query]; st != nil {
+		return st, nil
 	}
-	if len(d.Histograms) > 0 {
-		if err := s.AddHistograms(ctx, id, d.Histograms); err != nil {
-			return id, err
-		}
+	st, err := p.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
 	}
-	if len(d.Errors) > 0 {
-		if err := s.AddErrors(ctx, id, d.Errors); err != nil {
-			return id, err
-		}
+	p.stmts[query] = st
+	return st, nil
+}
+
+func (p *preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := p.prepare(ctx, query)
+	if err != nil {
+		return nil, err
 	}
-	for _, st := range d.ServerStats {
-		if err := s.AddServerStats(ctx, id, st); err != nil {
-			return id, err
-		}
+	return st.ExecContext(ctx, args...)
+}
+
+func (p *preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.prepare(ctx, query)
+	if err != nil {
+		return p.tx.QueryRowContext(ctx, query, args...) // the same error, where the caller reads it
 	}
-	for _, sm := range d.Samples {
-		if err := s.AddSample(ctx, id, sm); err != nil {
-			return id, err
-		}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (p *preparedTx) close() {
+	for _, st := range p.stmts {
+		st.Close()
 	}
-	if err := s.SetFlags(ctx, id, d.Flags); err != nil {
-		return id, err
-	}
-	return id, nil
 }

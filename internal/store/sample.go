@@ -27,7 +27,11 @@ type Flag struct {
 
 // AddSample records one sampling interval of run runID.
 func (s *Store) AddSample(ctx context.Context, runID int64, sm Sample) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return addSample(ctx, tx, runID, sm) })
+}
+
+func addSample(ctx context.Context, tx execer, runID int64, sm Sample) error {
+	err := func() error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO samples (run_id, seq, start_time, end_time) VALUES (?, ?, ?, ?)`,
 			runID, sm.Seq, formatTime(sm.Start), formatTime(sm.End))
 		if err != nil {
@@ -41,7 +45,7 @@ func (s *Store) AddSample(ctx context.Context, runID int64, sm Sample) error {
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("add sample %d to run %d: %w", sm.Seq, runID, err)
 	}
@@ -50,7 +54,11 @@ func (s *Store) AddSample(ctx context.Context, runID int64, sm Sample) error {
 
 // SetFlags replaces the flags of run runID.
 func (s *Store) SetFlags(ctx context.Context, runID int64, flags []Flag) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error { return setFlags(ctx, tx, runID, flags) })
+}
+
+func setFlags(ctx context.Context, tx execer, runID int64, flags []Flag) error {
+	err := func() error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM run_flags WHERE run_id = ?`, runID); err != nil {
 			return err
 		}
@@ -62,7 +70,7 @@ func (s *Store) SetFlags(ctx context.Context, runID int64, flags []Flag) error {
 			}
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		return fmt.Errorf("set flags of run %d: %w", runID, err)
 	}
