@@ -135,8 +135,11 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 	fmt.Fprintf(spec.Log, "run %d: %s %s on %s, PostgreSQL %s, %s, %d clients\n",
 		r.rec.ID, spec.Workload.Name(), r.rec.Script, info.Address, info.Version, r.setup.Size, clients)
 	if spec.Shard.On() {
-		fmt.Fprintf(spec.Log, "run %d is shard %s of %s (%d clients in all), starting at %s\n",
-			r.rec.ID, spec.Shard, spec.Group(), spec.Clients, spec.StartAt.Format(time.RFC3339Nano))
+		start := "starting when every shard has arrived in the results store"
+		if !spec.StartAt.IsZero() {
+			start = "starting at " + spec.StartAt.Format(time.RFC3339Nano)
+		}
+		fmt.Fprintf(spec.Log, "run %d is shard %s of %s (%d clients in all), %s\n", r.rec.ID, spec.Shard, spec.Group(), spec.Clients, start)
 	}
 	r.appName = fmt.Sprintf("pgbakeoff-run-%d", r.rec.ID)
 	if spec.Shard.On() {
