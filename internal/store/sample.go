@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -37,12 +38,23 @@ func addSample(ctx context.Context, tx execer, runID int64, sm Sample) error {
 		if err != nil {
 			return runErr(err)
 		}
-		for _, name := range slices.Sorted(maps.Keys(sm.Values)) {
-			_, err := tx.ExecContext(ctx, `INSERT INTO sample_values (run_id, seq, name, value) VALUES (?, ?, ?, ?)`,
-				runID, sm.Seq, name, sm.Values[name])
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+		// Many rows a statement: a sample has dozens of values, a run thousands of
+		// samples. Chunks of a fixed size, so that a prepared statement serves again.
+		names := slices.Sorted(maps.Keys(sm.Values))
+		for len(names) > 0 {
+			n := min(len(names), sampleChunk)
+			if n < sampleChunk && n > 8 {
+				n = 8 * (n / 8) // the rest in a few shapes of statement, not one for each count
 			}
+			args := make([]any, 0, 4*n)
+			for _, name := range names[:n] {
+				args = append(args, runID, sm.Seq, name, sm.Values[name])
+			}
+			q := "INSERT INTO sample_values (run_id, seq, name, value) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?), ", n), ", ")
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+				return fmt.Errorf("%s: %w", names[0], err)
+			}
+			names = names[n:]
 		}
 		return nil
 	}()
@@ -51,6 +63,9 @@ func addSample(ctx context.Context, tx execer, runID int64, sm Sample) error {
 	}
 	return nil
 }
+
+// sampleChunk is how many values one statement inserts.
+const sampleChunk = 64
 
 // SetFlags replaces the flags of run runID.
 func (s *Store) SetFlags(ctx context.Context, runID int64, flags []Flag) error {

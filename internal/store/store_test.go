@@ -139,7 +139,12 @@ func TestRoundTrip(t *testing.T) {
 		assertRun(t, &runs[0], &want.Run)
 
 		// SaveRun writes the whole run into another store as it was, under a new id.
-		if err := s.AddSample(ctx, id, Sample{Seq: 1, Start: t0, End: t0.Add(time.Second), Values: map[string]float64{"cpu": 1.5}}); err != nil {
+		// A sample of many values, written in chunks.
+		many := map[string]float64{}
+		for i := range 150 {
+			many[fmt.Sprintf("wait:IO:%03d", i)] = float64(i) / 4
+		}
+		if err := s.AddSample(ctx, id, Sample{Seq: 1, Start: t0, End: t0.Add(time.Second), Values: many}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.SetFlags(ctx, id, []Flag{{Name: "dip", Invalid: true, Reason: "a dip"}}); err != nil {
