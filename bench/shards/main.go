@@ -118,6 +118,11 @@ func run() error {
 	fmt.Printf("\nmerged run %s: %.0f tps, p99 %.3f ms, %.0f transactions (the shards': %.0f), server commits %.0f against the clients' %.0f (%+.2f%%), flags %v\n",
 		m[1], merged.TPS, merged.LatencyMs.P99, merged.Transactions, sumTx, merged.Server.Commits, merged.CommitsTotal,
 		100*(merged.Server.Commits-merged.CommitsTotal)/merged.CommitsTotal, merged.Flags)
+	report := filepath.Join(dir, "report.md")
+	if _, _, err := benchkit.Capture(bin, "report", "--run", string(m[1]), "-o", report, "--results", results); err != nil {
+		return err
+	}
+	fmt.Printf("report of the merged run: written\n")
 	fmt.Printf("client memory per 1,000 clients: %.1f MiB (the highest of the processes; goal <= 40 MiB)\n", maxOf(peak))
 
 	secs, err := timeMerges(bin, dir, results, *shards, *rounds, *profile)
