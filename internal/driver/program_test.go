@@ -165,3 +165,42 @@ func TestSend(t *testing.T) {
 		t.Errorf("%d rows in the table, want 2 per committed transaction: %d", got, 2*r.Committed)
 	}
 }
+
+// A shard's clients are numbered as in the whole run, and see its client count,
+// so that what a program derives from them (TPC-C's terminal to warehouse mapping)
+// is a single process's; their random streams are that process's too.
+func TestShardClientNumbers(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	draws := func(first, clients, all int) map[int][]int64 {
+		var mu sync.Mutex
+		out := map[int][]int64{}
+		script := &driver.Script{Name: "numbers", Program: func(s *driver.Session) error {
+			if s.Clients() != all {
+				return fmt.Errorf("Clients() = %d, want %d", s.Clients(), all)
+			}
+			mu.Lock()
+			out[s.Client()] = append(out[s.Client()], s.Uniform(1, 1<<40))
+			mu.Unlock()
+			return nil
+		}}
+		if _, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+			Clients: clients, FirstClient: first, AllClients: all, Transactions: 5, Seed: 42}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	whole := draws(0, 5, 5)
+	shard := draws(3, 2, 5)
+	if len(shard) != 2 || shard[3] == nil || shard[4] == nil {
+		t.Fatalf("shard clients %v, want 3 and 4", shard)
+	}
+	for c, d := range shard {
+		if fmt.Sprint(d) != fmt.Sprint(whole[c]) {
+			t.Errorf("client %d drew %v in the shard, %v in the whole run", c, d, whole[c])
+		}
+	}
+	if _, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{{Name: "x", Program: func(*driver.Session) error { return nil }}},
+		Clients: 2, FirstClient: 4, AllClients: 5, Transactions: 1}); err == nil {
+		t.Errorf("clients 4 and 5 of 5 were accepted")
+	}
+}
