@@ -149,7 +149,12 @@ func timeMerges(bin, dir, results string, shards, rounds int, profile string) ([
 			return nil, err
 		}
 		d.Labels["shard_group"] = "hour"
-		d.Intervals, d.Samples = stretch(d.Intervals), stretchSamples(d.Samples)
+		if len(d.Intervals) > 0 {
+			d.Intervals = stretch(d.Intervals, func(iv *store.Interval, k int, at time.Time) { iv.Seq, iv.Start, iv.End = k, at, at.Add(time.Second) }, d.Intervals[0].Start)
+		}
+		if len(d.Samples) > 0 {
+			d.Samples = stretch(d.Samples, func(sm *store.Sample, k int, at time.Time) { sm.Seq, sm.Start, sm.End = k, at, at.Add(time.Second) }, d.Samples[0].Start)
+		}
 		path := filepath.Join(dir, fmt.Sprintf("hour-%d.db", id))
 		st, err := store.Open(ctx, path)
 		if err != nil {
@@ -179,24 +184,14 @@ func timeMerges(bin, dir, results string, shards, rounds int, profile string) ([
 
 const hour = 3600
 
-func stretch(ivs []store.Interval) []store.Interval {
-	var out []store.Interval
-	for k := 0; len(ivs) > 0 && len(out) < hour; k++ {
-		iv := ivs[k%len(ivs)]
-		iv.Seq = k
-		iv.Start, iv.End = ivs[0].Start.Add(time.Duration(k)*time.Second), ivs[0].Start.Add(time.Duration(k+1)*time.Second)
-		out = append(out, iv)
-	}
-	return out
-}
-
-func stretchSamples(sms []store.Sample) []store.Sample {
-	var out []store.Sample
-	for k := 0; len(sms) > 0 && len(out) < hour; k++ {
-		sm := sms[k%len(sms)]
-		sm.Seq = k
-		sm.Start, sm.End = sms[0].Start.Add(time.Duration(k)*time.Second), sms[0].Start.Add(time.Duration(k+1)*time.Second)
-		out = append(out, sm)
+// stretch repeats a run's per-second rows to an hour, renumbered and retimed by
+// set, from the first row's start.
+func stretch[T any](rows []T, set func(r *T, seq int, start time.Time), start time.Time) []T {
+	var out []T
+	for k := 0; len(rows) > 0 && k < hour; k++ {
+		r := rows[k%len(rows)]
+		set(&r, k, start.Add(time.Duration(k)*time.Second))
+		out = append(out, r)
 	}
 	return out
 }

@@ -83,25 +83,7 @@ func TestFindMaxBadInput(t *testing.T) {
 // throughput. The server carries 100 tx/s (a lock held 10 ms a transaction), so
 // both targets meet the objective at 30 and 60 tx/s and fall behind at 160.
 func TestStudyRates(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	db := pgtest.Query(t, dsn, "select current_database()")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "throttle.sql"), []byte("BEGIN;\nSELECT pg_advisory_xact_lock(2);\nSELECT pg_sleep(0.01);\nEND;\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "rates.yaml")
-	spec := fmt.Sprintf(`name: rates
-targets:
-  - {name: a, dsn: %q}
-  - {name: b, dsn: %q}
-workloads:
-  - {name: locked, kind: pgbench, database: %s, dataset: keep, run: {file: [throttle.sql]}}
-objective: {slo: "p99<500ms", errors: "<1%%"}
-matrix: {clients: [4], rates: [30, 60, 160], warmup: 0s, duration: 3s, repeat: 1}
-`, pgtest.DSN(t), pgtest.DSN(t), db)
-	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, file := throttledStudy(t, "rates", 2, "rates: [30, 60, 160], warmup: 0s, duration: 3s")
 	results := filepath.Join(dir, "r.db")
 	code, out, errOut := run(t, "study", "plan", file, "--results", results)
 	if code != 0 || !strings.Contains(out, "a/locked/c4/rate160/r1") {
@@ -147,25 +129,7 @@ matrix: {clients: [4], rates: [30, 60, 160], warmup: 0s, duration: 3s, repeat: 1
 // of a search is a run of the study, and the reports show what it found and the
 // curve it walked.
 func TestStudyFindMax(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	db := pgtest.Query(t, dsn, "select current_database()")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "throttle.sql"), []byte("BEGIN;\nSELECT pg_advisory_xact_lock(3);\nSELECT pg_sleep(0.01);\nEND;\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "search.yaml")
-	spec := fmt.Sprintf(`name: search
-targets:
-  - {name: a, dsn: %q}
-  - {name: b, dsn: %q}
-workloads:
-  - {name: locked, kind: pgbench, database: %s, dataset: keep, run: {file: [throttle.sql]}}
-objective: {slo: "p99<500ms", errors: "<1%%"}
-matrix: {clients: [4], find_max: {ceiling: 200, resolution: 15%%, confirm: 1}, warmup: 0s, duration: 2s, repeat: 1}
-`, pgtest.DSN(t), pgtest.DSN(t), db)
-	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, file := throttledStudy(t, "search", 3, "find_max: {ceiling: 200, resolution: 15%, confirm: 1}, warmup: 0s, duration: 2s")
 	results := filepath.Join(dir, "r.db")
 	code, out, errOut := run(t, "study", "plan", file, "--results", results)
 	if code != 0 || !strings.Contains(out, "a/locked/c4/find-max/r1  (a search: about ") || !strings.Contains(out, "find-max within p99<500ms") {
@@ -217,4 +181,27 @@ matrix: {clients: [4], find_max: {ceiling: 200, resolution: 15%%, confirm: 1}, w
 	if code, out, errOut = run(t, "study", "run", file, "--results", results); code != 0 || !strings.Contains(out, "all 2 searches were made before") {
 		t.Errorf("study run again: exit %d\n%s%s", code, out, errOut)
 	}
+}
+
+// throttledStudy writes a study file of two targets on one server that carries
+// about 100 tx/s of its workload (an advisory lock held 10 ms a transaction),
+// 4 clients, one repetition, with the objective p99<500ms, <1% errors; matrix has
+// the rest of the matrix. It returns the file's directory and path.
+func throttledStudy(t *testing.T, name string, lock int, matrix string) (dir, file string) {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	db := pgtest.Query(t, dsn, "select current_database()")
+	dir = t.TempDir()
+	writeFile(t, filepath.Join(dir, "throttle.sql"), fmt.Sprintf("BEGIN;\nSELECT pg_advisory_xact_lock(%d);\nSELECT pg_sleep(0.01);\nEND;\n", lock))
+	file = filepath.Join(dir, name+".yaml")
+	writeFile(t, file, fmt.Sprintf(`name: %s
+targets:
+  - {name: a, dsn: %q}
+  - {name: b, dsn: %q}
+workloads:
+  - {name: locked, kind: pgbench, database: %s, dataset: keep, run: {file: [throttle.sql]}}
+objective: {slo: "p99<500ms", errors: "<1%%"}
+matrix: {clients: [4], repeat: 1, %s}
+`, name, pgtest.DSN(t), pgtest.DSN(t), db, matrix))
+	return dir, file
 }

@@ -179,19 +179,27 @@ func startShards(t *testing.T, dir string, start time.Time, args ...string) ([]*
 	var outs []*strings.Builder
 	for i := range 2 {
 		a := append(slices.Clone(args), "-D", fmt.Sprintf("shard=s%d", i), "--results", filepath.Join(dir, fmt.Sprintf("shard%d.db", i)))
-		encoded, _ := json.Marshal(a)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-		cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded), "JOB_COMPLETION_INDEX="+fmt.Sprint(i),
-			"PGBAKEOFF_SHARDS=2", "PGBAKEOFF_START_AT="+start.Format(time.RFC3339Nano))
-		b := &strings.Builder{}
-		cmd.Stdout, cmd.Stderr = b, b
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
-		cmds, outs = append(cmds, cmd), append(outs, b)
+		cmd, out := startPod(t, i, 2, a, "PGBAKEOFF_START_AT="+start.Format(time.RFC3339Nano))
+		cmds, outs = append(cmds, cmd), append(outs, out)
 	}
 	return cmds, outs
+}
+
+// startPod starts pgbakeoff with args in a process with the environment pod i of
+// an Indexed Job of n completions has, and env besides.
+func startPod(t *testing.T, i, n int, args []string, env ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	encoded, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
+	cmd.Env = append(append(os.Environ(), childArgsEnv+"="+string(encoded), "JOB_COMPLETION_INDEX="+fmt.Sprint(i),
+		"PGBAKEOFF_SHARDS="+fmt.Sprint(n)), env...)
+	b := &strings.Builder{}
+	cmd.Stdout, cmd.Stderr = b, b
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, b
 }
 
 // A shard killed in the middle of the window: the other's results are kept, and
@@ -261,17 +269,8 @@ func TestShardsMeetInStore(t *testing.T) {
 	const shards = 4
 	for i := range shards {
 		args := []string{"run", "pgbench", "-f", script, "--clients", "6", "--warmup", "0s", "--duration", "2s", "--dsn", dsn}
-		encoded, _ := json.Marshal(args)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-		cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded), "JOB_COMPLETION_INDEX="+fmt.Sprint(i), "PGBAKEOFF_SHARDS="+fmt.Sprint(shards),
-			"PGBAKEOFF_SHARD_GROUP=meet", "PGBAKEOFF_RESULTS="+results)
-		b := &strings.Builder{}
-		cmd.Stdout, cmd.Stderr = b, b
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill() })
-		cmds, outs = append(cmds, cmd), append(outs, b)
+		cmd, out := startPod(t, i, shards, args, "PGBAKEOFF_SHARD_GROUP=meet", "PGBAKEOFF_RESULTS="+results)
+		cmds, outs = append(cmds, cmd), append(outs, out)
 		time.Sleep(500 * time.Millisecond) // each arrives later than the one before: the start waits for the last
 	}
 	for i, cmd := range cmds {

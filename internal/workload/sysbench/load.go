@@ -152,6 +152,17 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if err := dropped.Wait(&phases); err != nil {
 		return phases, err
 	}
+	if err := afterCopy(ctx, connect, conn, opt, j, &phases); err != nil {
+		return phases, err
+	}
+	phases.End()
+	return phases, nil
+}
+
+// afterCopy builds the tables' keys and secondary indexes, analyzes them and
+// marks the data whole with its table size: the same whether one machine copied
+// the rows or several.
+func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn, opt LoadOptions, j *load.Journal, phases *load.Phases) error {
 	phases.Begin("keys")
 	var index, analyze []string
 	for n := 1; n <= opt.Tables; n++ {
@@ -163,18 +174,14 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		keyConnect = load.SerialBuilds(connect) // each job builds one table's keys at a time
 	}
 	if err := load.Exec(ctx, keyConnect, index, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("keys: %w", err)
+		return fmt.Errorf("keys: %w", err)
 	}
 	phases.Begin("analyze")
 	if err := load.Exec(ctx, connect, analyze, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("analyze: %w", err)
+		return fmt.Errorf("analyze: %w", err)
 	}
 	// The table size goes where the loading mark was.
-	if err := load.MarkLoaded(ctx, conn, "sbtest1", fmt.Sprintf("%s%d", sizeComment, opt.TableSize), j); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+	return load.MarkLoaded(ctx, conn, "sbtest1", fmt.Sprintf("%s%d", sizeComment, opt.TableSize), j)
 }
 
 // copyTasks gives each table one frozen task while every worker has a whole table of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
@@ -32,71 +33,26 @@ func shardSources(opt LoadOptions) ([]*load.Source, error) {
 }
 
 func loadShard(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
-	var phases load.Phases
-	conn, err := connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-	phases.Begin("create tables")
 	var create []string
 	for n := 1; n <= opt.Tables; n++ {
 		create = append(create, createSQL(n))
 	}
-	schema := strings.Join(append(create, load.MarkLoadingSQL("sbtest1")), ";\n")
-	j, err := load.BeginShare(ctx, conn, JournalName, load.ShardParams(opt.shardParams(), opt.Shards), "sbtest1", schema, nil)
-	if err != nil {
-		return phases, err
-	}
-	srcs, err := shardSources(opt)
-	if err != nil {
-		return phases, err
-	}
-	phases.Begin("copy")
-	share := load.Share{Shard: opt.Shard, Shards: opt.Shards, Units: opt.Tables}
-	if err := load.Run(ctx, connect, share.Whole(srcs), opt.Workers, p, j); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+	return load.RunShare(ctx, connect, load.ShareLoad{Workload: JournalName, Params: load.ShardParams(opt.shardParams(), opt.Shards),
+		Marked: "sbtest1", Schema: strings.Join(append(create, load.MarkLoadingSQL("sbtest1")), ";\n"), Workers: opt.Workers,
+		Tasks: func(*load.Journal) ([]load.Task, error) {
+			srcs, err := shardSources(opt)
+			return load.Share{Shard: opt.Shard, Shards: opt.Shards, Units: opt.Tables}.Whole(srcs), err
+		}}, p)
 }
 
 func finishShards(ctx context.Context, connect load.Connector, opt LoadOptions) (load.Phases, error) {
-	var phases load.Phases
-	conn, err := connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
 	srcs, err := shardSources(opt)
 	if err != nil {
 		return nil, err
 	}
-	j, err := load.FinishShare(ctx, conn, JournalName, opt.shardParams(), fmt.Sprintf("init sysbench --tables %d --table-size %d", opt.Tables, opt.TableSize),
-		func(s load.Share) []load.Task { return s.Whole(srcs) }, opt.Tables)
-	if err != nil {
-		return nil, err
-	}
-	phases.Begin("keys")
-	var index, analyze []string
-	for n := 1; n <= opt.Tables; n++ {
-		index = append(index, strings.Join(keySQL(n, opt.TableSize), ";\n"))
-		analyze = append(analyze, "analyze "+tableName(n))
-	}
-	keyConnect := connect
-	if opt.Workers > 1 && opt.Tables >= opt.Workers {
-		keyConnect = load.SerialBuilds(connect)
-	}
-	if err := load.Exec(ctx, keyConnect, index, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("keys: %w", err)
-	}
-	phases.Begin("analyze")
-	if err := load.Exec(ctx, connect, analyze, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("analyze: %w", err)
-	}
-	if err := load.MarkLoaded(ctx, conn, "sbtest1", fmt.Sprintf("%s%d", sizeComment, opt.TableSize), j); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+	return load.RunFinish(ctx, connect, JournalName, opt.shardParams(), fmt.Sprintf("init sysbench --tables %d --table-size %d", opt.Tables, opt.TableSize),
+		func(s load.Share) []load.Task { return s.Whole(srcs) }, opt.Tables,
+		func(conn *pgconn.PgConn, j *load.Journal, phases *load.Phases) error {
+			return afterCopy(ctx, connect, conn, opt, j, phases)
+		})
 }

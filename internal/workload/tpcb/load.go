@@ -125,12 +125,23 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 	if err := dropped.Wait(&phases); err != nil {
 		return phases, err
 	}
+	if err := afterCopy(ctx, connect, conn, opt, j, &phases); err != nil {
+		return phases, err
+	}
+	phases.End()
+	return phases, nil
+}
+
+// afterCopy vacuums and analyzes, then adds the keys, as `pgbench -i` does once
+// its rows are in, and marks the data whole: the same whether one machine copied
+// them or several.
+func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn, opt LoadOptions, j *load.Journal, phases *load.Phases) error {
 	phases.Begin("vacuum analyze")
 	if err := load.Exec(ctx, connect, []string{
 		"vacuum analyze pgbench_accounts", "vacuum analyze pgbench_branches",
 		"vacuum analyze pgbench_tellers", "vacuum analyze pgbench_history",
 	}, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("vacuum: %w", err)
+		return fmt.Errorf("vacuum: %w", err)
 	}
 	phases.Begin("primary keys")
 	var keys []string
@@ -138,21 +149,17 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		keys = append(keys, k.sql)
 	}
 	if err := load.Exec(ctx, connect, keys, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("primary keys: %w", err)
+		return fmt.Errorf("primary keys: %w", err)
 	}
 	if opt.ForeignKeys {
 		phases.Begin("foreign keys")
 		for _, s := range foreignKeys {
 			if err := j.Step(ctx, conn, s); err != nil {
-				return phases, fmt.Errorf("foreign keys: %w", err)
+				return fmt.Errorf("foreign keys: %w", err)
 			}
 		}
 	}
-	if err := load.MarkLoaded(ctx, conn, "pgbench_branches", "", j); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+	return load.MarkLoaded(ctx, conn, "pgbench_branches", "", j)
 }
 
 // accountTasks splits pgbench_accounts across workers. A range-partitioned table loads

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
@@ -29,66 +30,18 @@ func shardSources(scale int) []*load.Source {
 }
 
 func loadShard(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
-	var phases load.Phases
-	conn, err := connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-	phases.Begin("create tables")
-	schema := strings.Join(append(ddl(opt), load.MarkLoadingSQL("pgbench_branches")), ";\n")
-	j, err := load.BeginShare(ctx, conn, JournalName, load.ShardParams(opt.shardParams(), opt.Shards), "pgbench_branches", schema, nil)
-	if err != nil {
-		return phases, err
-	}
-	phases.Begin("copy")
-	share := load.Share{Shard: opt.Shard, Shards: opt.Shards, Units: opt.Scale}
-	if err := load.Run(ctx, connect, share.Tasks(shardSources(opt.Scale), nil), opt.Workers, p, j); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+	return load.RunShare(ctx, connect, load.ShareLoad{Workload: JournalName, Params: load.ShardParams(opt.shardParams(), opt.Shards),
+		Marked: "pgbench_branches", Schema: strings.Join(append(ddl(opt), load.MarkLoadingSQL("pgbench_branches")), ";\n"), Workers: opt.Workers,
+		Tasks: func(*load.Journal) ([]load.Task, error) {
+			return load.Share{Shard: opt.Shard, Shards: opt.Shards, Units: opt.Scale}.Tasks(shardSources(opt.Scale), nil), nil
+		}}, p)
 }
 
 func finishShards(ctx context.Context, connect load.Connector, opt LoadOptions) (load.Phases, error) {
-	var phases load.Phases
-	conn, err := connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
 	srcs := shardSources(opt.Scale)
-	j, err := load.FinishShare(ctx, conn, JournalName, opt.shardParams(), fmt.Sprintf("init tpcb --scale %d", opt.Scale),
-		func(s load.Share) []load.Task { return s.Tasks(srcs, nil) }, opt.Scale)
-	if err != nil {
-		return nil, err
-	}
-	phases.Begin("vacuum analyze")
-	if err := load.Exec(ctx, connect, []string{
-		"vacuum analyze pgbench_accounts", "vacuum analyze pgbench_branches",
-		"vacuum analyze pgbench_tellers", "vacuum analyze pgbench_history",
-	}, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("vacuum: %w", err)
-	}
-	phases.Begin("primary keys")
-	var keys []string
-	for _, k := range primaryKeys {
-		keys = append(keys, k.sql)
-	}
-	if err := load.Exec(ctx, connect, keys, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("primary keys: %w", err)
-	}
-	if opt.ForeignKeys {
-		phases.Begin("foreign keys")
-		for _, s := range foreignKeys {
-			if err := j.Step(ctx, conn, s); err != nil {
-				return phases, fmt.Errorf("foreign keys: %w", err)
-			}
-		}
-	}
-	if err := load.MarkLoaded(ctx, conn, "pgbench_branches", "", j); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+	return load.RunFinish(ctx, connect, JournalName, opt.shardParams(), fmt.Sprintf("init tpcb --scale %d", opt.Scale),
+		func(s load.Share) []load.Task { return s.Tasks(srcs, nil) }, opt.Scale,
+		func(conn *pgconn.PgConn, j *load.Journal, phases *load.Phases) error {
+			return afterCopy(ctx, connect, conn, opt, j, phases)
+		})
 }

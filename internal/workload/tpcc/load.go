@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -136,52 +137,62 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		return phases, err
 	}
 
-	phases.Begin("keys")
 	rows := make(map[string]int64, len(tasks))
 	for _, t := range tasks {
 		rows[t.Table] = t.Source.Rows
 	}
-	builds, serial := keySQL(rows, partitions, opt.Workers)
+	if err := afterCopy(ctx, connect, conn, rows, partitions, opt.Workers, j, &phases); err != nil {
+		return phases, err
+	}
+	phases.End()
+	return phases, nil
+}
+
+// afterCopy builds the keys of the tables (or partitions) copied, with their
+// rows, analyzes them, marks the data whole and creates the functions: what a
+// load does once its rows are in, whether one machine copied them or several.
+func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn, rows map[string]int64, partitions, workers int, j *load.Journal, phases *load.Phases) error {
+	phases.Begin("keys")
+	builds, serial := keySQL(rows, partitions, workers)
 	keyConnect := connect
 	if serial {
 		keyConnect = load.SerialBuilds(connect)
 	}
-	if err := load.Exec(ctx, keyConnect, builds, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("keys: %w", err)
+	if err := load.Exec(ctx, keyConnect, builds, workers, j); err != nil {
+		return fmt.Errorf("keys: %w", err)
 	}
 	if partitions > 0 {
 		if err := j.Step(ctx, conn, attachSQL(partitions)); err != nil {
-			return phases, fmt.Errorf("keys: %w", err)
+			return fmt.Errorf("keys: %w", err)
 		}
 	}
 	phases.Begin("analyze")
 	var analyze []string
-	for _, t := range tasks {
-		analyze = append(analyze, "analyze "+t.Table)
+	for _, t := range slices.Sorted(maps.Keys(rows)) {
+		analyze = append(analyze, "analyze "+t)
 	}
 	for r := range partitions {
 		if _, loaded := rows[partitionName(r)]; !loaded {
 			analyze = append(analyze, "analyze "+partitionName(r)) // empty: 0 rows, rather than unknown
 		}
 	}
-	if err := load.Exec(ctx, connect, analyze, opt.Workers, j); err != nil {
-		return phases, fmt.Errorf("analyze: %w", err)
+	if err := load.Exec(ctx, connect, analyze, workers, j); err != nil {
+		return fmt.Errorf("analyze: %w", err)
 	}
 	if partitions > 0 {
 		if err := analyzeParent(ctx, conn, "order_line", j); err != nil {
-			return phases, fmt.Errorf("analyze: %w", err)
+			return fmt.Errorf("analyze: %w", err)
 		}
 	}
 	// The data is whole now; the functions can be made again with --procedures-only.
 	if err := load.MarkLoaded(ctx, conn, "warehouse", "", j); err != nil {
-		return phases, err
+		return err
 	}
 	phases.Begin("procedures")
 	if err := CreateProcedures(ctx, conn); err != nil {
-		return phases, fmt.Errorf("procedures: %w", err)
+		return fmt.Errorf("procedures: %w", err)
 	}
-	phases.End()
-	return phases, nil
+	return nil
 }
 
 // copyTasks makes one frozen task per table or partition, largest first so that the

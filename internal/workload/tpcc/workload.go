@@ -304,15 +304,9 @@ func (d *Dataset) Validate() error {
 	if d.ProceduresOnly {
 		return nil
 	}
-	if d.shard != "" {
-		if d.Opt.Finish {
-			return fmt.Errorf("--shard loads one share and --finish ends the load: give one or the other")
-		}
-		s, err := engine.ParseShard(d.shard)
-		if err != nil {
-			return err
-		}
-		d.Opt.Shard, d.Opt.Shards = s.Index, s.Count
+	var err error
+	if d.Opt.Shard, d.Opt.Shards, err = load.ShareFlag(d.shard, d.Opt.Finish); err != nil {
+		return err
 	}
 	if err := load.CheckJobs(d.Opt.Workers); err != nil {
 		return err
