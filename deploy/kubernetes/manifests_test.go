@@ -43,8 +43,11 @@ func TestIndexedJob(t *testing.T) {
 	if s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism || *s.Completions < 2 {
 		t.Fatalf("completions %v, parallelism %v: want them equal, every shard running at once", s.Completions, s.Parallelism)
 	}
-	if s.BackoffLimit == nil || *s.BackoffLimit != 0 || s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		t.Errorf("backoffLimit %v, restartPolicy %s: a shard must not be started again midway", s.BackoffLimit, s.Template.Spec.RestartPolicy)
+	// A failed shard is not started again midway, and does not stop the others.
+	if s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex != 0 || s.MaxFailedIndexes == nil || *s.MaxFailedIndexes != *s.Completions ||
+		s.BackoffLimit != nil || s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("backoffLimitPerIndex %v, maxFailedIndexes %v, backoffLimit %v, restartPolicy %s: want 0, the completions, none and Never",
+			s.BackoffLimitPerIndex, s.MaxFailedIndexes, s.BackoffLimit, s.Template.Spec.RestartPolicy)
 	}
 	pod := s.Template.Spec
 	if sc := pod.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {

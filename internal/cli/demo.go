@@ -68,7 +68,7 @@ func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warm
   3. run select-only and tpcb-like at %d and %d clients, %s warm-up and %s measured each,
      alternating the servers so drift on this machine affects both alike
   4. print throughput and p99 latency side by side; every run is kept in %s
-`, scale, clients[0], clients[1], warmup, duration, results)
+`, scale, clients[0], clients[1], warmup, duration, target.Redact(results))
 
 	base, err := demoBaseDir(dir)
 	if err != nil {
@@ -159,7 +159,7 @@ func demoFootnote(w io.Writer, results string) {
 One run each is not a verdict: differences of a few percent are within this machine's
 noise. The runs are stored in %s: `+"`pgbakeoff runs`"+` lists them and
 `+"`pgbakeoff show ID --json`"+` prints one in full.
-`, results)
+`, target.Redact(results))
 }
 
 // demoBaseDir is where the demo's servers live (dir, or by default pgbakeoff's

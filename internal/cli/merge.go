@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/spf13/cobra"
 )
@@ -62,7 +65,7 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 				sr := engine.ShardRun{Detail: d}
 				if len(d.Summary) > 0 {
 					if sr.Summary, err = workload.ReadSummary(d.Summary); err != nil {
-						return fmt.Errorf("%s: run %d summary: %w", path, d.ID, err)
+						return fmt.Errorf("%s: run %d summary: %w", target.Redact(path), d.ID, err)
 					}
 				}
 				if groups[group] == nil {
@@ -81,17 +84,19 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 				mergedBefore[d.Labels["shard_group"]] = true
 			}
 		}
-		var wholes []merged
+		var ready []string
 		for _, g := range order {
-			if inPlace && mergedBefore[g] {
+			switch {
+			case mergedBefore[g]:
 				fmt.Fprintf(env.Stdout, "%s: merged before\n", g)
-				continue
+			case stillRunning(groups[g]):
+				fmt.Fprintf(env.Stdout, "%s: a shard is still running; merge once every shard has ended\n", g)
+			default:
+				if _, _, err := engine.MergeShards(groups[g]); err != nil {
+					return usageError{fmt.Errorf("%v; nothing was written", err)}
+				}
+				ready = append(ready, g)
 			}
-			d, sum, err := engine.MergeShards(groups[g])
-			if err != nil {
-				return usageError{fmt.Errorf("%v; nothing was written", err)}
-			}
-			wholes = append(wholes, merged{d, sum})
 		}
 
 		st, err := openForWriting(ctx, env, out)
@@ -106,12 +111,14 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 		if !inPlace {
 			copied, skipped := 0, 0
 			for _, d := range runs {
-				if slices.ContainsFunc(have, func(r store.Run) bool { return sameRun(&r, &d.Run) }) {
+				// Copied runs take the output's ids, which the merged runs record.
+				if k := slices.IndexFunc(have, func(r store.Run) bool { return sameRun(&r, &d.Run) }); k >= 0 {
+					d.ID = have[k].ID
 					skipped++
 					continue
 				}
 				if _, err := st.SaveRun(ctx, d); err != nil {
-					return fmt.Errorf("%s: %w", out, err)
+					return fmt.Errorf("%s: %w", st.Path(), err)
 				}
 				copied++
 			}
@@ -121,18 +128,22 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 			}
 			fmt.Fprintln(env.Stdout)
 		}
-		if len(wholes) == 0 && inPlace {
+		if len(order) == 0 && inPlace {
 			fmt.Fprintf(env.Stdout, "%s holds no sharded run to merge\n", st.Path())
 		}
-		for _, w := range wholes {
-			group := w.d.Labels["shard_group"]
+		for _, group := range ready {
 			if slices.ContainsFunc(have, func(r store.Run) bool { return r.Labels["shard_group"] == group && r.Labels["shards"] != "" }) {
 				fmt.Fprintf(env.Stdout, "%s: merged before\n", group)
 				continue
 			}
+			d, sum, err := engine.MergeShards(groups[group])
+			if err != nil {
+				return err
+			}
+			w := merged{d, sum}
 			id, err := saveMerged(ctx, st, w.d, w.sum)
 			if err != nil {
-				return fmt.Errorf("%s: %w", out, err)
+				return fmt.Errorf("%s: %w", st.Path(), err)
 			}
 			fmt.Fprintf(env.Stdout, "run %d: %s, merged from %s shards: %s", id, group, w.d.Labels["shards"], w.sum.Headline())
 			for _, f := range w.sum.Flags {
@@ -147,6 +158,25 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 	return cmd
 }
 
+// stillRunning tells whether a shard of a group is running yet: recorded running
+// and begun less than its warm-up, window and five minutes ago. One recorded
+// running for longer died without a word (on another machine, where its process
+// cannot be checked), and the merge marks the run incomplete.
+func stillRunning(shards []engine.ShardRun) bool {
+	for _, s := range shards {
+		d := s.Detail
+		if d.Status != store.StatusRunning {
+			continue
+		}
+		w, _ := strconv.ParseFloat(fmt.Sprint(d.Params["warmup_s"]), 64)
+		dur, _ := strconv.ParseFloat(fmt.Sprint(d.Params["duration_s"]), 64)
+		if time.Since(d.Started) < time.Duration((w+dur)*float64(time.Second))+5*time.Minute {
+			return true
+		}
+	}
+	return false
+}
+
 // checkMergePaths refuses an output that is one of the inputs (but in place),
 // and an input given twice.
 func checkMergePaths(inputs []string, out string, inPlace bool) error {
@@ -155,10 +185,10 @@ func checkMergePaths(inputs []string, out string, inPlace bool) error {
 	for _, in := range inputs {
 		abs, _ := filepath.Abs(in)
 		if abs == absOut && !inPlace {
-			return fmt.Errorf("merge writes to %s, which is also an input: give -o a new file", out)
+			return fmt.Errorf("merge writes to %s, which is also an input: give -o a new file", target.Redact(out))
 		}
 		if seen[abs] {
-			return fmt.Errorf("%s is given twice", in)
+			return fmt.Errorf("%s is given twice", target.Redact(in))
 		}
 		seen[abs] = true
 	}
@@ -175,13 +205,13 @@ func readAllRuns(ctx context.Context, env *Env, path string) ([]*store.RunDetail
 	defer st.Close()
 	rs, err := st.Runs(ctx, store.Filter{})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", st.Path(), err)
 	}
 	var out []*store.RunDetail
 	for _, r := range rs {
 		d, err := st.Run(ctx, r.ID)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", st.Path(), err)
 		}
 		out = append(out, d)
 	}

@@ -273,8 +273,9 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	sum, err := runSpec(ctx, &runEnv, f.Spec, t, results)
 	if sum != nil {
 		writePgbenchReport(env.Stdout, sum, &f.Spec, o)
-		sum.WriteText(env.Stderr) // pgbakeoff's summary, validity included
-		fmt.Fprintf(env.Stderr, "pgbakeoff: run %d stored in %s: pgbakeoff show %d --results %s\n", sum.RunID, results, sum.RunID, results)
+		sum.WriteText(env.Stderr)       // pgbakeoff's summary, validity included
+		shown := target.Redact(results) // a PostgreSQL store's DSN may carry a password
+		fmt.Fprintf(env.Stderr, "pgbakeoff: run %d stored in %s: pgbakeoff show %d --results %s\n", sum.RunID, shown, sum.RunID, shown)
 	}
 	if err != nil {
 		if sum == nil && !errors.Is(err, ErrInterrupted) {

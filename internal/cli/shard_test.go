@@ -221,7 +221,7 @@ func TestShardKilled(t *testing.T) {
 	}
 	all := filepath.Join(dir, "all.db")
 	code, text, errOut := run(t, "merge", filepath.Join(dir, "shard0.db"), filepath.Join(dir, "shard1.db"), "-o", all)
-	if code != 0 || !strings.Contains(text, "INVALID: shard 1 (run 1) did not finish (interrupted): the transactions of its 1 client are missing") {
+	if code != 0 || !strings.Contains(text, "INVALID: shard 1 (run 2) did not finish (interrupted): the transactions of its 1 client are missing") {
 		t.Fatalf("merge: exit %d\n%s%s", code, text, errOut)
 	}
 	code, text, errOut = run(t, "runs", "--results", all)
@@ -291,8 +291,10 @@ func TestShardsMeetInStore(t *testing.T) {
 		starts = append(starts, d.Intervals[0].Start)
 	}
 	st.Close()
+	// The same instant on the server's clock, which each shard reads to within a
+	// fraction of a round trip.
 	for _, s := range starts[1:] {
-		if !s.Equal(starts[0]) {
+		if d := s.Sub(starts[0]); d > 10*time.Millisecond || d < -10*time.Millisecond {
 			t.Errorf("the shards began at %v, want the same instant", starts)
 			break
 		}

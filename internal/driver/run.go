@@ -335,7 +335,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			for _, c := range clients {
 				c.close()
 			}
-			return nil, fmt.Errorf("the run was to start at %s, and its clients were ready only %s later: give a later start",
+			return nil, fmt.Errorf("the run was to start at %s, and its clients were connected only %s later: leave the shards more time to connect before the start",
 				cfg.StartAt.Format(time.RFC3339Nano), late.Round(time.Millisecond))
 		}
 		t := time.NewTimer(time.Until(cfg.StartAt))

@@ -82,6 +82,22 @@ func MergeShards(shards []ShardRun) (*store.RunDetail, *Summary, error) {
 	if len(missing) > 0 {
 		return nil, nil, fmt.Errorf("%s lacks shard %s: merge the stores of all %d shards", group, strings.Join(missing, ", "), first.Count)
 	}
+	// One run: what shapes it is the same on every shard.
+	setting := func(s *ShardRun, key string) string {
+		if key == "all_clients" || key == "rate" {
+			p, _ := s.Detail.Params["shard"].(map[string]any)
+			return fmt.Sprint(p[key])
+		}
+		return fmt.Sprint(s.Detail.Params[key])
+	}
+	for _, key := range []string{"all_clients", "rate", "warmup_s", "duration_s", "transactions", "seed", "protocol", "max_tries"} {
+		for i, s := range byIndex[1:] {
+			if a, b := setting(byIndex[0], key), setting(s, key); a != b {
+				return nil, nil, fmt.Errorf("the shards of %s did not run alike: %s is %s on shard 0 and %s on shard %d; run every shard with the same options",
+					group, key, a, b, i+1)
+			}
+		}
+	}
 	if v0 := pgbakeoffVersion(byIndex[0]); v0 != "" {
 		for i, s := range byIndex {
 			if v := pgbakeoffVersion(s); v != "" && v != v0 {
@@ -396,8 +412,23 @@ func (m *merger) summary(d *store.RunDetail) *Summary {
 // clocks; with the shards' own invalid flags, one flag of each name.
 func (m *merger) judge(sum *Summary, flags []Flag) []Flag {
 	if m.shards[0].Summary != nil && sum.Server.CommitsUnread == "" && sum.Status == store.StatusCompleted {
-		flags = append(flags, judgeCommits(evidence{commitsRead: true, serverCommits: sum.Server.Commits, clientCommits: sum.CommitsTotal,
-			unsettled: sum.Server.CommitsUnsettled})...)
+		// Shard 0 counted the server's commits in the database, less its own
+		// sessions'; the other shards' own sessions (their checks and clocks) come
+		// off here, and the tolerance is shard 0's: its span and autovacuum.
+		e := evidence{commitsRead: true, serverCommits: sum.Server.Commits, clientCommits: sum.CommitsTotal, unsettled: sum.Server.CommitsUnsettled}
+		for i, s := range m.shards {
+			p, _ := s.Detail.Params["shard"].(map[string]any)
+			if i > 0 {
+				own, _ := number(p["own_commits"])
+				e.serverCommits -= int64(own)
+				continue
+			}
+			span, _ := number(p["span_s"])
+			nap, _ := number(p["naptime_s"])
+			work, _ := number(p["autovacuum_work"])
+			e.span, e.naptime, e.autovacuumWork = time.Duration(span*float64(time.Second)), time.Duration(nap*float64(time.Second)), int(work)
+		}
+		flags = append(flags, judgeCommits(e)...)
 	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range m.shards {

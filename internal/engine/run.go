@@ -192,8 +192,12 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	// and the sampler's are gone do the server's counters hold all their work.
 	sctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
-	if err := r.ctl.WaitGone(sctx, r.appName, sres.PIDs, 30*time.Second); err != nil {
-		fmt.Fprintf(spec.Log, "warning: waiting for the benchmark's sessions to end: %v\n", err)
+	// Only the process that reads the counters waits (a shard's sessions share
+	// their name with the others', whose end is shard 0's to wait for).
+	if spec.Shard.Index == 0 {
+		if err := r.ctl.WaitGone(sctx, r.appName, sres.PIDs, 30*time.Second); err != nil {
+			fmt.Fprintf(spec.Log, "warning: waiting for the benchmark's sessions to end: %v\n", err)
+		}
 	}
 	r.readStats(store.PointAfterDisconnect, true)
 	span := time.Since(spanStart)
@@ -214,7 +218,14 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	for _, e := range sres.Errors {
 		sum.Warnings = append(sum.Warnings, "sampling the server: "+e)
 	}
-	sum.Flags = judge(r.evidence(wctx, res, sres, sum, span, addrs0))
+	ev := r.evidence(wctx, res, sres, sum, span, addrs0)
+	sum.Flags = judge(ev)
+	if p, ok := r.rec.Params["shard"].(map[string]any); ok {
+		// What the merge's commit check needs: the commits of this shard's own
+		// control sessions, and from shard 0 what its check's tolerance is made of.
+		p["own_commits"] = r.ctl.Own() + r.ownCommits()
+		p["span_s"], p["naptime_s"], p["autovacuum_work"] = span.Seconds(), r.naptime.Seconds(), ev.autovacuumWork
+	}
 	return r.finish(wctx, sum, res)
 }
 

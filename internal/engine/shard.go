@@ -32,18 +32,23 @@ const startMargin = 3 * time.Second
 
 // rendezvous records this shard's arrival in the results store, its clients
 // connected, and waits for the rest of its group: all begin startMargin after the
-// last arrived, an instant every shard reads alike from the store. A shard missing
-// after ShardTimeout fails the run, in every shard that waits for it.
+// last arrived, an instant every shard reads alike from the store. Times there are
+// on the server's clock (this machine's plus clockOffset), so that machines whose
+// clocks differ agree. A shard missing after ShardTimeout fails the run in every
+// shard that waits for it, and a group whose shards did not all wait at once (one
+// gave up before another came) does not start.
 func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 	spec, group := r.spec, r.spec.Group()
-	if err := r.st.ArriveShard(ctx, group, spec.Shard.Index, spec.Shard.Count, time.Now()); err != nil {
+	server := func() time.Time { return time.Now().Add(r.clockOffset) }
+	arrived := server()
+	deadline := arrived.Add(spec.ShardTimeout)
+	if err := r.st.ArriveShard(ctx, group, spec.Shard.Index, spec.Shard.Count, arrived, deadline); err != nil {
 		if errors.Is(err, store.ErrShardTaken) {
 			return time.Time{}, fmt.Errorf("%w: another process runs it, or the group's name was used before; give the run a new --shard-group", err)
 		}
 		return time.Time{}, err
 	}
 	fmt.Fprintf(spec.Log, "shard %s of %s: waiting for the other shards in the results store\n", spec.Shard, group)
-	deadline := time.Now().Add(spec.ShardTimeout)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -52,6 +57,7 @@ func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 			return time.Time{}, err
 		}
 		var last time.Time
+		earliest := deadline
 		here := make([]bool, spec.Shard.Count)
 		for _, a := range as {
 			if a.Shards != spec.Shard.Count || a.Shard >= spec.Shard.Count {
@@ -62,11 +68,21 @@ func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 			if a.Arrived.After(last) {
 				last = a.Arrived
 			}
+			if a.Deadline.Before(earliest) {
+				earliest = a.Deadline
+			}
 		}
-		if len(as) == spec.Shard.Count {
-			return last.Add(startMargin), nil
-		}
-		if time.Now().After(deadline) {
+		switch {
+		case last.After(earliest) || server().After(earliest) && len(as) < spec.Shard.Count && earliest.Before(deadline):
+			return time.Time{}, fmt.Errorf("a shard of %s gave up waiting at %s, before every shard had come: give the run a new --shard-group and start its shards again",
+				group, earliest.Format(time.RFC3339))
+		case len(as) == spec.Shard.Count:
+			start := last.Add(startMargin).Add(-r.clockOffset) // on this machine's clock
+			if p, ok := r.rec.Params["shard"].(map[string]any); ok {
+				p["start_at"] = start.UTC().Format(time.RFC3339Nano)
+			}
+			return start, nil
+		case server().After(deadline):
 			var missing []string
 			for i, ok := range here {
 				if !ok {
@@ -109,7 +125,7 @@ func (r *running) shardParams(ctx context.Context, conn *pgconn.PgConn) error {
 	labels["shard"], labels["shard_group"] = spec.Shard.String(), spec.Group()
 	r.rec.Labels = labels
 	r.rec.Params["shard"] = map[string]any{"index": spec.Shard.Index, "count": spec.Shard.Count, "group": spec.Group(),
-		"first_client": first, "clients": clients, "all_clients": spec.Clients, "start_at": spec.StartAt.UTC().Format(time.RFC3339Nano),
+		"first_client": first, "clients": clients, "all_clients": spec.Clients, "rate": spec.Rate, "start_at": spec.StartAt.UTC().Format(time.RFC3339Nano),
 		"clock_offset_ms": float64(offset) / 1e6, "clock_rtt_ms": float64(rtt) / 1e6}
 	return nil
 }

@@ -82,8 +82,13 @@ func BeginShare(ctx context.Context, conn *pgconn.PgConn, workload, params, mark
 			err = uerr
 		}
 	}()
-	if j, err = ResumeJournal(ctx, conn, workload, params); err != nil || j != nil {
-		return j, err
+	if j, err = ResumeJournal(ctx, conn, workload, params); err != nil {
+		return nil, err
+	}
+	if j != nil {
+		// Joined; but the first shard may have died between starting the journal
+		// and making the tables: what it did not finish is done now.
+		return j, keepAndCreate(ctx, conn, j, schema, values)
 	}
 	res, err := conn.Exec(ctx, "select to_regclass("+quoteLiteral(pgx.Identifier{marked}.Sanitize())+") is not null").ReadAll()
 	if err != nil {
@@ -96,15 +101,23 @@ func BeginShare(ctx context.Context, conn *pgconn.PgConn, workload, params, mark
 	if j, err = StartJournal(ctx, conn, workload, params); err != nil {
 		return nil, err
 	}
+	return j, keepAndCreate(ctx, conn, j, schema, values)
+}
+
+// keepAndCreate keeps the values the journal lacks and makes the tables unless it
+// made them before.
+func keepAndCreate(ctx context.Context, conn *pgconn.PgConn, j *Journal, schema string, values map[string]string) error {
 	for k, v := range values {
-		if err := j.Keep(ctx, conn, k, v); err != nil {
-			return nil, err
+		if j.Value(k) == "" {
+			if err := j.Keep(ctx, conn, k, v); err != nil {
+				return err
+			}
 		}
 	}
 	if err := j.Step(ctx, conn, schema); err != nil {
-		return nil, fmt.Errorf("create tables: %w", err)
+		return fmt.Errorf("create tables: %w", err)
 	}
-	return j, nil
+	return nil
 }
 
 // FinishShare returns the journal of the sharded load of workload whose options

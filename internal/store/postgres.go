@@ -50,7 +50,8 @@ func openPostgres(ctx context.Context, dsn string, readOnly bool) (*Store, error
 	name := target.Redact(dsn)
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("results store %s: %w", name, err)
+		// Not pgx's words: they may quote the DSN, password and all.
+		return nil, fmt.Errorf("results store %s: the DSN does not parse: give a postgres:// URI or key=value settings", name)
 	}
 	cfg.RuntimeParams["search_path"] = pgbakeoffSchema
 	cfg.RuntimeParams["application_name"] = "pgbakeoff-results"
@@ -214,7 +215,11 @@ type postgresStudyLock struct {
 
 func lockPostgresStudy(results, name string) (*StudyLock, error) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, results)
+	cfg, err := pgx.ParseConfig(results)
+	if err != nil {
+		return nil, fmt.Errorf("results store %s: the DSN does not parse: give a postgres:// URI or key=value settings", target.Redact(results))
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("lock study %s in %s: %w", name, target.Redact(results), err)
 	}

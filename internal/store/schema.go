@@ -171,7 +171,8 @@ CREATE TABLE shard_arrivals (
 	shards  INTEGER NOT NULL,
 	host    TEXT NOT NULL,
 	pid     INTEGER NOT NULL,
-	arrived TEXT NOT NULL,
+	arrived TEXT NOT NULL,          -- on the server's clock
+	deadline TEXT NOT NULL,         -- when it gives up waiting, on the server's clock
 	PRIMARY KEY (grp, shard)
 );
 `,
