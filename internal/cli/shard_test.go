@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +42,8 @@ func TestShardsFromJobEnvironment(t *testing.T) {
 		} `json:"flags"`
 	}
 	outs := make([]out, 2)
-	cmds, stdouts := startShards(t, dir, start, "run", "pgbench", "-f", script, "--clients", "5", "--warmup", "1s", "--duration", "2s", "--json", "--dsn", dsn)
+	cmds, stdouts := startShards(t, dir, start, "run", "pgbench", "-f", script, "--clients", "5", "--warmup", "1s", "--duration", "2s", "--json", "--dsn", dsn,
+		"-l", "--log-prefix", filepath.Join(dir, "txlog"))
 	for i, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
 			t.Fatalf("shard %d: %v\n%s", i, err, stdouts[i])
@@ -151,6 +154,12 @@ func TestShardsFromJobEnvironment(t *testing.T) {
 	}
 	if p99 := float64(sum.ValueAtQuantile(99)) / 1000; got.LatencyMs.P99 != p99 {
 		t.Errorf("merged p99 %.3f ms, want %.3f ms, the p99 of all the shards' transactions", got.LatencyMs.P99, p99)
+	}
+	// And from the shards' raw latencies, as their transaction logs have them (to
+	// the microsecond, rounded): one histogram of every transaction of the window.
+	raw, n := rawWindowLatencies(t, dir, start.Add(time.Second), start.Add(3*time.Second))
+	if p99 := float64(raw.ValueAtQuantile(99)) / 1000; math.Abs(got.LatencyMs.P99-p99) > 0.002 || math.Abs(float64(n-got.Transactions)) > 2 {
+		t.Errorf("merged p99 %.3f ms of %d transactions; the logs' p99 %.3f ms of %d", got.LatencyMs.P99, got.Transactions, p99, n)
 	}
 	for _, f := range got.Flags {
 		if f.Invalid {
@@ -337,4 +346,38 @@ func TestInitShards(t *testing.T) {
 	if code, _, errOut = run(t, "init", "tpcc", "--warehouses", "2", "--shard", "2/2", "--dsn", dsn); code == 0 || !strings.Contains(errOut, "--shard") {
 		t.Errorf("--shard 2/2: exit %d, %s", code, errOut)
 	}
+}
+
+// rawWindowLatencies reads the shards' transaction logs (DIR/txlog.*, pgbench's
+// format) into one histogram of the transactions that ended in [from, to).
+func rawWindowLatencies(t *testing.T, dir string, from, to time.Time) (*hdrhistogram.Histogram, int64) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "txlog.*"))
+	if len(files) != 2 {
+		t.Fatalf("transaction logs %v, want one a shard", files)
+	}
+	h := histogram.New()
+	var n int64
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			fs := strings.Fields(line)
+			us, err1 := strconv.ParseInt(fs[2], 10, 64)
+			sec, err2 := strconv.ParseInt(fs[4], 10, 64)
+			frac, err3 := strconv.ParseInt(fs[5], 10, 64)
+			if err1 != nil || err2 != nil || err3 != nil {
+				continue // failed or skipped
+			}
+			if at := time.UnixMicro(sec*1e6 + frac); !at.Before(from) && at.Before(to) {
+				if err := h.RecordValue(max(us, 1)); err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+		}
+	}
+	return h, n
 }
