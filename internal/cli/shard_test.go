@@ -308,9 +308,45 @@ func TestShardsMeetInStore(t *testing.T) {
 			break
 		}
 	}
+	var shardTx int64
 	code, text, errOut := run(t, "merge", "--results", results)
 	if code != 0 || !strings.Contains(text, "run 5: meet, merged from 4 shards") {
 		t.Fatalf("merge in place: exit %d\n%s%s", code, text, errOut)
+	}
+	// The whole run's transactions are the shards', and the server's commits agree
+	// with all the clients' within 1%.
+	var sum, whole struct {
+		Transactions int64 `json:"transactions"`
+		CommitsTotal int64 `json:"commits_total"`
+		Server       struct{ Commits int64 }
+		Flags        []struct {
+			Name    string
+			Invalid bool
+		}
+	}
+	for id := 1; id <= 5; id++ {
+		code, text, errOut = run(t, "show", fmt.Sprint(id), "--json", "--results", results)
+		if code != 0 {
+			t.Fatalf("show %d: exit %d\n%s", id, code, errOut)
+		}
+		if id == 5 {
+			if err := json.Unmarshal([]byte(text), &whole); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := json.Unmarshal([]byte(text), &sum); err != nil {
+			t.Fatal(err)
+		}
+		shardTx += sum.Transactions
+	}
+	if d := whole.Server.Commits - whole.CommitsTotal; whole.Transactions != shardTx || shardTx == 0 || d > whole.CommitsTotal/100 || -d > whole.CommitsTotal/100 {
+		t.Errorf("merged: %d transactions (shards %d), server commits %d against the clients' %d", whole.Transactions, shardTx, whole.Server.Commits, whole.CommitsTotal)
+	}
+	for _, f := range whole.Flags {
+		if f.Invalid {
+			t.Errorf("merged run flagged invalid: %s", f.Name)
+		}
 	}
 	if code, text, _ = run(t, "merge", "--results", results); code != 0 || !strings.Contains(text, "meet: merged before") {
 		t.Errorf("merge in place again: exit %d\n%s", code, text)
