@@ -217,7 +217,8 @@ func TestContaminatedRuns(t *testing.T) {
 	}
 	// Each in a process of its own, as two users' runs would be: in one process they
 	// would share its GOMAXPROCS, and the sessions would mostly wait for their clients.
-	args := []string{"run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "3s",
+	// Windows long enough that the two overlap however late one process starts.
+	args := []string{"run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "6s",
 		"--json", "--results", results, "--dsn", dsn}
 	encoded, _ := json.Marshal(args)
 	done := make(chan result, 2)
@@ -249,7 +250,9 @@ func TestContaminatedRuns(t *testing.T) {
 			reasons = append(reasons, f.Reason)
 		}
 		all := strings.Join(reasons, "\n")
-		for _, want := range []string{"more than the clients made", "other sessions were active", "pgbakeoff-run-"} {
+		// The other run's sessions are named, as active throughout or now and then:
+		// how much the two windows overlapped is up to the processes' start.
+		for _, want := range []string{"more than the clients made", "other sessions were", "pgbakeoff-run-"} {
 			if !strings.Contains(all, want) {
 				t.Errorf("flags do not say %q:\n%s\n%s%s", want, all, r.out, r.errOut)
 			}
