@@ -74,10 +74,6 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 				groups[group] = append(groups[group], sr)
 			}
 		}
-		type merged struct {
-			d   *store.RunDetail
-			sum *engine.Summary
-		}
 		mergedBefore := map[string]bool{}
 		for _, d := range runs {
 			if d.Labels["shards"] != "" {
@@ -140,13 +136,12 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 			if err != nil {
 				return err
 			}
-			w := merged{d, sum}
-			id, err := saveMerged(ctx, st, w.d, w.sum)
+			id, err := saveMerged(ctx, st, d, sum)
 			if err != nil {
 				return fmt.Errorf("%s: %w", st.Path(), err)
 			}
-			fmt.Fprintf(env.Stdout, "run %d: %s, merged from %s shards: %s", id, group, w.d.Labels["shards"], w.sum.Headline())
-			for _, f := range w.sum.Flags {
+			fmt.Fprintf(env.Stdout, "run %d: %s, merged from %s shards: %s", id, group, d.Labels["shards"], sum.Headline())
+			for _, f := range sum.Flags {
 				if f.Invalid {
 					fmt.Fprintf(env.Stdout, "  INVALID: %s", f.Reason)
 				}
