@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -85,7 +83,7 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 			switch {
 			case mergedBefore[g]:
 				fmt.Fprintf(env.Stdout, "%s: merged before\n", g)
-			case stillRunning(groups[g]):
+			case engine.StillRunning(groups[g], env.Now()):
 				fmt.Fprintf(env.Stdout, "%s: a shard is still running; merge once every shard has ended\n", g)
 			default:
 				if _, _, err := engine.MergeShards(groups[g]); err != nil {
@@ -151,25 +149,6 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 		return nil
 	}
 	return cmd
-}
-
-// stillRunning tells whether a shard of a group is running yet: recorded running
-// and begun less than its warm-up, window and five minutes ago. One recorded
-// running for longer died without a word (on another machine, where its process
-// cannot be checked), and the merge marks the run incomplete.
-func stillRunning(shards []engine.ShardRun) bool {
-	for _, s := range shards {
-		d := s.Detail
-		if d.Status != store.StatusRunning {
-			continue
-		}
-		w, _ := strconv.ParseFloat(fmt.Sprint(d.Params["warmup_s"]), 64)
-		dur, _ := strconv.ParseFloat(fmt.Sprint(d.Params["duration_s"]), 64)
-		if time.Since(d.Started) < time.Duration((w+dur)*float64(time.Second))+5*time.Minute {
-			return true
-		}
-	}
-	return false
 }
 
 // checkMergePaths refuses an output that is one of the inputs (but in place),

@@ -284,9 +284,7 @@ func (m *merger) summary(d *store.RunDetail) *Summary {
 		sum.OutageS, sum.Connections, sum.Errors, sum.Outages, sum.ConnectErrors, sum.Warnings, sum.Flags = 0, 0, nil, nil, nil, nil, nil
 		sum.ClientCPU = clientCPU{ThreadPerClient: base.ClientCPU.ThreadPerClient}
 		if base.Rate != nil {
-			r := *base.Rate
-			sum.Rate = &r
-			*sum.Rate = rateSummary{LatencyLimitMs: base.Rate.LatencyLimitMs}
+			sum.Rate = &rateSummary{LatencyLimitMs: base.Rate.LatencyLimitMs}
 		}
 	}
 	if s0 := m.shards[0].Summary; s0 != nil {
@@ -444,6 +442,25 @@ func (m *merger) judge(sum *Summary, flags []Flag) []Flag {
 	}
 	flags = append(flags, Flag{flagShard, false, fmt.Sprintf("merged from %d shards of %s, %d clients in all", len(m.shards), m.group, sum.Clients)})
 	return joinFlags(flags)
+}
+
+// StillRunning tells whether a shard of a group is running yet: recorded running
+// and begun less than its warm-up, window and five minutes before now. One
+// recorded running for longer died without a word (on another machine, where its
+// process cannot be checked), and merging marks the run incomplete.
+func StillRunning(shards []ShardRun, now time.Time) bool {
+	for _, s := range shards {
+		d := s.Detail
+		if d.Status != store.StatusRunning {
+			continue
+		}
+		w, _ := number(d.Params["warmup_s"])
+		dur, _ := number(d.Params["duration_s"])
+		if now.Sub(d.Started) < time.Duration((w+dur)*float64(time.Second))+5*time.Minute {
+			return true
+		}
+	}
+	return false
 }
 
 // number reads a number stored in a run's params (json.Number once read back).

@@ -222,9 +222,6 @@ func sqlStep(sql string) string {
 	return fmt.Sprintf("sql %s... #%x", strings.ToValidUTF8(sql[:100], ""), sum[:12])
 }
 
-// TaskStep names a copy task in the journal.
-func TaskStep(t Task) string { return taskStep(t) }
-
 // taskStep names a copy task in the journal.
 func taskStep(t Task) string {
 	return fmt.Sprintf("copy %s %d-%d", t.Table, t.First, t.Last)

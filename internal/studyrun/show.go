@@ -66,7 +66,7 @@ func studyCells(ctx context.Context, st *store.Store, s *study.Study, studyID in
 			cr.values = append(cr.values, rate)
 			continue
 		}
-		sum, err := storedSummary(ctx, st, d.RunID)
+		sum, err := storedSummary(ctx, st, d.RunID, false)
 		if errors.Is(err, store.ErrNotFound) {
 			cr.pending++
 			continue
@@ -83,9 +83,9 @@ func studyCells(ctx context.Context, st *store.Store, s *study.Study, studyID in
 	return cells, nil
 }
 
-// storedSummary reads a stored run's summary, with its window's latency
-// histogram.
-func storedSummary(ctx context.Context, st *store.Store, id int64) (*engine.Summary, error) {
+// storedSummary reads a stored run's summary, and with latency its window's
+// latency histogram, which judging it by an objective needs.
+func storedSummary(ctx context.Context, st *store.Store, id int64, latency bool) (*engine.Summary, error) {
 	r, err := st.Run(ctx, id)
 	if err != nil {
 		return nil, err
@@ -94,11 +94,13 @@ func storedSummary(ctx context.Context, st *store.Store, id int64) (*engine.Summ
 	if err != nil {
 		return nil, fmt.Errorf("run %d summary: %w", id, err)
 	}
-	h, err := r.WindowLatency()
-	if err != nil {
-		return nil, err
+	if latency {
+		h, err := r.WindowLatency()
+		if err != nil {
+			return nil, err
+		}
+		sum.SetLatency(h)
 	}
-	sum.SetLatency(h)
 	return sum, nil
 }
 
@@ -115,7 +117,7 @@ func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[
 		if d.RunID == 0 || d.Fingerprint != fingerprint {
 			continue
 		}
-		sum, err := storedSummary(ctx, st, d.RunID)
+		sum, err := storedSummary(ctx, st, d.RunID, true)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
