@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
@@ -756,6 +757,16 @@ func (p *parser) rates(kv pair) []int {
 	return p.ints(kv, "rate", "rate in transactions a second", "a rate in transactions a second, a list of them or a ramp {from, to, steps}", maxRate)
 }
 
+// nonNegative reads a duration that may be 0 but not less.
+func (p *parser) nonNegative(kv pair) (time.Duration, bool) {
+	d, ok := p.duration(kv)
+	if ok && d < 0 {
+		p.errorf(kv.valPos(), "%s %s is negative", kv.name(), d)
+		return 0, false
+	}
+	return d, ok
+}
+
 // findMax reads a search for the highest rate within the objective: true for
 // find-max's defaults, or {confirm, resolution, budget, ceiling} as its flags.
 func (p *parser) findMax(kv pair) *FindMax {
@@ -788,10 +799,7 @@ func (p *parser) findMax(kv pair) *FindMax {
 				}
 			}
 		case "budget":
-			if d, ok := p.duration(e); ok {
-				if d < 0 {
-					p.errorf(e.valPos(), "budget %s is negative", d)
-				}
+			if d, ok := p.nonNegative(e); ok {
 				f.Budget = d
 			}
 		case "ceiling":
@@ -838,10 +846,7 @@ func (p *parser) matrix(kv pair) Matrix {
 		case "find_max":
 			m.FindMax = p.findMax(kv)
 		case "warmup":
-			if d, ok := p.duration(kv); ok {
-				if d < 0 {
-					p.errorf(kv.valPos(), "warmup %s is negative", d)
-				}
+			if d, ok := p.nonNegative(kv); ok {
 				m.Warmup = d
 			}
 		case "duration":
@@ -860,10 +865,7 @@ func (p *parser) matrix(kv pair) Matrix {
 			s, _ := p.enum(kv, orders)
 			m.Order = Order(s)
 		case "pause":
-			if d, ok := p.duration(kv); ok {
-				if d < 0 {
-					p.errorf(kv.valPos(), "pause %s is negative", d)
-				}
+			if d, ok := p.nonNegative(kv); ok {
 				m.Pause = d
 			}
 		default:
