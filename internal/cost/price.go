@@ -45,6 +45,9 @@ type Price struct {
 	// high availability: 2 for one standby. Backup, network and fees are not
 	// multiplied. 0 means no standby, as 1 does.
 	HA float64
+	// HAMonthly is what high availability adds a month as a price list
+	// prices it (the standby's compute and storage), instead of HA.
+	HAMonthly float64
 
 	FeeMonthly float64 // a support or management fee
 	FeePercent float64 // a fee of this percent of everything else
@@ -52,6 +55,9 @@ type Price struct {
 	Currency string // an ISO 4217 code such as USD or EUR; "" is DefaultCurrency
 	Source   string // where the figures come from, for people
 	Date     string // when they were published or looked up: YYYY, YYYY-MM or YYYY-MM-DD
+	// Fetched is when a price looked up in a cloud's price list was read from
+	// it (RFC 3339); "" for a price given by hand.
+	Fetched string
 }
 
 // Field is one amount of a Price under the name that prices files and study
@@ -76,6 +82,7 @@ func (p *Price) Fields() []Field {
 		{"throughput_mbps", &p.ThroughputMBps},
 		{"per_mbps_month", &p.PerMBpsMonth},
 		{"ha", &p.HA},
+		{"ha_monthly", &p.HAMonthly},
 		{"backup_gb", &p.BackupGB},
 		{"backup_per_gb_month", &p.BackupPerGBMonth},
 		{"backup_monthly", &p.BackupMonthly},
@@ -165,9 +172,14 @@ func (p Price) Validate() error {
 		bad("ha", "ha %s is out of range; want 1 or more, such as 2 for one standby", number(p.HA))
 	case p.HA > 0 && p.Total == 0 && b.base == 0:
 		bad("ha", "ha multiplies compute and storage; give them too")
+	case p.HAMonthly > 0 && p.Total == 0 && b.base == 0:
+		bad("ha_monthly", "ha_monthly is what a standby adds to compute and storage; give them too")
 	}
 	if p.FeePercent > 0 && p.Total == 0 && b.rest == 0 {
 		bad("fee_percent", "fee_percent needs other amounts to be a percent of")
+	}
+	if p.HA > 0 && p.HAMonthly > 0 {
+		bad("ha_monthly", "give ha (a multiplier) or ha_monthly (an amount), not both")
 	}
 	if !p.given() {
 		bad("", "the price has no amounts; give monthly, or components such as compute_per_hour")
@@ -177,6 +189,11 @@ func (p Price) Validate() error {
 	}
 	if p.Date != "" && !validDate(p.Date) {
 		bad("date", "invalid date %q; want YYYY, YYYY-MM or YYYY-MM-DD", p.Date)
+	}
+	if p.Fetched != "" {
+		if _, err := time.Parse(time.RFC3339, p.Fetched); err != nil {
+			bad("fetched", "invalid fetched time %q; want RFC 3339 such as 2026-11-26T07:00:00Z", p.Fetched)
+		}
 	}
 	if len(errs) > 0 {
 		return errs
@@ -231,70 +248,96 @@ func (p Price) Detail() string {
 	return strings.Join(b.lines, ", ") + "; total " + cents(b.total) + " " + unit + "/month"
 }
 
+// Component is one part of a monthly price, for tables that break prices
+// down alike across targets.
+type Component struct {
+	Name    string  // compute, storage, iops, throughput, ha, backup, network or fee
+	Monthly float64 // what it adds a month
+}
+
+// Components is Monthly broken down, in the order Detail shows the parts; a
+// Total is one component named "total".
+func (p Price) Components() []Component {
+	if p.Total > 0 {
+		return []Component{{"total", p.Total}}
+	}
+	return p.breakdown().parts
+}
+
 // breakdown is a price's components added up.
 type breakdown struct {
 	base  float64 // compute and storage, before HA
 	rest  float64 // everything but the fees
 	total float64
-	lines []string // for Detail
+	lines []string    // for Detail
+	parts []Component // for Components
+}
+
+// add counts a component: its line for Detail and its amount.
+func (b *breakdown) add(name, line string, amount float64) {
+	b.lines = append(b.lines, line)
+	b.parts = append(b.parts, Component{name, amount})
 }
 
 func (p Price) breakdown() breakdown {
 	var b breakdown
-	add := func(line string, amount float64) {
-		b.lines = append(b.lines, line)
-		b.base += amount
-	}
 	switch {
 	case p.ComputePerHour > 0:
 		m := p.ComputePerHour * HoursPerMonth
-		add(fmt.Sprintf("compute %s/h x %d = %s", number(p.ComputePerHour), HoursPerMonth, cents(m)), m)
+		b.add("compute", fmt.Sprintf("compute %s/h x %d = %s", number(p.ComputePerHour), HoursPerMonth, cents(m)), m)
 	case p.ComputeMonthly > 0:
-		add("compute "+money(p.ComputeMonthly), p.ComputeMonthly)
+		b.add("compute", "compute "+money(p.ComputeMonthly), p.ComputeMonthly)
 	}
 	switch {
 	case p.StorageGB > 0 || p.StoragePerGBMonth > 0:
 		m := p.StorageGB * p.StoragePerGBMonth
-		add(fmt.Sprintf("storage %s GB x %s = %s", number(p.StorageGB), number(p.StoragePerGBMonth), cents(m)), m)
+		b.add("storage", fmt.Sprintf("storage %s GB x %s = %s", number(p.StorageGB), number(p.StoragePerGBMonth), cents(m)), m)
 	case p.StorageMonthly > 0:
-		add("storage "+money(p.StorageMonthly), p.StorageMonthly)
+		b.add("storage", "storage "+money(p.StorageMonthly), p.StorageMonthly)
 	}
 	if p.IOPS > 0 || p.PerIOPSMonth > 0 {
 		m := p.IOPS * p.PerIOPSMonth
-		add(fmt.Sprintf("IOPS %s x %s = %s", number(p.IOPS), number(p.PerIOPSMonth), cents(m)), m)
+		b.add("iops", fmt.Sprintf("IOPS %s x %s = %s", number(p.IOPS), number(p.PerIOPSMonth), cents(m)), m)
 	}
 	if p.ThroughputMBps > 0 || p.PerMBpsMonth > 0 {
 		m := p.ThroughputMBps * p.PerMBpsMonth
-		add(fmt.Sprintf("throughput %s MB/s x %s = %s", number(p.ThroughputMBps), number(p.PerMBpsMonth), cents(m)), m)
+		b.add("throughput", fmt.Sprintf("throughput %s MB/s x %s = %s", number(p.ThroughputMBps), number(p.PerMBpsMonth), cents(m)), m)
+	}
+	for _, c := range b.parts {
+		b.base += c.Monthly
 	}
 	b.rest = b.base
-	if p.HA > 0 && p.HA != 1 {
+	switch {
+	case p.HA > 0 && p.HA != 1:
+		b.add("ha", fmt.Sprintf("HA x%s = %s", number(p.HA), cents(b.base*p.HA)), b.base*(p.HA-1))
 		b.rest = b.base * p.HA
-		b.lines = append(b.lines, fmt.Sprintf("HA x%s = %s", number(p.HA), cents(b.rest)))
+	case p.HAMonthly > 0:
+		b.add("ha", "HA "+money(p.HAMonthly), p.HAMonthly)
+		b.rest += p.HAMonthly
 	}
 	switch {
 	case p.BackupGB > 0 || p.BackupPerGBMonth > 0:
 		m := p.BackupGB * p.BackupPerGBMonth
-		b.lines = append(b.lines, fmt.Sprintf("backup %s GB x %s = %s", number(p.BackupGB), number(p.BackupPerGBMonth), cents(m)))
+		b.add("backup", fmt.Sprintf("backup %s GB x %s = %s", number(p.BackupGB), number(p.BackupPerGBMonth), cents(m)), m)
 		b.rest += m
 	case p.BackupMonthly > 0:
-		b.lines = append(b.lines, "backup "+money(p.BackupMonthly))
+		b.add("backup", "backup "+money(p.BackupMonthly), p.BackupMonthly)
 		b.rest += p.BackupMonthly
 	}
 	if p.NetworkMonthly > 0 {
-		b.lines = append(b.lines, "network "+money(p.NetworkMonthly))
+		b.add("network", "network "+money(p.NetworkMonthly), p.NetworkMonthly)
 		b.rest += p.NetworkMonthly
 	}
 	b.total = b.rest
 	switch percent := p.FeePercent / 100 * b.rest; {
 	case p.FeeMonthly > 0 && p.FeePercent > 0:
-		b.lines = append(b.lines, fmt.Sprintf("fee %s + %s%% of %s = %s", money(p.FeeMonthly), number(p.FeePercent), cents(b.rest), cents(p.FeeMonthly+percent)))
+		b.add("fee", fmt.Sprintf("fee %s + %s%% of %s = %s", money(p.FeeMonthly), number(p.FeePercent), cents(b.rest), cents(p.FeeMonthly+percent)), p.FeeMonthly+percent)
 		b.total += p.FeeMonthly + percent
 	case p.FeeMonthly > 0:
-		b.lines = append(b.lines, "fee "+money(p.FeeMonthly))
+		b.add("fee", "fee "+money(p.FeeMonthly), p.FeeMonthly)
 		b.total += p.FeeMonthly
 	case p.FeePercent > 0:
-		b.lines = append(b.lines, fmt.Sprintf("fee %s%% of %s = %s", number(p.FeePercent), cents(b.rest), cents(percent)))
+		b.add("fee", fmt.Sprintf("fee %s%% of %s = %s", number(p.FeePercent), cents(b.rest), cents(percent)), percent)
 		b.total += percent
 	}
 	return b

@@ -164,8 +164,59 @@ func TestFields(t *testing.T) {
 			t.Errorf("Price.%s is not in Fields", v.Type().Field(i).Name)
 		}
 	}
-	if n := len(fields); n != 17 {
-		t.Errorf("%d fields, want 17", n)
+	if n := len(fields); n != 18 {
+		t.Errorf("%d fields, want 18", n)
+	}
+}
+
+// A standby priced as an amount, as price lists price it, is a component of
+// its own, and the components add up to Monthly whichever way HA is given.
+func TestComponents(t *testing.T) {
+	listed := Price{ComputePerHour: 1.232, StorageGB: 1000, StoragePerGBMonth: 0.115, IOPS: 3000, PerIOPSMonth: 0.02, HAMonthly: 1074.36}
+	if err := listed.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	want := []Component{{"compute", 1.232 * 730}, {"storage", 115}, {"iops", 60}, {"ha", 1074.36}}
+	got := listed.Components()
+	if len(got) != len(want) {
+		t.Fatalf("components %v, want %v", got, want)
+	}
+	sum := 0.0
+	for i := range want {
+		if got[i].Name != want[i].Name || math.Abs(got[i].Monthly-want[i].Monthly) > 1e-9 {
+			t.Errorf("component %d = %v, want %v", i, got[i], want[i])
+		}
+		sum += got[i].Monthly
+	}
+	if math.Abs(sum-listed.Monthly()) > 1e-9 || math.Abs(listed.Monthly()-2148.72) > 1e-9 {
+		t.Errorf("components add up to %v, Monthly %v, want 2148.72", sum, listed.Monthly())
+	}
+	if d := listed.Detail(); !strings.Contains(d, "HA 1074.36; total 2148.72 USD/month") {
+		t.Errorf("Detail = %q", d)
+	}
+
+	multiplied := Price{ComputeMonthly: 100, StorageMonthly: 20, HA: 2, FeeMonthly: 5}
+	sum = 0
+	for _, c := range multiplied.Components() {
+		sum += c.Monthly
+	}
+	if sum != 245 || multiplied.Monthly() != 245 {
+		t.Errorf("HA x2 components add up to %v, Monthly %v, want 245", sum, multiplied.Monthly())
+	}
+	if c := (Price{Total: 99}).Components(); len(c) != 1 || c[0] != (Component{"total", 99}) {
+		t.Errorf("a total's components = %v", c)
+	}
+
+	both := Price{ComputePerHour: 1, HA: 2, HAMonthly: 730}
+	if err := both.Validate(); err == nil || !strings.Contains(err.Error(), "not both") {
+		t.Errorf("ha with ha_monthly: %v", err)
+	}
+	alone := Price{HAMonthly: 730}
+	if err := alone.Validate(); err == nil || !strings.Contains(err.Error(), "give them too") {
+		t.Errorf("ha_monthly alone: %v", err)
+	}
+	if err := (Price{Total: 1, Fetched: "yesterday"}).Validate(); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
+		t.Errorf("a bad fetched time: %v", err)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/suggest"
 )
 
 // Pos is a place in the study file. Line and Col count from 1; zero means
@@ -97,49 +99,7 @@ func (s *Study) Errorf(pos Pos, format string, args ...any) *Error {
 
 // Suggest returns the known word closest to word when it is close enough to
 // be a likely typo and no other is as close, or "".
-func Suggest(word string, known []string) string {
-	w := strings.ToLower(word)
-	best, bestDist, tie := "", max(1, len([]rune(w))/3)+1, false // allow a third of the word to be wrong
-	for _, k := range known {
-		switch d := distance(w, strings.ToLower(k)); {
-		case d < bestDist:
-			best, bestDist, tie = k, d, false
-		case d == bestDist && best != "":
-			tie = true
-		}
-	}
-	if tie {
-		return ""
-	}
-	return best
-}
-
-// distance is the optimal string alignment distance: insertions, deletions,
-// substitutions and transpositions of neighbours each cost one.
-func distance(a, b string) int {
-	s, t := []rune(a), []rune(b)
-	prev2 := make([]int, len(t)+1)
-	prev := make([]int, len(t)+1)
-	cur := make([]int, len(t)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(s); i++ {
-		cur[0] = i
-		for j := 1; j <= len(t); j++ {
-			cost := 1
-			if s[i-1] == t[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(t)]
-}
+func Suggest(word string, known []string) string { return suggest.One(word, known) }
 
 // oneOf lists words for a message: "a, b or c".
 func oneOf(words []string) string {
