@@ -184,6 +184,7 @@ func NewRoot(env *Env) *cobra.Command {
 		newExportCmd(env),
 		newShowCmd(env),
 		newMergeCmd(env),
+		newPricesCmd(env),
 	} {
 		root.AddCommand(c)
 	}

@@ -253,13 +253,14 @@ func (p Price) Detail() string {
 type Component struct {
 	Name    string  // compute, storage, iops, throughput, ha, backup, network or fee
 	Monthly float64 // what it adds a month
+	Detail  string  // how, as Detail shows it: "storage 1000 GB x 0.115 = 115.00"
 }
 
 // Components is Monthly broken down, in the order Detail shows the parts; a
 // Total is one component named "total".
 func (p Price) Components() []Component {
 	if p.Total > 0 {
-		return []Component{{"total", p.Total}}
+		return []Component{{"total", p.Total, money(p.Total)}}
 	}
 	return p.breakdown().parts
 }
@@ -276,7 +277,7 @@ type breakdown struct {
 // add counts a component: its line for Detail and its amount.
 func (b *breakdown) add(name, line string, amount float64) {
 	b.lines = append(b.lines, line)
-	b.parts = append(b.parts, Component{name, amount})
+	b.parts = append(b.parts, Component{name, amount, line})
 }
 
 func (p Price) breakdown() breakdown {

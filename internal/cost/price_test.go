@@ -176,14 +176,15 @@ func TestComponents(t *testing.T) {
 	if err := listed.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	want := []Component{{"compute", 1.232 * 730}, {"storage", 115}, {"iops", 60}, {"ha", 1074.36}}
+	want := []Component{{"compute", 1.232 * 730, "compute 1.232/h x 730 = 899.36"}, {"storage", 115, "storage 1000 GB x 0.115 = 115.00"},
+		{"iops", 60, "IOPS 3000 x 0.02 = 60.00"}, {"ha", 1074.36, "HA 1074.36"}}
 	got := listed.Components()
 	if len(got) != len(want) {
 		t.Fatalf("components %v, want %v", got, want)
 	}
 	sum := 0.0
 	for i := range want {
-		if got[i].Name != want[i].Name || math.Abs(got[i].Monthly-want[i].Monthly) > 1e-9 {
+		if got[i].Name != want[i].Name || got[i].Detail != want[i].Detail || math.Abs(got[i].Monthly-want[i].Monthly) > 1e-9 {
 			t.Errorf("component %d = %v, want %v", i, got[i], want[i])
 		}
 		sum += got[i].Monthly
@@ -203,7 +204,7 @@ func TestComponents(t *testing.T) {
 	if sum != 245 || multiplied.Monthly() != 245 {
 		t.Errorf("HA x2 components add up to %v, Monthly %v, want 245", sum, multiplied.Monthly())
 	}
-	if c := (Price{Total: 99}).Components(); len(c) != 1 || c[0] != (Component{"total", 99}) {
+	if c := (Price{Total: 99}).Components(); len(c) != 1 || c[0] != (Component{"total", 99, "99.00"}) {
 		t.Errorf("a total's components = %v", c)
 	}
 

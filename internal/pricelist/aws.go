@@ -374,7 +374,7 @@ func awsPrice(x awsExtract, q Query, st Storage) (cost.Price, error) {
 	}
 	// The standby is what Multi-AZ costs beyond Single-AZ, as the list
 	// prices each.
-	single.HAMonthly = multi.Monthly() - single.Monthly()
+	single.HAMonthly = roundMicro(multi.Monthly() - single.Monthly())
 	if single.HAMonthly <= 0 {
 		return cost.Price{}, fmt.Errorf("aws: %s costs no more Multi-AZ than Single-AZ in %s's price list; report this as a bug", q.Instance, q.Region)
 	}

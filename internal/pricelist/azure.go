@@ -437,7 +437,7 @@ func azurePrice(meters []azureMeter, q Query, st Storage) (cost.Price, error) {
 	}
 	if q.HA {
 		// A standby is billed as the primary: compute and storage again.
-		p.HAMonthly = p.Monthly()
+		p.HAMonthly = roundMicro(p.Monthly())
 	}
 	p.Source = fmt.Sprintf("%s, Consumption: %s", q.Region, strings.Join(used, "; "))
 	if q.HA {

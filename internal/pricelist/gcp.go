@@ -142,7 +142,7 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 		if err != nil {
 			return cost.Price{}, err
 		}
-		p.HAMonthly = regional.Monthly() - p.Monthly()
+		p.HAMonthly = roundMicro(regional.Monthly() - p.Monthly())
 	}
 	p.Currency = cost.DefaultCurrency
 	p.Source = fmt.Sprintf("%s, service %s, %s, %s: %s", gcpList, gcpCloudSQL, q.Region, q.SKU, strings.Join(used, "; "))

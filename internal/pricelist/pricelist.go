@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -373,6 +374,10 @@ func redact(u string) string {
 	}
 	return p.String()
 }
+
+// roundMicro rounds an amount worked out to a millionth, so that a difference
+// of prices prints as the prices do: 1074.36, not 1074.3600000000001.
+func roundMicro(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // hostOf is the host of an address, for sources.
 func hostOf(u string) string {

@@ -10,104 +10,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pricelist/pricetest"
 )
-
-// azureServer serves the Azure fixtures as the Retail Prices API does: the
-// items its $filter's "eq" terms select, pageSize to a page, each page
-// naming the next with an absolute NextPageLink.
-type azureServer struct {
-	*httptest.Server
-	requests atomic.Int64
-	down     atomic.Bool // answer 503, as a list that cannot be reached
-}
-
-func newAzureServer(t *testing.T, pageSize int) *azureServer {
-	t.Helper()
-	var items []map[string]any
-	for _, f := range []string{"constructed.json", "westeurope.ace.json"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "azure", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var page struct{ Items []map[string]any }
-		if err := json.Unmarshal(data, &page); err != nil {
-			t.Fatal(err)
-		}
-		items = append(items, page.Items...)
-	}
-	s := &azureServer{}
-	eq := regexp.MustCompile(`(\w+) eq '([^']*)'`)
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.requests.Add(1)
-		if s.down.Load() {
-			http.Error(w, "service unavailable", http.StatusServiceUnavailable)
-			return
-		}
-		q := r.URL.Query()
-		if q.Get("currencyCode") != "'USD'" {
-			http.Error(w, "only USD here", http.StatusBadRequest)
-			return
-		}
-		sel := []map[string]any{}
-	items:
-		for _, it := range items {
-			for _, m := range eq.FindAllStringSubmatch(q.Get("$filter"), -1) {
-				field := m[1]
-				if field == "priceType" {
-					field = "type"
-				}
-				if fmt.Sprint(it[field]) != m[2] {
-					continue items
-				}
-			}
-			sel = append(sel, it)
-		}
-		skip, _ := strconv.Atoi(q.Get("$skip"))
-		end := min(skip+pageSize, len(sel))
-		page := map[string]any{"BillingCurrency": "USD", "CustomerEntityId": "Default", "CustomerEntityType": "Retail",
-			"Items": sel[min(skip, len(sel)):end], "Count": end - min(skip, len(sel)), "NextPageLink": nil}
-		if end < len(sel) {
-			q.Set("$skip", strconv.Itoa(end))
-			page["NextPageLink"] = s.URL + r.URL.Path + "?" + q.Encode()
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(page)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
-
-// awsServer serves the AWS fixtures at the bulk API's paths.
-func awsServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
-	t.Helper()
-	var regionFiles atomic.Int64
-	files := map[string]string{
-		"/offers/v1.0/aws/index.json":                                    "index.json",
-		"/offers/v1.0/aws/AmazonRDS/current/region_index.json":           "region_index.json",
-		"/offers/v1.0/aws/AmazonRDS/20261101000000/us-east-1/index.json": "us-east-1.json",
-		"/offers/v1.0/aws/AmazonRDS/20170419200300/us-west-2/index.json": "us-west-2.lyft.json",
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, ok := files[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		if strings.HasSuffix(r.URL.Path, "/index.json") && strings.Contains(r.URL.Path, "/AmazonRDS/2") {
-			regionFiles.Add(1)
-		}
-		http.ServeFile(w, r, filepath.Join("testdata", "aws", f))
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &regionFiles
-}
 
 // lister is a Lister of the test servers, its cache in a directory of the
 // test's, its warnings collected, its clock set.
@@ -124,9 +33,9 @@ func lister(t *testing.T, o Options) (*Lister, *[]string) {
 func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*max(1, math.Abs(want)) }
 
 func TestAzure(t *testing.T) {
-	srv := newAzureServer(t, 4) // many pages: every NextPageLink is followed
+	srv := pricetest.Azure(t, 4) // many pages: every NextPageLink is followed
 	now := time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC)
-	l, warnings := lister(t, Options{AzureURL: srv.URL + "/api/retail/prices", Now: func() time.Time { return now }})
+	l, warnings := lister(t, Options{AzureURL: srv.URL, Now: func() time.Time { return now }})
 	ctx := context.Background()
 
 	p, err := l.Price(ctx, Query{Cloud: "azure", Service: "flexible-server", SKU: "Standard_D16ads_v5",
@@ -152,7 +61,7 @@ func TestAzure(t *testing.T) {
 			t.Errorf("source %q lacks %q", p.Source, s)
 		}
 	}
-	pages := srv.requests.Load()
+	pages := srv.Requests.Load()
 	if pages < 4 {
 		t.Errorf("%d requests; the region's meters span several pages of 4", pages)
 	}
@@ -162,7 +71,7 @@ func TestAzure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if srv.requests.Load() != pages {
+	if srv.Requests.Load() != pages {
 		t.Errorf("a cached region was fetched again")
 	}
 	if !near(p2.ComputePerHour, 2.848) || !near(p2.StoragePerGBMonth, 0.115) || p2.IOPS != 0 || p2.HAMonthly != 0 {
@@ -192,8 +101,8 @@ func TestAzure(t *testing.T) {
 }
 
 func TestAzureBadInput(t *testing.T) {
-	srv := newAzureServer(t, 100)
-	l, _ := lister(t, Options{AzureURL: srv.URL + "/api/retail/prices"})
+	srv := pricetest.Azure(t, 100)
+	l, _ := lister(t, Options{AzureURL: srv.URL})
 	ctx := context.Background()
 	tests := []struct {
 		q    Query
@@ -220,7 +129,8 @@ func TestAzureBadInput(t *testing.T) {
 }
 
 func TestAWS(t *testing.T) {
-	srv, regionFiles := awsServer(t)
+	srv := pricetest.AWS(t)
+	regionFiles := &srv.Requests
 	l, warnings := lister(t, Options{AWSURL: srv.URL})
 	ctx := context.Background()
 	p, err := l.Price(ctx, Query{Cloud: "aws", Engine: "postgres", Instance: "db.m6g.4xlarge",
@@ -293,7 +203,7 @@ func TestAWS(t *testing.T) {
 // The cache: used while fresh, refreshed when stale, fallen back to with a
 // warning when the list cannot be reached, and alone with --offline.
 func TestCache(t *testing.T) {
-	srv := newAzureServer(t, 100)
+	srv := pricetest.Azure(t, 100)
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
@@ -304,7 +214,7 @@ func TestCache(t *testing.T) {
 	if _, err := offline.Price(ctx, q); err == nil || !strings.Contains(err.Error(), "--offline, and Azure price list of Azure Database for PostgreSQL in eastus (USD) is not cached; look it up once without --offline") {
 		t.Errorf("offline with nothing cached: %v", err)
 	}
-	if srv.requests.Load() != 0 {
+	if srv.Requests.Load() != 0 {
 		t.Errorf("--offline made a request")
 	}
 
@@ -313,7 +223,7 @@ func TestCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetches := srv.requests.Load()
+	fetches := srv.Requests.Load()
 
 	// Ten days on the cache is stale. Offline it is used, with a warning.
 	now = now.Add(10 * 24 * time.Hour)
@@ -324,12 +234,12 @@ func TestCache(t *testing.T) {
 	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "using the cached Azure price list of Azure Database for PostgreSQL in eastus (USD) (fetched 2026-11-26 07:00 UTC, 10 days ago), older than 7 days") {
 		t.Errorf("warnings %q", *warnings)
 	}
-	if srv.requests.Load() != fetches {
+	if srv.Requests.Load() != fetches {
 		t.Errorf("--offline made a request")
 	}
 
 	// Online, a stale cache and a list that is down: the cache, warned of.
-	srv.down.Store(true)
+	srv.Down.Store(true)
 	online, warnings = lister(t, Options{CacheDir: dir, AzureURL: srv.URL, Now: clock})
 	p, err = online.Price(ctx, q)
 	if err != nil || p.Monthly() != first.Monthly() {
@@ -345,7 +255,7 @@ func TestCache(t *testing.T) {
 	}
 
 	// Up again, the stale cache is refreshed.
-	srv.down.Store(false)
+	srv.Down.Store(false)
 	p, err = online.Price(ctx, q)
 	if err != nil || p.Fetched != now.Format(time.RFC3339) {
 		t.Errorf("refreshed: fetched %q, %v", p.Fetched, err)
@@ -374,7 +284,7 @@ func TestShapeChanged(t *testing.T) {
 	}
 
 	// An AWS offer file without terms, and one cut short.
-	us, err := os.ReadFile(filepath.Join("testdata", "aws", "us-east-1.json"))
+	us, err := os.ReadFile(pricetest.Testdata("aws", "us-east-1.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,28 +314,7 @@ func TestShapeChanged(t *testing.T) {
 // no message, price or cache file holds it.
 func TestGCP(t *testing.T) {
 	const key = "AIzaTESTKEY-do-not-leak-0123456789"
-	var pages atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/services/9662-B51E-5089/skus" {
-			http.NotFound(w, r)
-			return
-		}
-		if r.URL.Query().Get("key") != key {
-			http.Error(w, `{"error":{"code":403,"message":"API key not valid"}}`, http.StatusForbidden)
-			return
-		}
-		pages.Add(1)
-		f := "cloudsql.json"
-		switch tok := r.URL.Query().Get("pageToken"); {
-		case tok == "page-2":
-			f = "compute-engine.opencost.json"
-		case tok != "":
-			fmt.Fprint(w, `{"skus": []}`) // the recorded page's own next page, the last
-			return
-		}
-		http.ServeFile(w, r, filepath.Join("testdata", "gcp", f))
-	}))
-	t.Cleanup(srv.Close)
+	srv := pricetest.GCP(t, key)
 	dir := t.TempDir()
 	ctx := context.Background()
 
@@ -448,8 +337,8 @@ func TestGCP(t *testing.T) {
 	if !near(p.ComputePerHour, 16*0.0413+64*0.007) || !near(p.HAMonthly, zonal) || !near(p.Monthly(), 2*zonal) {
 		t.Errorf("price %+v, monthly %v, want %v", p, p.Monthly(), 2*zonal)
 	}
-	if pages.Load() != 3 || p.Date != "2026-10-01" || !strings.Contains(p.Source, "Cloud SQL for PostgreSQL: Regional - vCPU in Americas") {
-		t.Errorf("%d pages, date %q, source %q", pages.Load(), p.Date, p.Source)
+	if srv.Requests.Load() != 3 || p.Date != "2026-10-01" || !strings.Contains(p.Source, "Cloud SQL for PostgreSQL: Regional - vCPU in Americas") {
+		t.Errorf("%d pages, date %q, source %q", srv.Requests.Load(), p.Date, p.Source)
 	}
 	if _, err := l.Price(ctx, Query{Cloud: "gcp", SKU: "db-custom-4-16384", Region: "us-centrl1"}); err == nil || !strings.Contains(err.Error(), "nearest: us-central1") {
 		t.Errorf("a misspelt region: %v", err)

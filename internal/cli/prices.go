@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cost"
+	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// The price lists' addresses, for a mirror of them (and for tests against
+// recorded answers); unset, the live lists.
+const (
+	envAzurePrices = "PGBAKEOFF_AZURE_PRICES_URL"
+	envAWSPrices   = "PGBAKEOFF_AWS_PRICES_URL"
+	envGCPPrices   = "PGBAKEOFF_GCP_PRICES_URL"
+)
+
+// priceFlags are the flags of every command that looks prices up.
+type priceFlags struct {
+	offline bool
+	cache   string
+	maxAge  time.Duration
+}
+
+func (pf *priceFlags) add(f *pflag.FlagSet) {
+	f.BoolVar(&pf.offline, "offline", false, "use cached price lists only: no network")
+	f.StringVar(&pf.cache, "price-cache", "", "directory of cached price lists (default: pgbakeoff/prices in the user's cache directory)")
+	f.DurationVar(&pf.maxAge, "price-max-age", pricelist.DefaultMaxAge, "fetch a cached price list again when older than this; an older one is still used, with a warning, when the list cannot be fetched or with --offline")
+}
+
+// lister is a pricelist.Lister as the flags and the environment set it, warning on stderr.
+func (pf *priceFlags) lister(env *Env) (*pricelist.Lister, error) {
+	if pf.maxAge <= 0 {
+		return nil, usageError{fmt.Errorf("--price-max-age must be positive, got %s", pf.maxAge)}
+	}
+	return pricelist.New(pricelist.Options{
+		CacheDir: pf.cache, Offline: pf.offline, MaxAge: pf.maxAge,
+		AzureURL: env.Getenv(envAzurePrices), AWSURL: env.Getenv(envAWSPrices), GCPURL: env.Getenv(envGCPPrices),
+		GCPKey: env.Getenv(pricelist.GCPKeyEnv), Now: env.Now,
+		Warn: func(w string) { fmt.Fprintf(env.Stderr, "pgbakeoff: warning: %s\n", w) },
+	}), nil
+}
+
+// `prices azure|aws|gcp ...`: what a deployment costs by its cloud's price list.
+func newPricesCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "prices",
+		Short: "Look up what a managed PostgreSQL deployment costs in its cloud's public price list",
+		Long: `prices looks a deployment up in its cloud's own price list and prints its hourly and monthly
+price broken down, where each figure comes from, the list's effective date and when it was
+fetched. Lists are cached; --offline uses the cache alone. The same keys, in a study file's
+target as price: {cloud: ...}, price that target in reports.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: unknownSub("azure, aws, gcp"),
+	}
+	var pf priceFlags
+	pf.add(cmd.PersistentFlags())
+	lookup := func(c *cobra.Command, q pricelist.Query) error {
+		l, err := pf.lister(env)
+		if err != nil {
+			return err
+		}
+		ctx, stop := env.Interrupt(c.Context())
+		defer stop()
+		p, err := l.Price(ctx, q)
+		if err != nil {
+			var nf *pricelist.NotFoundError
+			if errors.As(err, &nf) {
+				return usageError{err}
+			}
+			return err
+		}
+		writePrice(env.Stdout, q, p)
+		return nil
+	}
+
+	var az pricelist.Query
+	azure := &cobra.Command{
+		Use:   "azure",
+		Short: "Azure Database for PostgreSQL flexible server, from the Azure Retail Prices API",
+		Example: `  pgbakeoff prices azure --sku Standard_D16ads_v5 --storage 1TiB --region eastus
+  pgbakeoff prices azure --sku Standard_D16ads_v5 --storage premium-ssd-v2:1TiB:51200iops --ha --region eastus`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			az.Cloud = "azure"
+			return lookup(c, az)
+		},
+	}
+	f := azure.Flags()
+	f.StringVar(&az.Service, "service", "flexible-server", "the service: "+strings.Join(pricelist.AzureServices, ", "))
+	f.StringVar(&az.SKU, "sku", "", "compute size, such as Standard_D16ads_v5 or Standard_B1ms")
+	f.StringVar(&az.Storage, "storage", "", "storage: a size (1TiB, 512GiB) with optional type (premium-ssd, the default, or premium-ssd-v2), IOPS (20000iops) and throughput (500mbps), joined by ':'")
+	f.BoolVar(&az.HA, "ha", false, "high availability: a standby, billed as the primary")
+	f.StringVar(&az.Region, "region", "", "region, such as eastus")
+	f.StringVar(&az.Currency, "currency", "", "currency of the prices, such as EUR (default USD)")
+
+	var aw pricelist.Query
+	aws := &cobra.Command{
+		Use:     "aws",
+		Short:   "Amazon RDS for PostgreSQL, from AWS's bulk price list",
+		Example: `  pgbakeoff prices aws --engine postgres --instance db.m6g.4xlarge --storage gp3:1000GiB:12000iops --multi-az --region us-east-1`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			aw.Cloud = "aws"
+			return lookup(c, aw)
+		},
+	}
+	f = aws.Flags()
+	f.StringVar(&aw.Engine, "engine", "postgres", "database engine: postgres")
+	f.StringVar(&aw.Instance, "instance", "", "instance class, such as db.m6g.4xlarge")
+	f.StringVar(&aw.Storage, "storage", "", "storage: type (gp3, the default, gp2, io1, io2), size, IOPS and throughput joined by ':', such as gp3:1000GiB:12000iops:500mibps")
+	f.BoolVar(&aw.HA, "multi-az", false, "Multi-AZ: one standby in another zone")
+	f.StringVar(&aw.Region, "region", "", "region, such as us-east-1")
+
+	var gc pricelist.Query
+	gcp := &cobra.Command{
+		Use:     "gcp",
+		Short:   "Google Cloud SQL for PostgreSQL, from the Cloud Billing Catalog (needs an API key in $" + pricelist.GCPKeyEnv + ")",
+		Example: `  PGBAKEOFF_GCP_API_KEY=... pgbakeoff prices gcp --tier db-custom-16-65536 --storage ssd:1000GiB --ha --region us-central1`,
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			gc.Cloud = "gcp"
+			return lookup(c, gc)
+		},
+	}
+	f = gcp.Flags()
+	f.StringVar(&gc.SKU, "tier", "", "machine tier, such as db-custom-16-65536 (vCPUs and MB of memory)")
+	f.StringVar(&gc.Storage, "storage", "", "storage: type (ssd, the default, or hdd) and size joined by ':', such as ssd:1000GiB")
+	f.BoolVar(&gc.HA, "ha", false, "high availability: a regional instance")
+	f.StringVar(&gc.Region, "region", "", "region, such as us-central1")
+
+	cmd.AddCommand(azure, aws, gcp)
+	return cmd
+}
+
+// writePrice prints a price looked up: per hour and per month by component,
+// where it comes from, and the price as a study file gives it.
+func writePrice(w io.Writer, q pricelist.Query, p cost.Price) {
+	fmt.Fprintf(w, "%s\n\n", q)
+	cur := p.Currency
+	fmt.Fprintf(w, "  %-11s %12s %12s   %s\n", "", cur+"/hour", cur+"/month", "made up of")
+	for _, c := range p.Components() {
+		fmt.Fprintf(w, "  %-11s %12.4f %12.2f   %s\n", componentName(c.Name), c.Monthly/cost.HoursPerMonth, c.Monthly, c.Detail)
+	}
+	fmt.Fprintf(w, "  %-11s %12.4f %12.2f   (%d hours a month)\n\n", "total", p.Monthly()/cost.HoursPerMonth, p.Monthly(), cost.HoursPerMonth)
+	// The source is the list, then each price of it used: one a line.
+	fmt.Fprintf(w, "source:    %s\n", strings.ReplaceAll(p.Source, "; ", ";\n           "))
+	fmt.Fprintf(w, "effective: %s\n", p.Date)
+	if t, err := time.Parse(time.RFC3339, p.Fetched); err == nil {
+		fmt.Fprintf(w, "fetched:   %s\n", t.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	fmt.Fprintf(w, "\nin a study file's target:\n  price: %s\n", studyPrice(q))
+}
+
+// componentName is how tables name a price component.
+func componentName(name string) string {
+	switch name {
+	case "iops":
+		return "IOPS"
+	case "ha":
+		return "HA"
+	}
+	return name
+}
+
+// studyPrice is q as a study file's price: {cloud: aws, instance: ...}.
+func studyPrice(q pricelist.Query) string {
+	parts := []string{"cloud: " + q.Cloud}
+	add := func(k, v string) {
+		if v != "" {
+			if strings.ContainsAny(v, ":{}[],#") {
+				v = fmt.Sprintf("%q", v)
+			}
+			parts = append(parts, k+": "+v)
+		}
+	}
+	switch q.Cloud {
+	case "azure":
+		add("service", q.Service)
+		add("sku", q.SKU)
+	case "aws":
+		add("engine", q.Engine)
+		add("instance", q.Instance)
+	case "gcp":
+		add("tier", q.SKU)
+	}
+	add("storage", q.Storage)
+	if q.HA {
+		parts = append(parts, map[bool]string{true: "multi_az", false: "ha"}[q.Cloud == "aws"]+": true")
+	}
+	add("region", q.Region)
+	add("currency", q.Currency)
+	return "{" + strings.Join(parts, ", ") + "}"
+}

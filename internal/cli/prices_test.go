@@ -1,0 +1,112 @@
+package cli_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pricelist/pricetest"
+)
+
+// priceLists points the command line at the recorded and constructed price
+// lists, and returns the flag of a cache of the test's own.
+func priceLists(t *testing.T) (az, aws *pricetest.Server, cache string) {
+	t.Helper()
+	az, aws = pricetest.Azure(t, 5), pricetest.AWS(t)
+	t.Setenv("PGBAKEOFF_AZURE_PRICES_URL", az.URL)
+	t.Setenv("PGBAKEOFF_AWS_PRICES_URL", aws.URL)
+	return az, aws, "--price-cache=" + t.TempDir()
+}
+
+func TestPricesCommand(t *testing.T) {
+	_, aws, cache := priceLists(t)
+	code, out, errOut := run(t, "prices", "aws", "--engine", "postgres", "--instance", "db.m6g.4xlarge",
+		"--storage", "gp3:1000GiB:15000iops", "--multi-az", "--region", "us-east-1", cache)
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	// Constructed prices: 1.232/h, 1000 GB x 0.115, 3000 IOPS over the
+	// baseline x 0.02, Multi-AZ rows twice each.
+	for _, want := range []string{
+		"compute 1.2320 899.36 compute 1.232/h x 730 = 899.36",
+		"storage 0.1575 115.00 storage 1000 GB x 0.115 = 115.00",
+		"IOPS 0.0822 60.00 IOPS 3000 x 0.02 = 60.00",
+		"HA 1.4717 1074.36 HA 1074.36",
+		"total 2.9435 2148.72 (730 hours a month)",
+		"effective: 2026-11-01",
+		"fetched: 20",
+		`price: {cloud: aws, engine: postgres, instance: db.m6g.4xlarge, storage: "gp3:1000GiB:15000iops", multi_az: true, region: us-east-1}`,
+	} {
+		if !strings.Contains(squeeze(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Cached: offline gives the same price, without fetching.
+	code, out2, errOut := run(t, "prices", "aws", "--instance", "db.m6g.4xlarge", "--storage", "gp3:1000GiB:15000iops",
+		"--multi-az", "--region", "us-east-1", cache, "--offline")
+	if code != 0 || errOut != "" || !strings.Contains(squeeze(out2), "total 2.9435 2148.72") || aws.Requests.Load() != 1 {
+		t.Errorf("offline: exit %d, %d region files fetched\n%s%s", code, aws.Requests.Load(), out2, errOut)
+	}
+	// Stale and offline: used, with a warning on stderr.
+	code, _, errOut = run(t, "prices", "aws", "--instance", "db.m6g.large", "--region", "us-east-1", cache, "--offline", "--price-max-age", "1ns")
+	if code != 0 || !strings.Contains(errOut, "pgbakeoff: warning: using the cached AWS price list of Amazon RDS for PostgreSQL in us-east-1") {
+		t.Errorf("stale offline: exit %d: %s", code, errOut)
+	}
+	// The list down and the cache stale: the cache, and what failed.
+	aws.Down.Store(true)
+	code, _, errOut = run(t, "prices", "aws", "--instance", "db.m6g.large", "--region", "us-east-1", cache, "--price-max-age", "1ns")
+	if code != 0 || !strings.Contains(errOut, "503 Service Unavailable") || !strings.Contains(errOut, "; using the cached AWS price list") {
+		t.Errorf("down: exit %d: %s", code, errOut)
+	}
+}
+
+func TestPricesBadInput(t *testing.T) {
+	_, _, cache := priceLists(t)
+	t.Setenv("PGBAKEOFF_GCP_API_KEY", "")
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"prices", "azure", "--sku", "Standard_D16ads_v6", "--region", "eastus"}, 2,
+			"pgbakeoff: no SKU Standard_D16ads_v6 for Azure Database for PostgreSQL flexible server in eastus; nearest: Standard_D16ads_v5, Standard_D16ds_v5, Standard_D2ads_v5"},
+		{[]string{"prices", "aws", "--instance", "db.m6g.4xlarge", "--region", "us-east-3"}, 2,
+			"pgbakeoff: no Amazon RDS prices for region us-east-3; nearest: us-east-1, us-east-2, us-west-2"},
+		{[]string{"prices", "aws", "--instance", "db.m6g.4xlarge"}, 1, "pgbakeoff: aws: no region; give one such as us-east-1"},
+		{[]string{"prices", "aws", "--instance", "db.m6g.4xlarge", "--region", "us-east-1", "--storage", "gp3:lots"}, 1, `"lots" is a second type`},
+		{[]string{"prices", "gcp", "--tier", "db-custom-4-16384", "--region", "us-central1"}, 1, "give the price by hand"},
+		{[]string{"prices", "azure", "--sku", "Standard_D2ads_v5", "--region", "westus", "--offline"}, 1, "is not cached; look it up once without --offline"},
+		{[]string{"prices", "ibm"}, 2, `unknown prices "ibm"`},
+	} {
+		code, out, errOut := run(t, append(tt.args, cache)...)
+		if code != tt.code || !strings.Contains(errOut, tt.want) || strings.Count(errOut, "\n") != 1 || out != "" {
+			t.Errorf("%s: exit %d, stderr %q, stdout %q; want exit %d and %q", strings.Join(tt.args, " "), code, errOut, out, tt.code, tt.want)
+		}
+	}
+}
+
+// squeeze is s with each run of spaces as one, for checking table rows.
+func squeeze(s string) string { return regexp.MustCompile(` +`).ReplaceAllString(s, " ") }
+
+// A Cloud Billing API key is used and never shown.
+func TestPricesGCPKey(t *testing.T) {
+	const key = "AIzaCLITESTKEY-never-shown"
+	_, _, cache := priceLists(t)
+	srv := pricetest.GCP(t, key)
+	t.Setenv("PGBAKEOFF_GCP_PRICES_URL", srv.URL)
+	t.Setenv("PGBAKEOFF_GCP_API_KEY", "AIzaWRONG-never-shown")
+	code, out, errOut := run(t, "prices", "gcp", "--tier", "db-custom-16-65536", "--region", "us-central1", cache)
+	if code != 1 || !strings.Contains(errOut, "403 Forbidden") || strings.Contains(out+errOut, "AIzaWRONG") {
+		t.Errorf("a wrong key: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Setenv("PGBAKEOFF_GCP_API_KEY", key)
+	code, out, errOut = run(t, "prices", "gcp", "--tier", "db-custom-16-65536", "--storage", "ssd:1000GiB", "--ha", "--region", "us-central1", cache)
+	if code != 0 || !strings.Contains(out, "Cloud SQL for PostgreSQL: Regional - vCPU in Americas") || strings.Contains(out+errOut, key) {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "prices", "--help")
+	if code != 0 || strings.Contains(out+errOut, key) {
+		t.Errorf("help shows the key: %s", out)
+	}
+}
