@@ -21,43 +21,43 @@ const DefaultCurrency = "USD"
 type Price struct {
 	// Total is the whole month as one figure, for a price published only as a
 	// total. A Price with a Total has no components.
-	Total float64
+	Total float64 `json:"monthly,omitempty"`
 
-	ComputePerHour float64 // times HoursPerMonth
-	ComputeMonthly float64 // instead of ComputePerHour
+	ComputePerHour float64 `json:"compute_per_hour,omitempty"` // times HoursPerMonth
+	ComputeMonthly float64 `json:"compute_monthly,omitempty"`  // instead of ComputePerHour
 
-	StorageGB         float64
-	StoragePerGBMonth float64
-	StorageMonthly    float64 // instead of StorageGB and StoragePerGBMonth
+	StorageGB         float64 `json:"storage_gb,omitempty"`
+	StoragePerGBMonth float64 `json:"storage_per_gb_month,omitempty"`
+	StorageMonthly    float64 `json:"storage_monthly,omitempty"` // instead of StorageGB and StoragePerGBMonth
 
-	IOPS           float64 // provisioned IOPS
-	PerIOPSMonth   float64
-	ThroughputMBps float64 // provisioned throughput, MB/s
-	PerMBpsMonth   float64
+	IOPS           float64 `json:"iops,omitempty"` // provisioned IOPS
+	PerIOPSMonth   float64 `json:"per_iops_month,omitempty"`
+	ThroughputMBps float64 `json:"throughput_mbps,omitempty"` // provisioned throughput, MB/s
+	PerMBpsMonth   float64 `json:"per_mbps_month,omitempty"`
 
-	BackupGB         float64
-	BackupPerGBMonth float64
-	BackupMonthly    float64 // instead of BackupGB and BackupPerGBMonth
+	BackupGB         float64 `json:"backup_gb,omitempty"`
+	BackupPerGBMonth float64 `json:"backup_per_gb_month,omitempty"`
+	BackupMonthly    float64 `json:"backup_monthly,omitempty"` // instead of BackupGB and BackupPerGBMonth
 
-	NetworkMonthly float64 // data transfer, as the source estimates it
+	NetworkMonthly float64 `json:"network_monthly,omitempty"` // data transfer, as the source estimates it
 
 	// HA multiplies compute and storage (capacity, IOPS and throughput) for
 	// high availability: 2 for one standby. Backup, network and fees are not
 	// multiplied. 0 means no standby, as 1 does.
-	HA float64
+	HA float64 `json:"ha,omitempty"`
 	// HAMonthly is what high availability adds a month as a price list
 	// prices it (the standby's compute and storage), instead of HA.
-	HAMonthly float64
+	HAMonthly float64 `json:"ha_monthly,omitempty"`
 
-	FeeMonthly float64 // a support or management fee
-	FeePercent float64 // a fee of this percent of everything else
+	FeeMonthly float64 `json:"fee_monthly,omitempty"` // a support or management fee
+	FeePercent float64 `json:"fee_percent,omitempty"` // a fee of this percent of everything else
 
-	Currency string // an ISO 4217 code such as USD or EUR; "" is DefaultCurrency
-	Source   string // where the figures come from, for people
-	Date     string // when they were published or looked up: YYYY, YYYY-MM or YYYY-MM-DD
+	Currency string `json:"currency,omitempty"` // an ISO 4217 code such as USD or EUR; "" is DefaultCurrency
+	Source   string `json:"source,omitempty"`   // where the figures come from, for people
+	Date     string `json:"date,omitempty"`     // when they were published or looked up: YYYY, YYYY-MM or YYYY-MM-DD
 	// Fetched is when a price looked up in a cloud's price list was read from
 	// it (RFC 3339); "" for a price given by hand.
-	Fetched string
+	Fetched string `json:"fetched,omitempty"`
 }
 
 // Field is one amount of a Price under the name that prices files and study

@@ -1,6 +1,7 @@
 package cost
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"reflect"
@@ -162,6 +163,18 @@ func TestFields(t *testing.T) {
 	for i := range v.NumField() {
 		if fv := v.Field(i); fv.Kind() == reflect.Float64 && fv.Float() == 0 {
 			t.Errorf("Price.%s is not in Fields", v.Type().Field(i).Name)
+		}
+	}
+	// Stored prices (JSON) name each amount as prices files do.
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored map[string]any
+	json.Unmarshal(data, &stored)
+	for _, f := range fields {
+		if stored[f.Name] != *f.Value {
+			t.Errorf("JSON %s = %v, want %v", f.Name, stored[f.Name], *f.Value)
 		}
 	}
 	if n := len(fields); n != 18 {

@@ -176,6 +176,18 @@ CREATE TABLE shard_arrivals (
 	PRIMARY KEY (grp, shard)
 );
 `,
+	// 6: the prices a study looked up in the clouds' price lists, kept with it so
+	// that its reports show the price its runs were compared at.
+	`
+CREATE TABLE study_prices (
+	study_id  INTEGER NOT NULL REFERENCES studies (id) ON DELETE CASCADE,
+	target    TEXT NOT NULL,
+	query     TEXT NOT NULL,        -- the lookup, as the prices command takes it
+	price     TEXT NOT NULL,        -- the price looked up, as JSON
+	looked_up TEXT NOT NULL,
+	PRIMARY KEY (study_id, target)
+);
+`,
 }
 
 // migrate applies the pending migrations in one transaction. The version is

@@ -36,6 +36,52 @@ type Dataset struct {
 	LoadS       float64
 }
 
+// StudyPrice is a target's price as the study looked it up in its cloud's list.
+type StudyPrice struct {
+	Target   string
+	Query    string // the lookup, as the prices command takes it
+	Price    string // the price, as JSON
+	LookedUp time.Time
+}
+
+// SetStudyPrice records a target's price looked up, in place of an earlier one.
+func (s *Store) SetStudyPrice(ctx context.Context, studyID int64, p StudyPrice) error {
+	_, err := s.db.ExecContext(ctx, `
+		INSERT INTO study_prices (study_id, target, query, price, looked_up) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (study_id, target) DO UPDATE SET
+			query = excluded.query, price = excluded.price, looked_up = excluded.looked_up`,
+		studyID, p.Target, p.Query, p.Price, formatTime(p.LookedUp))
+	if err != nil {
+		return fmt.Errorf("record the price of %s: %w", p.Target, err)
+	}
+	return nil
+}
+
+// StudyPrices returns the prices the study looked up, by target.
+func (s *Store) StudyPrices(ctx context.Context, studyID int64) (map[string]StudyPrice, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT target, query, price, looked_up FROM study_prices WHERE study_id = ?`, studyID)
+	if err != nil {
+		return nil, fmt.Errorf("read study prices: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]StudyPrice{}
+	for rows.Next() {
+		var p StudyPrice
+		var at string
+		if err := rows.Scan(&p.Target, &p.Query, &p.Price, &at); err != nil {
+			return nil, fmt.Errorf("read study prices: %w", err)
+		}
+		if p.LookedUp, err = parseTime(at); err != nil {
+			return nil, fmt.Errorf("read study prices: %w", err)
+		}
+		out[p.Target] = p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read study prices: %w", err)
+	}
+	return out, nil
+}
+
 // SaveStudy creates the study named st.Name or updates its file and text, and sets
 // st.ID and st.Created.
 func (s *Store) SaveStudy(ctx context.Context, st *Study) error {
@@ -163,14 +209,17 @@ func (s *Store) ForgetStudyRuns(ctx context.Context, studyID int64, prefix strin
 	return nil
 }
 
-// ForgetStudy removes the study's record of its runs and datasets, so that it
-// starts again; the runs themselves stay in the store.
+// ForgetStudy removes the study's record of its runs, datasets and prices, so
+// that it starts again; the runs themselves stay in the store.
 func (s *Store) ForgetStudy(ctx context.Context, studyID int64) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM study_runs WHERE study_id = ?`, studyID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM study_datasets WHERE study_id = ?`, studyID)
+		if _, err := tx.ExecContext(ctx, `DELETE FROM study_datasets WHERE study_id = ?`, studyID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM study_prices WHERE study_id = ?`, studyID)
 		return err
 	})
 	if err != nil {

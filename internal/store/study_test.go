@@ -174,3 +174,39 @@ func TestMigrateFromFirstVersion(t *testing.T) {
 		t.Errorf("user_version = %d, want %d", v, len(migrations))
 	}
 }
+
+// A study's looked-up prices are kept with it, replaced by a new lookup, and
+// forgotten with its runs when it starts again.
+func TestStudyPrices(t *testing.T) {
+	eachStore(t, func(t *testing.T, open func(*testing.T) *Store) {
+		ctx := t.Context()
+		s := open(t)
+		st := &Study{Name: "priced", File: "priced.yaml", Spec: "name: priced", Updated: t0}
+		if err := s.SaveStudy(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+		first := StudyPrice{Target: "rds", Query: "aws --instance db.m6g.large --region us-east-1", Price: `{"compute_per_hour":0.154}`, LookedUp: t0}
+		if err := s.SetStudyPrice(ctx, st.ID, first); err != nil {
+			t.Fatal(err)
+		}
+		again := first
+		again.Price, again.LookedUp = `{"compute_per_hour":0.16}`, t0.Add(time.Hour)
+		if err := s.SetStudyPrice(ctx, st.ID, again); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.StudyPrices(ctx, st.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again.LookedUp = again.LookedUp.UTC()
+		if len(got) != 1 || got["rds"] != again {
+			t.Errorf("prices %+v, want %+v", got, again)
+		}
+		if err := s.ForgetStudy(ctx, st.ID); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.StudyPrices(ctx, st.ID); err != nil || len(got) != 0 {
+			t.Errorf("after ForgetStudy: %v, %v", got, err)
+		}
+	})
+}
