@@ -146,7 +146,7 @@ func writePrice(w io.Writer, q pricelist.Query, p cost.Price) {
 	cur := p.Currency
 	fmt.Fprintf(w, "  %-11s %12s %12s   %s\n", "", cur+"/hour", cur+"/month", "made up of")
 	for _, c := range p.Components() {
-		fmt.Fprintf(w, "  %-11s %12.4f %12.2f   %s\n", componentName(c.Name), c.Monthly/cost.HoursPerMonth, c.Monthly, c.Detail)
+		fmt.Fprintf(w, "  %-11s %12.4f %12.2f   %s\n", c.Label(), c.Monthly/cost.HoursPerMonth, c.Monthly, c.Detail)
 	}
 	fmt.Fprintf(w, "  %-11s %12.4f %12.2f   (%d hours a month)\n\n", "total", p.Monthly()/cost.HoursPerMonth, p.Monthly(), cost.HoursPerMonth)
 	// The source is the list, then each price of it used: one a line.
@@ -156,17 +156,6 @@ func writePrice(w io.Writer, q pricelist.Query, p cost.Price) {
 		fmt.Fprintf(w, "fetched:   %s\n", t.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	fmt.Fprintf(w, "\nin a study file's target:\n  price: %s\n", studyPrice(q))
-}
-
-// componentName is how tables name a price component.
-func componentName(name string) string {
-	switch name {
-	case "iops":
-		return "IOPS"
-	case "ha":
-		return "HA"
-	}
-	return name
 }
 
 // studyPrice is q as a study file's price: {cloud: aws, instance: ...}.

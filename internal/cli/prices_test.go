@@ -1,10 +1,16 @@
 package cli_test
 
 import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist/pricetest"
 )
 
@@ -109,4 +115,114 @@ func TestPricesGCPKey(t *testing.T) {
 	if code != 0 || strings.Contains(out+errOut, key) {
 		t.Errorf("help shows the key: %s", out)
 	}
+}
+
+// A study whose targets name their clouds' price lists: the prices are
+// looked up before anything runs, kept with the study, and shown in its
+// reports by the hour with their source, effective date and fetch time, and
+// as TPS per dollar.
+func TestStudyLookedUpPrices(t *testing.T) {
+	az, aws, cache := priceLists(t)
+	dsn := pgtest.NewDatabase(t)
+	db := pgtest.Query(t, dsn, "select current_database()")
+	dir := t.TempDir()
+	results := filepath.Join(dir, "r.db")
+	writeFile(t, filepath.Join(dir, "one.sql"), "SELECT 1;\n")
+	study := func(sku string) string {
+		return fmt.Sprintf(`name: priced
+targets:
+  - name: flex
+    dsn: %q
+    price: {cloud: azure, sku: %s, storage: "premium-ssd-v2:1TiB:51200iops", ha: true, region: eastus}
+  - name: rds
+    dsn: %q
+    price: {cloud: aws, engine: postgres, instance: db.m6g.4xlarge, storage: "gp3:1000GiB:15000iops", multi_az: true, region: us-east-1}
+  - name: onprem
+    dsn: %q
+    price: {per_hour: 1.5, source: "a quote from the hosting company"}
+workloads:
+  - {name: one, kind: pgbench, database: %s, dataset: keep, run: {file: [one.sql]}}
+matrix: {clients: [2], repeat: 1, warmup: 0s, duration: 1s}
+`, pgtest.DSN(t), sku, pgtest.DSN(t), pgtest.DSN(t), db)
+	}
+	file := filepath.Join(dir, "priced.yaml")
+
+	// An unknown SKU stops the study before anything runs, naming the nearest.
+	writeFile(t, file, study("Standard_D16ads_v6"))
+	code, out, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0", cache)
+	if code == 0 || !strings.Contains(errOut, "target flex: price: no SKU Standard_D16ads_v6 for Azure Database for PostgreSQL flexible server in eastus; nearest: Standard_D16ads_v5") {
+		t.Fatalf("unknown SKU: exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(out+errOut, "run 1:") {
+		t.Errorf("a run was made before the price was checked:\n%s%s", out, errOut)
+	}
+
+	writeFile(t, file, study("Standard_D16ads_v5"))
+	if code, out, errOut = run(t, "study", "run", file, "--results", results, "--progress", "0", cache); code != 0 {
+		t.Fatalf("study run: exit %d\n%s%s", code, out, errOut)
+	}
+	if strings.Contains(errOut, "warning") {
+		t.Errorf("study run warned: %s", errOut)
+	}
+	fetches := az.Requests.Load() + aws.Requests.Load()
+
+	// Reports read the prices kept with the study, even with the lists down.
+	az.Down.Store(true)
+	aws.Down.Store(true)
+	md := filepath.Join(dir, "r.md")
+	if code, _, errOut = run(t, "report", "--study", "priced", "--results", results, "-o", md); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, errOut)
+	}
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	// Constructed prices: Azure 1.424/h, 1024 GiB x 0.0945, 48,200 IOPS x
+	// 0.0055, a standby as much again; AWS as in TestPricesCommand.
+	azMonthly := 2 * (1.424*730 + 1024*0.0945 + 48200*0.0055)
+	for _, want := range []string{
+		"| target | per hour | per month | compute/h | storage/h | IOPS/h | HA/h | made up of (a month) | source | effective | fetched |",
+		fmt.Sprintf("| flex | $%.4f | $%s | $1.4240 | $%.4f | $%.4f | $%.4f |", azMonthly/730, thousands(azMonthly), 1024*0.0945/730, 48200*0.0055/730, azMonthly/2/730),
+		"| rds | $2.9435 | $2,149 | $1.2320 | $0.1575 | $0.0822 | $1.4717 |",
+		"| onprem | $1.5000 | $1,095 | $1.5000 | - | - | - | compute 1.5/h x 730 = 1095.00; total 1095.00 USD/month | a quote from the hosting company |",
+		"Azure Retail Prices API", "eastus, Consumption: Azure Database for PostgreSQL Flexible Server General Purpose Dadsv5 Series Compute 16 vCore",
+		"| 2025-10-01 |", "| 2026-11-01 |",
+		"tps per $/month",
+	} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if !regexp.MustCompile(`\| 20\d\d-\d\d-\d\d \d\d:\d\d UTC \|`).MatchString(report) {
+		t.Errorf("the report has no fetch time")
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s", report)
+	}
+	code, out, _ = run(t, "compare", "--study", "priced", "--results", results)
+	if code != 0 || !strings.Contains(out, "rds: $2.9435/hour (compute $1.2320 + storage $0.1575 + IOPS $0.0822 + HA $1.4717) = $2,149/month") {
+		t.Errorf("compare: exit %d\n%s", code, out)
+	}
+
+	// A second run keeps the prices it looked up: no list is asked again.
+	az.Down.Store(false)
+	aws.Down.Store(false)
+	if code, out, errOut = run(t, "study", "run", file, "--results", results, cache); code != 0 || az.Requests.Load()+aws.Requests.Load() != fetches {
+		t.Errorf("study run again: exit %d, %d fetches, %d before\n%s%s", code, az.Requests.Load()+aws.Requests.Load(), fetches, out, errOut)
+	}
+	// study prices --refresh looks them up anew (from the cache, still fresh).
+	code, out, errOut = run(t, "study", "prices", file, "--results", results, "--refresh", cache)
+	if code != 0 || !strings.Contains(out, "rds: aws --engine postgres --instance db.m6g.4xlarge") || !strings.Contains(out, "onprem: compute 1.5/h x 730") {
+		t.Errorf("study prices: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// thousands is a whole amount with thousands separators, as reports print it.
+func thousands(v float64) string {
+	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -16,9 +16,10 @@ func newStudyCmd(env *Env) *cobra.Command {
 		Use:   "study",
 		Short: "Compare several targets in one declared, resumable benchmark (a study file)",
 		Args:  cobra.ArbitraryArgs,
-		RunE:  unknownSub("run, status, plan"),
+		RunE:  unknownSub("run, status, plan, prices"),
 	}
 	sr := &studyrun.Runner{}
+	var pf, ppf priceFlags // of run and of prices
 	run := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Check every target, load the data, and make every run of the study not yet made",
@@ -31,9 +32,14 @@ func newStudyCmd(env *Env) *cobra.Command {
 			}
 			ctx, stop := env.Interrupt(cmd.Context())
 			defer stop()
+			var err error
+			if sr.Prices, err = pf.lister(env); err != nil {
+				return err
+			}
 			return studyRunner(cmd, env, sr).Run(ctx, args[0])
 		},
 	}
+	pf.add(run.Flags())
 	fl := run.Flags()
 	fl.BoolVar(&sr.Restart, "restart", false, "forget the runs this study made before (they stay in the results store) and start again")
 	fl.StringVar(&sr.ServersDir, "servers-dir", "", "directory for the study's local servers (default: pgbakeoff's servers directory)")
@@ -56,7 +62,28 @@ func newStudyCmd(env *Env) *cobra.Command {
 			return studyRunner(cmd, env, sr).Plan(cmd.Context(), args[0])
 		},
 	}
-	cmd.AddCommand(run, status, plan)
+	var refresh bool
+	prices := &cobra.Command{
+		Use:   "prices FILE",
+		Short: "Look up the prices of the study's targets that name their cloud's price list, and keep them with the study",
+		Long: `prices looks up, in their clouds' price lists, the prices of the targets whose price: names a
+cloud ({cloud: aws, instance: ...}), and keeps them with the study for its reports. study run
+does this for targets without a price yet; prices does it when a list could not be read then,
+and with --refresh looks every price up anew.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, stop := env.Interrupt(cmd.Context())
+			defer stop()
+			var err error
+			if sr.Prices, err = ppf.lister(env); err != nil {
+				return err
+			}
+			return studyRunner(cmd, env, sr).PricesOf(ctx, args[0], refresh)
+		},
+	}
+	ppf.add(prices.Flags())
+	prices.Flags().BoolVar(&refresh, "refresh", false, "look every price up anew, replacing those kept")
+	cmd.AddCommand(run, status, plan, prices)
 	return cmd
 }
 

@@ -256,6 +256,17 @@ type Component struct {
 	Detail  string  // how, as Detail shows it: "storage 1000 GB x 0.115 = 115.00"
 }
 
+// Label is the component's name for people: IOPS and HA in capitals.
+func (c Component) Label() string {
+	switch c.Name {
+	case "iops":
+		return "IOPS"
+	case "ha":
+		return "HA"
+	}
+	return c.Name
+}
+
 // Components is Monthly broken down, in the order Detail shows the parts; a
 // Total is one component named "total".
 func (p Price) Components() []Component {

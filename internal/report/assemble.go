@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/cost"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
@@ -49,6 +51,7 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 	var details []*store.RunDetail
 	repeat := map[int64]int{}
 	var s *study.Study
+	var prices map[string]store.StudyPrice // looked up for the study's targets
 	switch {
 	case sel.Study != "":
 		state, err := st.FindStudy(ctx, sel.Study)
@@ -69,6 +72,9 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 		r.Title = "Study " + s.Name
 		r.Source = fmt.Sprintf("study %s (%s, last run %s)", s.Name, state.File, state.Updated.Local().Format(time.DateTime))
 		r.Aggregate = string(s.Matrix.Aggregate)
+		if prices, err = st.StudyPrices(ctx, state.ID); err != nil {
+			return nil, err
+		}
 		done, err := st.StudyRuns(ctx, state.ID)
 		if err != nil {
 			return nil, err
@@ -211,7 +217,11 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 		}
 		for _, st := range s.Targets {
 			if t := targets[st.Name]; t != nil {
-				r.Targets = append(r.Targets, *withStudyTarget(t, st))
+				t, err := withStudyTarget(t, st, prices)
+				if err != nil {
+					return nil, err
+				}
+				r.Targets = append(r.Targets, *t)
 				delete(targets, st.Name)
 			}
 		}
@@ -261,12 +271,49 @@ func joinIDs(ids []int64) string {
 	return strings.Join(s, ", ")
 }
 
-func withStudyTarget(t *Target, st *study.Target) *Target {
+func withStudyTarget(t *Target, st *study.Target, prices map[string]store.StudyPrice) (*Target, error) {
 	maps.Copy(t.Labels, st.Labels)
-	if p := st.Price; p != nil {
-		t.Price = &Price{Monthly: p.Monthly(), Currency: p.Currency, Detail: p.Detail(), Source: p.Source}
+	p := st.Price
+	if st.PriceLookup != nil {
+		var err error
+		if p, err = StoredPrice(st, prices); err != nil {
+			return nil, err
+		}
+		if p == nil {
+			t.PriceNote = "not looked up yet (" + st.PriceLookup.String() + "): `pgbakeoff study prices FILE` looks it up"
+		}
 	}
-	return t
+	if p != nil {
+		t.Price = reportPrice(p)
+	}
+	return t, nil
+}
+
+// reportPrice is a price as reports show it: a month, an hour broken down,
+// and where it comes from.
+func reportPrice(p *cost.Price) *Price {
+	rp := &Price{Monthly: p.Monthly(), Currency: p.Currency, Detail: p.Detail(), Source: p.Source, Date: p.Date}
+	if t, err := time.Parse(time.RFC3339, p.Fetched); err == nil {
+		rp.Fetched = t
+	}
+	for _, c := range p.Components() {
+		rp.Hourly = append(rp.Hourly, PriceComponent{Name: c.Name, PerHour: c.Monthly / cost.HoursPerMonth, Detail: c.Detail})
+	}
+	return rp
+}
+
+// StoredPrice is the price a study stored for a target's lookup: nil when
+// none is, or when the one stored is for another lookup than the file's.
+func StoredPrice(t *study.Target, stored map[string]store.StudyPrice) (*cost.Price, error) {
+	sp, ok := stored[t.Name]
+	if t.PriceLookup == nil || !ok || sp.Query != t.PriceLookup.String() {
+		return nil, nil
+	}
+	var p cost.Price
+	if err := json.Unmarshal([]byte(sp.Price), &p); err != nil {
+		return nil, fmt.Errorf("the stored price of %s does not read: %w", t.Name, err)
+	}
+	return &p, nil
 }
 
 // reportRun reduces a stored run to what reports show.

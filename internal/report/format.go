@@ -78,6 +78,15 @@ func money(v float64, currency string) string {
 	return sym + n
 }
 
+// hourlyMoney is an amount per hour, to a hundredth of a cent: $2.9435.
+func hourlyMoney(v float64, currency string) string {
+	n := strconv.FormatFloat(v, 'f', 4, 64)
+	if sym := currencySym(currency); utf8.RuneCountInString(sym) > 1 {
+		return sym + " " + n
+	}
+	return currencySym(currency) + n
+}
+
 // cellText is the text of target i's value in a row, as the tables show it: the
 // aggregate, its spread as ±CV when there are repetitions, and "!" when the runs vary
 // by more than the noise threshold.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cost"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 )
 
@@ -649,15 +651,91 @@ func kv(m map[string]string) string {
 	return strings.Join(parts, ", ")
 }
 
-// priceTable lists the targets' prices and where they come from.
+// priceColumns are the parts of prices that tables give a column each, per
+// hour; the rest (backup, network, fees, a price given as one figure) is
+// "other".
+var priceColumns = []struct{ name, header string }{
+	{"compute", "compute/h"}, {"storage", "storage/h"}, {"iops", "IOPS/h"},
+	{"throughput", "throughput/h"}, {"ha", "HA/h"}, {"other", "other/h"},
+}
+
+// priceColumn is the column of priceColumns a component goes in.
+func priceColumn(name string) string {
+	for _, c := range priceColumns[:len(priceColumns)-1] {
+		if c.name == name {
+			return name
+		}
+	}
+	return "other"
+}
+
+// priceTable lists the targets' prices, per hour and per month, broken down
+// by the hour where the price is, and where they come from: the source, its
+// date, and when a price looked up was fetched.
 func (a *analysis) priceTable() mdTable {
-	t := mdTable{header: []string{"target", "per month", "made up of", "source"}, right: []bool{false, true, false, false}}
+	used := map[string]bool{}
+	var dated, fetched bool
 	for _, tg := range a.targets {
 		if tg.Price == nil {
-			t.add([]string{tg.Name, "-", "no price", ""}, nil, nil)
 			continue
 		}
-		t.add([]string{tg.Name, money(tg.Price.Monthly, tg.Price.Currency), tg.Price.Detail, tg.Price.Source}, nil, nil)
+		for _, c := range tg.Price.Hourly {
+			used[priceColumn(c.Name)] = true
+		}
+		dated = dated || tg.Price.Date != ""
+		fetched = fetched || !tg.Price.Fetched.IsZero()
+	}
+	t := mdTable{header: []string{"target", "per hour", "per month"}, right: []bool{false, true, true}}
+	for _, c := range priceColumns {
+		if used[c.name] {
+			t.header, t.right = append(t.header, c.header), append(t.right, true)
+		}
+	}
+	t.header, t.right = append(t.header, "made up of (a month)", "source"), append(t.right, false, false)
+	if dated {
+		t.header, t.right = append(t.header, "effective"), append(t.right, false)
+	}
+	if fetched {
+		t.header, t.right = append(t.header, "fetched"), append(t.right, false)
+	}
+	for _, tg := range a.targets {
+		p := tg.Price
+		if p == nil {
+			note := cmp.Or(tg.PriceNote, "no price")
+			row := []string{tg.Name, "-", "-"}
+			for range len(t.header) - 5 {
+				row = append(row, "")
+			}
+			t.add(append(row, note, ""), nil, nil)
+			continue
+		}
+		row := []string{tg.Name, hourlyMoney(p.Monthly/cost.HoursPerMonth, p.Currency), money(p.Monthly, p.Currency)}
+		per := map[string]float64{}
+		for _, c := range p.Hourly {
+			per[priceColumn(c.Name)] += c.PerHour
+		}
+		for _, c := range priceColumns {
+			if !used[c.name] {
+				continue
+			}
+			if v, ok := per[c.name]; ok {
+				row = append(row, hourlyMoney(v, p.Currency))
+			} else {
+				row = append(row, "-")
+			}
+		}
+		row = append(row, p.Detail, p.Source)
+		if dated {
+			row = append(row, p.Date)
+		}
+		if fetched {
+			f := ""
+			if !p.Fetched.IsZero() {
+				f = p.Fetched.UTC().Format("2006-01-02 15:04 UTC")
+			}
+			row = append(row, f)
+		}
+		t.add(row, nil, nil)
 	}
 	return t
 }

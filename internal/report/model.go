@@ -37,6 +37,8 @@ type Target struct {
 	Settings map[string]string // non-default settings as the server reported them
 	// Price is nil when the target has none.
 	Price *Price
+	// PriceNote says why a target whose price is to be looked up has none.
+	PriceNote string
 }
 
 // Price is a target's cost, already reduced to a month.
@@ -45,6 +47,21 @@ type Price struct {
 	Currency string  // ISO 4217, e.g. "USD"
 	Detail   string  // how it was made up, for people: "compute 0.34/h x 730 + storage 512 GB x 0.115"
 	Source   string  // where the figures come from and when, e.g. "seed report 000, Jan 2024"
+	Date     string  // when the figures were published, or a price list's effective date
+	// Fetched is when a price looked up in a cloud's list was read from it;
+	// zero for a price given by hand.
+	Fetched time.Time
+	// Hourly is the price broken down by the hour (HoursPerMonth to a month),
+	// in the order of cost.Price.Components.
+	Hourly []PriceComponent
+}
+
+// PriceComponent is one part of a price: compute, storage, iops, throughput,
+// ha, backup, network, fee, or total for a price given as one figure.
+type PriceComponent struct {
+	Name    string
+	PerHour float64
+	Detail  string // how it is made up, by the month: "storage 1000 GB x 0.115 = 115.00"
 }
 
 // Workload is one workload of the study with all its runs.

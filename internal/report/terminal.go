@@ -1,11 +1,13 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cost"
 	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 )
 
@@ -115,16 +117,35 @@ func Terminal(w io.Writer, r *Report) error {
 		line("")
 		line("Prices")
 		for _, t := range a.targets {
-			if t.Price == nil {
-				para(t.Name+": no price", "  ", "    ")
+			p := t.Price
+			if p == nil {
+				para(t.Name+": "+cmp.Or(t.PriceNote, "no price"), "  ", "    ")
 				continue
 			}
-			s := fmt.Sprintf("%s: %s/month", t.Name, money(t.Price.Monthly, t.Price.Currency))
-			if t.Price.Detail != "" {
-				s += ", " + t.Price.Detail
+			s := fmt.Sprintf("%s: %s/month", t.Name, money(p.Monthly, p.Currency))
+			if len(p.Hourly) > 1 || len(p.Hourly) == 1 && p.Hourly[0].Name != "total" {
+				// A price broken down: by the hour, as price lists give it.
+				parts := make([]string, len(p.Hourly))
+				for i, c := range p.Hourly {
+					parts[i] = cost.Component{Name: c.Name}.Label() + " " + hourlyMoney(c.PerHour, p.Currency)
+				}
+				s = fmt.Sprintf("%s: %s/hour (%s) = %s/month", t.Name, hourlyMoney(p.Monthly/cost.HoursPerMonth, p.Currency),
+					strings.Join(parts, " + "), money(p.Monthly, p.Currency))
+			} else if p.Detail != "" {
+				s += ", " + p.Detail
 			}
-			if t.Price.Source != "" {
-				s += " (" + t.Price.Source + ")"
+			var from []string
+			if p.Source != "" {
+				from = append(from, p.Source)
+			}
+			if p.Date != "" && !strings.Contains(p.Source, p.Date) {
+				from = append(from, "effective "+p.Date)
+			}
+			if !p.Fetched.IsZero() {
+				from = append(from, "fetched "+p.Fetched.UTC().Format("2006-01-02 15:04 UTC"))
+			}
+			if len(from) > 0 {
+				s += " (" + strings.Join(from, ", ") + ")"
 			}
 			para(s, "  ", "    ")
 		}

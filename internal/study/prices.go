@@ -10,10 +10,12 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
+	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 )
 
 // Prices are read here, for study files and prices files alike, with the same
@@ -34,7 +36,7 @@ var priceKeys = func() []string {
 
 const (
 	// priceLike shows the forms of a target's price in messages.
-	priceLike = "{monthly: 1234.5}, {compute_per_hour: 0.68, storage_gb: 512, storage_per_gb_month: 0.115} or {ref: name}"
+	priceLike = "{monthly: 1234.5}, {compute_per_hour: 0.68, storage_gb: 512, storage_per_gb_month: 0.115}, {ref: name} or {cloud: aws, instance: db.m6g.large, region: us-east-1}"
 	// entryLike shows an entry of a prices file in messages.
 	entryLike = `{monthly: 2172.72, source: "...", date: 2024-01}`
 )
@@ -56,6 +58,10 @@ func (p *parser) targetPrice(kv pair, t *Target, where string) {
 	if !ok {
 		return
 	}
+	if _, ok := lookup(pairs, "cloud"); ok {
+		t.PriceLookup = p.priceLookup(pairs, kv.valPos(), "price of "+where)
+		return
+	}
 	if ref, ok := lookup(pairs, "ref"); ok {
 		for _, o := range pairs {
 			if o.name() != "ref" {
@@ -68,6 +74,95 @@ func (p *parser) targetPrice(kv pair, t *Target, where string) {
 		return
 	}
 	t.Price = p.price(pairs, kv.valPos(), "price of "+where)
+}
+
+// lookupKeys are the keys of a price looked up in each cloud's list, as the
+// prices command's flags name them.
+var lookupKeys = map[string][]string{
+	"azure": {"cloud", "service", "sku", "storage", "ha", "region", "currency"},
+	"aws":   {"cloud", "engine", "instance", "storage", "multi_az", "region"},
+	"gcp":   {"cloud", "tier", "storage", "ha", "region"},
+}
+
+// lookupRequired are the keys a lookup cannot do without.
+var lookupRequired = map[string][]string{
+	"azure": {"sku", "region"},
+	"aws":   {"instance", "region"},
+	"gcp":   {"tier", "region"},
+}
+
+// priceLookup reads a price to look up in a cloud's price list, such as
+// {cloud: aws, instance: db.m6g.4xlarge, storage: "gp3:1000GiB", region:
+// us-east-1}. It returns nil when anything is wrong.
+func (p *parser) priceLookup(pairs []pair, pos Pos, where string) *pricelist.Query {
+	q := &pricelist.Query{}
+	cloudKV, _ := lookup(pairs, "cloud")
+	cloud, ok := p.enum(cloudKV, pricelist.Clouds)
+	if !ok {
+		return nil
+	}
+	q.Cloud = cloud
+	given := map[string]bool{}
+	for _, kv := range pairs {
+		name := kv.name()
+		given[name] = true
+		var v string
+		good := true
+		switch {
+		case name == "cloud":
+			continue
+		case !slices.Contains(lookupKeys[cloud], name):
+			p.unknown(kv.key, where+" (cloud "+cloud+")", lookupKeys[cloud])
+			ok = false
+			continue
+		case name == "ha" || name == "multi_az":
+			q.HA, good = p.boolean(kv)
+		default:
+			v, good = p.str(kv)
+		}
+		if !good {
+			ok = false
+			continue
+		}
+		switch name {
+		case "service":
+			if !slices.Contains(pricelist.AzureServices, v) {
+				p.errorf(kv.valPos(), "unknown service %q; pgbakeoff prices %s", v, oneOf(pricelist.AzureServices))
+				ok = false
+			}
+			q.Service = v
+		case "sku", "tier":
+			q.SKU = v
+		case "instance":
+			q.Instance = v
+		case "engine":
+			q.Engine = v
+			if l := strings.ToLower(v); l != "postgres" && l != "postgresql" {
+				p.errorf(kv.valPos(), "engine %q is not PostgreSQL; pgbakeoff prices RDS for PostgreSQL (engine: postgres)", v)
+				ok = false
+			}
+		case "storage":
+			q.Storage = v
+			if _, err := pricelist.ParseStorage(v); err != nil {
+				p.errorf(kv.valPos(), "%v", err)
+				ok = false
+			}
+		case "region":
+			q.Region = v
+		case "currency":
+			q.Currency = v
+		}
+	}
+	for _, k := range lookupRequired[cloud] {
+		if !given[k] {
+			p.errorf(pos, "%s looks the price up in %s's list and needs %s", where, cloud, k)
+			ok = false
+		}
+	}
+	if !ok {
+		return nil
+	}
+	return q
 }
 
 // price reads a price's amounts and what they are in, and checks them by

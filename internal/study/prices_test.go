@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
+	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 )
 
 func TestLoadPriceForms(t *testing.T) {
@@ -72,7 +73,7 @@ func TestParsePriceErrors(t *testing.T) {
 	}{
 		// Inline prices: each problem at the key or value it is about.
 		{"not a mapping", "", priced("0.68"), []string{
-			`x.yaml:1:44: price must be a mapping like {monthly: 1234.5}, {compute_per_hour: 0.68, storage_gb: 512, storage_per_gb_month: 0.115} or {ref: name}, not 0.68`}},
+			`x.yaml:1:44: price must be a mapping like {monthly: 1234.5}, {compute_per_hour: 0.68, storage_gb: 512, storage_per_gb_month: 0.115}, {ref: name} or {cloud: aws, instance: db.m6g.large, region: us-east-1}, not 0.68`}},
 		{"monthly with components", "", priced("{monthly: 100, compute_per_hour: 1}"), []string{
 			`x.yaml:1:54: monthly is the whole month; give it or components such as compute_per_hour, not both`}},
 		{"quantity without unit price", "", priced("{compute_per_hour: 1, storage_gb: 512}"), []string{
@@ -93,6 +94,21 @@ func TestParsePriceErrors(t *testing.T) {
 			`x.yaml:1:63: invalid date "Jan 2024"; want YYYY, YYYY-MM or YYYY-MM-DD`}},
 		{"empty", "", priced("{source: a quote}"), []string{
 			`x.yaml:1:44: price of target "a": the price has no amounts; give monthly, or components such as compute_per_hour`}},
+
+		// Lookups in a cloud's price list: keys of the cloud, values checked.
+		{"lookup: unknown cloud", "", priced("{cloud: azur, sku: x, region: eastus}"), []string{
+			`x.yaml:1:52: unknown cloud "azur"; did you mean "azure"?`}},
+		{"lookup: key of another cloud", "", priced("{cloud: aws, sku: Standard_D2ds_v5, instance: db.m6g.large, region: us-east-1}"), []string{
+			`x.yaml:1:57: unknown key "sku" in price of target "a" (cloud aws); want cloud, engine, instance, storage, multi_az or region`}},
+		{"lookup: missing keys", "", priced("{cloud: azure, storage: 1TiB}"), []string{
+			`x.yaml:1:44: price of target "a" looks the price up in azure's list and needs sku`,
+			`x.yaml:1:44: price of target "a" looks the price up in azure's list and needs region`}},
+		{"lookup: bad storage", "", priced(`{cloud: aws, instance: db.m6g.large, storage: "gp3:big", region: us-east-1}`), []string{
+			`x.yaml:1:90: storage "gp3:big": "big" is a second type or empty; give one type, a size, and optionally IOPS and throughput`}},
+		{"lookup: engine", "", priced("{cloud: aws, engine: mysql, instance: db.m6g.large, region: us-east-1}"), []string{
+			`x.yaml:1:65: engine "mysql" is not PostgreSQL; pgbakeoff prices RDS for PostgreSQL (engine: postgres)`}},
+		{"lookup: multi_az not a bool", "", priced("{cloud: aws, instance: db.m6g.large, multi_az: 2, region: us-east-1}"), []string{
+			`x.yaml:1:91: multi_az must be true or false, not 2`}},
 
 		// Refs.
 		{"ref without prices file", "", priced("{ref: small}"), []string{
@@ -129,6 +145,36 @@ func TestParsePriceErrors(t *testing.T) {
 				t.Errorf("errors:\n got %q\nwant %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// A target's price can be a lookup in its cloud's price list, which is
+// kept as the query to make, not a price.
+func TestParsePriceLookup(t *testing.T) {
+	s := mustParse(t, `name: clouds
+targets:
+  - name: azure
+    dsn: host=a
+    price: {cloud: azure, sku: Standard_D16ads_v5, storage: "premium-ssd-v2:1TiB:51200iops", ha: true, region: eastus}
+  - name: rds
+    dsn: host=b
+    price: {cloud: aws, engine: postgres, instance: db.m6g.4xlarge, storage: "gp3:1000GiB:12000iops", multi_az: true, region: us-east-1}
+  - name: cloudsql
+    dsn: host=c
+    price: {cloud: gcp, tier: db-custom-16-65536, storage: "ssd:1000GiB", region: us-central1}
+workloads:
+  - kind: tpcb
+    clients: [1]
+`)
+	want := []pricelist.Query{
+		{Cloud: "azure", SKU: "Standard_D16ads_v5", Storage: "premium-ssd-v2:1TiB:51200iops", HA: true, Region: "eastus"},
+		{Cloud: "aws", Engine: "postgres", Instance: "db.m6g.4xlarge", Storage: "gp3:1000GiB:12000iops", HA: true, Region: "us-east-1"},
+		{Cloud: "gcp", SKU: "db-custom-16-65536", Storage: "ssd:1000GiB", Region: "us-central1"},
+	}
+	for i, tg := range s.Targets {
+		if tg.Price != nil || tg.PriceLookup == nil || *tg.PriceLookup != want[i] {
+			t.Errorf("%s: price %v, lookup %+v; want %+v", tg.Name, tg.Price, tg.PriceLookup, want[i])
+		}
 	}
 }
 

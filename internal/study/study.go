@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
+	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 )
 
 // Study is a parsed and validated study file, with its defaults filled in.
@@ -51,6 +52,9 @@ type Target struct {
 	Labels       map[string]string // free-form, for grouping in reports
 	Price        *cost.Price       // nil when not given; valid, with its Currency filled in
 	PriceRef     string            // the prices file's entry Price is, or "" when given inline
+	// PriceLookup is a price to look up in the target's cloud's price list
+	// (pricelist), given instead of Price.
+	PriceLookup *pricelist.Query
 }
 
 // Local describes a server pgbakeoff runs itself.

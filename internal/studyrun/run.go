@@ -17,6 +17,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
@@ -37,6 +38,9 @@ type Runner struct {
 	Out, Log io.Writer
 	TTY      bool
 	Now      func() time.Time
+	// Prices looks up the prices of targets that name their cloud's price
+	// list; nil looks none up.
+	Prices *pricelist.Lister
 	Options
 }
 
@@ -300,6 +304,18 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	if err := checkEdits(s, plan, done); err != nil {
 		return err
 	}
+	// Prices are looked up before servers start: a price the file gets wrong
+	// stops the study before it takes hours.
+	stored := map[string]store.StudyPrice{}
+	if prev.ID != 0 && !sr.Restart {
+		if stored, err = st.StudyPrices(ctx, prev.ID); err != nil {
+			return err
+		}
+	}
+	prices, err := sr.lookUpPrices(ctx, s, stored, false)
+	if err != nil {
+		return err
+	}
 
 	out := sr.Out
 	fmt.Fprintf(out, "study %s: %d targets, %d workloads, %s (%s of measuring)\n",
@@ -313,6 +329,9 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	if remaining == 0 {
 		// Nothing to make: no server is started and nothing loaded to say so.
 		fmt.Fprintf(out, "all %s were made before\n\n", planSize(plan))
+		if err := savePrices(ctx, st, prev.ID, prices); err != nil {
+			return err
+		}
 		return printStudyResults(ctx, sr, s, st, prev.ID)
 	}
 	targets, err := preflight(ctx, sr, s, wls)
@@ -329,6 +348,9 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	}
 	state, err := sr.save(ctx, st, s, file, spec)
 	if err != nil {
+		return err
+	}
+	if err := savePrices(ctx, st, state.ID, prices); err != nil {
 		return err
 	}
 	if err := loadDatasets(ctx, sr, s, st, state, targets, wls); err != nil {
