@@ -53,6 +53,10 @@ var awsVolumes = map[string]string{
 	"io2": "Provisioned IOPS-IO2",
 }
 
+// awsInstanceUsage is the usage type of an instance's own hours:
+// USE1-InstanceUsage:db.m6g.large, USE1-Multi-AZUsage:db.m6g.large.
+var awsInstanceUsage = regexp.MustCompile(`(^|-)(InstanceUsage|Multi-AZUsage):db\.`)
+
 var awsRegionPattern = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-\d$`)
 
 func (l *Lister) aws(ctx context.Context, q Query, st Storage) (cost.Price, error) {
@@ -159,148 +163,112 @@ type awsTerm struct {
 }
 
 // readAWSOffer streams an offer file, keeping the PostgreSQL products and
-// their OnDemand prices; the rest is skipped as it is read, so memory stays
-// small whatever the file's size.
+// their OnDemand prices. Objects are walked key by key down to each product
+// and each product's terms, and what is not kept is skipped value by value, so
+// memory stays small whatever the file's size.
 func readAWSOffer(r io.Reader) (awsExtract, error) {
 	var x awsExtract
 	dec := json.NewDecoder(r)
-	shape := func(field, msg string) error { return &ShapeError{List: awsList, Field: field, Msg: msg} }
 	bad := func(field string, err error) error {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return fmt.Errorf("%s: the offer file ended early, at %s: %w", awsList, field, err)
 		}
+		var shape *ShapeError
+		if errors.As(err, &shape) {
+			return err
+		}
 		return shapeOf(awsList, field, err)
 	}
-	open := func(field string) error {
+	// each calls fn with each key of the object that comes next, fn reading
+	// its value.
+	each := func(field string, fn func(key string) error) error {
 		t, err := dec.Token()
 		if err != nil {
 			return bad(field, err)
 		}
 		if d, ok := t.(json.Delim); !ok || d != '{' {
-			return shape(field, "is not an object")
+			return &ShapeError{List: awsList, Field: field, Msg: "is not an object"}
+		}
+		for dec.More() {
+			t, err := dec.Token()
+			if err != nil {
+				return bad(field, err)
+			}
+			k, ok := t.(string)
+			if !ok {
+				return &ShapeError{List: awsList, Field: field, Msg: "has a key that is not a string"}
+			}
+			if err := fn(k); err != nil {
+				return err
+			}
+		}
+		if _, err := dec.Token(); err != nil { // the closing brace
+			return bad(field, err)
 		}
 		return nil
 	}
-	key := func(field string) (string, error) {
-		t, err := dec.Token()
-		if err != nil {
-			return "", bad(field, err)
+	decode := func(field string, v any) error {
+		if err := dec.Decode(v); err != nil {
+			return bad(field, err)
 		}
-		k, ok := t.(string)
-		if !ok {
-			return "", shape(field, "has a key that is not a string")
-		}
-		return k, nil
+		return nil
 	}
 	skip := func(field string) error {
 		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return bad(field, err)
-		}
-		return nil
-	}
-	closing := func(field string) error {
-		if _, err := dec.Token(); err != nil {
-			return bad(field, err)
-		}
-		return nil
+		return decode(field, &raw)
 	}
 
 	kept := map[string]awsRow{}
 	var sawProducts, sawTerms bool
-	if err := open("the offer file"); err != nil {
-		return x, err
-	}
-	for dec.More() {
-		k, err := key("the offer file")
-		if err != nil {
-			return x, err
-		}
+	err := each("the offer file", func(k string) error {
 		switch k {
 		case "version":
-			err = dec.Decode(&x.Version)
+			return decode(k, &x.Version)
 		case "publicationDate":
-			err = dec.Decode(&x.Publication)
+			return decode(k, &x.Publication)
 		case "products":
 			sawProducts = true
-			if err := open("products"); err != nil {
-				return x, err
-			}
-			for dec.More() {
-				sku, err := key("products")
-				if err != nil {
-					return x, err
-				}
+			return each("products", func(sku string) error {
 				var p awsProduct
-				if err := dec.Decode(&p); err != nil {
-					return x, bad("products."+sku, err)
+				if err := decode("products."+sku, &p); err != nil {
+					return err
 				}
 				if row, ok := awsKeep(p); ok {
 					row.SKU = sku
 					kept[sku] = row
 				}
-			}
-			err = closing("products")
+				return nil
+			})
 		case "terms":
 			sawTerms = true
-			if err := open("terms"); err != nil {
-				return x, err
-			}
-			for dec.More() {
-				kind, err := key("terms")
-				if err != nil {
-					return x, err
-				}
-				if kind != "OnDemand" {
-					if err := skip("terms." + kind); err != nil {
-						return x, err
-					}
-					continue
-				}
-				if err := open("terms.OnDemand"); err != nil {
-					return x, err
-				}
-				for dec.More() {
-					sku, err := key("terms.OnDemand")
-					if err != nil {
-						return x, err
-					}
+			return each("terms", func(kind string) error {
+				return each("terms."+kind, func(sku string) error {
+					at := "terms." + kind + "." + sku
 					row, ok := kept[sku]
-					if !ok {
-						if err := skip("terms.OnDemand." + sku); err != nil {
-							return x, err
-						}
-						continue
+					if kind != "OnDemand" || !ok {
+						return skip(at)
 					}
 					var terms map[string]awsTerm
-					if err := dec.Decode(&terms); err != nil {
-						return x, bad("terms.OnDemand."+sku, err)
+					if err := decode(at, &terms); err != nil {
+						return err
 					}
 					priced, err := awsPriced(row, terms)
-					if err != nil {
-						return x, err
-					}
 					x.Rows = append(x.Rows, priced...)
-				}
-				if err := closing("terms.OnDemand"); err != nil {
-					return x, err
-				}
-			}
-			err = closing("terms")
-		default:
-			err = skip(k)
+					return err
+				})
+			})
 		}
-		if err != nil {
-			return x, bad(k, err)
-		}
-	}
+		return skip(k)
+	})
 	switch {
+	case err != nil:
+		return x, err
 	case !sawProducts:
-		return x, shape("products", "is missing from the offer file")
+		return x, &ShapeError{List: awsList, Field: "products", Msg: "is missing from the offer file"}
 	case !sawTerms:
-		return x, shape("terms", "is missing from the offer file")
+		return x, &ShapeError{List: awsList, Field: "terms", Msg: "is missing from the offer file"}
 	case x.Version == "":
-		return x, shape("version", "is missing from the offer file")
+		return x, &ShapeError{List: awsList, Field: "version", Msg: "is missing from the offer file"}
 	}
 	return x, nil
 }
@@ -395,6 +363,13 @@ func awsDeployment(x awsExtract, q Query, st Storage, deployment string) (cost.P
 		}
 		if len(found) == 0 {
 			return awsRow{}, &NotFoundError{What: deployment + " " + what, Where: "Amazon RDS for PostgreSQL in " + q.Region}
+		}
+		// An instance's own hours over other rows of its class (such as
+		// Extended Support), when the list has both.
+		if usual := slices.DeleteFunc(slices.Clone(found), func(r awsRow) bool {
+			return r.Family == "Database Instance" && !awsInstanceUsage.MatchString(r.Usage)
+		}); len(usual) > 0 {
+			found = usual
 		}
 		// PostgreSQL's own row over one for any engine.
 		slices.SortStableFunc(found, func(a, b awsRow) int {

@@ -95,18 +95,26 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 
 	var used, dates []string
 	find := func(kind, resource, unit string) (float64, error) {
-		for _, s := range skus {
+		// The SKU of the fewest regions with this one: a region's own SKU over
+		// one of its continent.
+		var best *gcpSKU
+		for i, s := range skus {
 			sm := gcpSKUPattern.FindStringSubmatch(s.Description)
 			if sm == nil || sm[1] != kind || sm[2] != resource || !slices.Contains(s.Regions, q.Region) {
 				continue
 			}
-			if s.Unit != unit {
-				return 0, &ShapeError{List: gcpList, Field: "pricingExpression.usageUnit of " + s.Description, Msg: fmt.Sprintf("is %q where it was %q", s.Unit, unit)}
+			if best == nil || len(s.Regions) < len(best.Regions) {
+				best = &skus[i]
 			}
-			used, dates = append(used, s.Description), append(dates, s.Effective)
-			return s.Price, nil
 		}
-		return 0, &NotFoundError{What: fmt.Sprintf("%s %s SKU", kind, resource), Where: "Cloud SQL for PostgreSQL in " + q.Region}
+		if best == nil {
+			return 0, &NotFoundError{What: fmt.Sprintf("%s %s SKU", kind, resource), Where: "Cloud SQL for PostgreSQL in " + q.Region}
+		}
+		if best.Unit != unit {
+			return 0, &ShapeError{List: gcpList, Field: "pricingExpression.usageUnit of " + best.Description, Msg: fmt.Sprintf("is %q where it was %q", best.Unit, unit)}
+		}
+		used, dates = append(used, best.Description), append(dates, best.Effective)
+		return best.Price, nil
 	}
 	deployment := func(kind string) (cost.Price, error) {
 		cpu, err := find(kind, "vCPU", "h")
