@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cost"
 )
 
 // The reports the tests render, built here rather than read from a store: three
@@ -68,8 +70,11 @@ func testTargets() []Target {
 		{Name: "pg16-tuned", Version: "16.1", Address: "127.0.0.1:5417",
 			Labels:   map[string]string{"tuning": "pgtune"},
 			Settings: map[string]string{"shared_buffers": "2GB", "max_connections": "100", "wal_buffers": "16MB"},
-			Price: &Price{Monthly: 1500, Currency: "USD", Detail: "compute 1.80/h x 730 + storage 500 GB x 0.248",
-				Source: "list prices, Jan 2024"}},
+			// Looked up in a price list, broken down by the hour.
+			Price: reportPrice(&cost.Price{ComputePerHour: 1.232, StorageGB: 1000, StoragePerGBMonth: 0.115,
+				IOPS: 3000, PerIOPSMonth: 0.02, HAMonthly: 1074.36, Currency: "USD",
+				Source: "AWS Price List (Amazon RDS), us-east-1 (version 20261101000000), db.m6g.4xlarge Single-AZ and Multi-AZ, gp3",
+				Date:   "2026-11-01", Fetched: "2026-11-20T08:00:00Z"})},
 	}
 }
 
