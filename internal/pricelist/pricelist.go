@@ -151,6 +151,10 @@ func (l *Lister) Price(ctx context.Context, q Query) (cost.Price, error) {
 	if err != nil {
 		return cost.Price{}, err
 	}
+	// A server is never free: a zero is a list that changed, not a price.
+	if p.ComputePerHour <= 0 {
+		return cost.Price{}, fmt.Errorf("%s: the list prices the compute at %v; no price is made of it (%s)", q, p.ComputePerHour, p.Source)
+	}
 	if err := p.Validate(); err != nil {
 		return cost.Price{}, fmt.Errorf("%s: the price looked up is not usable: %w", q, err)
 	}

@@ -272,6 +272,14 @@ func TestShapeChanged(t *testing.T) {
 		"compute meter.unitOfMeasure": `{"Items":[{"currencyCode":"USD","retailPrice":1,"unitOfMeasure":"1 Day","meterName":"vCore","productName":"Azure Database for PostgreSQL Flexible Server General Purpose Ddsv5 Series Compute","skuName":"2 vCore","armSkuName":"Standard_D2ds_v5","type":"Consumption","effectiveStartDate":"2024-01-01T00:00:00Z"}],"NextPageLink":null}`,
 		"NextPageLink":                `{"Items":[],"NextPageLink":"https://elsewhere.example/prices?page=2"}`,
 	}
+	free := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"Items":[{"currencyCode":"USD","retailPrice":0,"unitOfMeasure":"1 Hour","meterName":"vCore","productName":"Azure Database for PostgreSQL Flexible Server General Purpose Ddsv5 Series Compute","skuName":"2 vCore","armSkuName":"Standard_D2ds_v5","type":"Consumption","effectiveStartDate":"2024-01-01T00:00:00Z"}],"NextPageLink":null}`)
+	}))
+	defer free.Close()
+	l, _ := lister(t, Options{AzureURL: free.URL})
+	if _, err := l.Price(context.Background(), Query{Cloud: "azure", SKU: "Standard_D2ds_v5", Region: "eastus"}); err == nil || !strings.Contains(err.Error(), "prices the compute at 0; no price is made of it") {
+		t.Errorf("compute at 0: %v", err)
+	}
 	for field, body := range answers {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, body) }))
 		l, _ := lister(t, Options{AzureURL: srv.URL})

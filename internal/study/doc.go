@@ -20,8 +20,9 @@
 //	matrix: {clients: [4, 8], duration: 2m, repeat: 3}
 //
 // A target may carry a price (see cost.Price): a monthly figure, components,
-// or a ref to an entry of a prices file (see LoadPrices) that the study names
-// relative to itself:
+// a ref to an entry of a prices file (see LoadPrices) that the study names
+// relative to itself, or a lookup in its cloud's price list (Target.PriceLookup,
+// a pricelist.Query that `study run` looks up and keeps with the study):
 //
 //	prices: ../prices/seed-reports.yaml
 //	targets:
@@ -34,6 +35,9 @@
 //	  - name: quote
 //	    dsn: "host=db2.example user=bench dbname=bench"
 //	    price: {monthly: 1234.5, currency: EUR, source: "vendor quote", date: 2025-03}
+//	  - name: rds-multi-az
+//	    dsn: "host=db3.example user=bench dbname=bench"
+//	    price: {cloud: aws, instance: db.m6g.4xlarge, storage: "gp3:1000GiB", multi_az: true, region: us-east-1}
 //
 // Reading and planning it:
 //
