@@ -80,18 +80,19 @@ target as price: {cloud: ...}, price that target in reports.`,
 		return nil
 	}
 
-	var az pricelist.Query
-	azure := &cobra.Command{
-		Use:   "azure",
-		Short: "Azure Database for PostgreSQL flexible server, from the Azure Retail Prices API",
-		Example: `  pgbakeoff prices azure --sku Standard_D16ads_v5 --storage 1TiB --region eastus
-  pgbakeoff prices azure --sku Standard_D16ads_v5 --storage premium-ssd-v2:1TiB:51200iops --ha --region eastus`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			az.Cloud = "azure"
-			return lookup(c, az)
-		},
+	// cloud is the subcommand of a cloud, looking up the query its flags fill.
+	cloud := func(name, short, example string, q *pricelist.Query) *cobra.Command {
+		return &cobra.Command{Use: name, Short: short, Example: example, Args: cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				q.Cloud = name
+				return lookup(c, *q)
+			}}
 	}
+
+	var az pricelist.Query
+	azure := cloud("azure", "Azure Database for PostgreSQL flexible server, from the Azure Retail Prices API",
+		`  pgbakeoff prices azure --sku Standard_D16ads_v5 --storage 1TiB --region eastus
+  pgbakeoff prices azure --sku Standard_D16ads_v5 --storage premium-ssd-v2:1TiB:51200iops --ha --region eastus`, &az)
 	f := azure.Flags()
 	f.StringVar(&az.Service, "service", "flexible-server", "the service: "+strings.Join(pricelist.AzureServices, ", "))
 	f.StringVar(&az.SKU, "sku", "", "compute size, such as Standard_D16ads_v5 or Standard_B1ms")
@@ -101,16 +102,8 @@ target as price: {cloud: ...}, price that target in reports.`,
 	f.StringVar(&az.Currency, "currency", "", "currency of the prices, such as EUR (default USD)")
 
 	var aw pricelist.Query
-	aws := &cobra.Command{
-		Use:     "aws",
-		Short:   "Amazon RDS for PostgreSQL, from AWS's bulk price list",
-		Example: `  pgbakeoff prices aws --engine postgres --instance db.m6g.4xlarge --storage gp3:1000GiB:12000iops --multi-az --region us-east-1`,
-		Args:    cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			aw.Cloud = "aws"
-			return lookup(c, aw)
-		},
-	}
+	aws := cloud("aws", "Amazon RDS for PostgreSQL, from AWS's bulk price list",
+		`  pgbakeoff prices aws --engine postgres --instance db.m6g.4xlarge --storage gp3:1000GiB:12000iops --multi-az --region us-east-1`, &aw)
 	f = aws.Flags()
 	f.StringVar(&aw.Engine, "engine", "postgres", "database engine: postgres")
 	f.StringVar(&aw.Instance, "instance", "", "instance class, such as db.m6g.4xlarge")
@@ -119,16 +112,8 @@ target as price: {cloud: ...}, price that target in reports.`,
 	f.StringVar(&aw.Region, "region", "", "region, such as us-east-1")
 
 	var gc pricelist.Query
-	gcp := &cobra.Command{
-		Use:     "gcp",
-		Short:   "Google Cloud SQL for PostgreSQL, from the Cloud Billing Catalog (needs an API key in $" + pricelist.GCPKeyEnv + ")",
-		Example: `  PGBAKEOFF_GCP_API_KEY=... pgbakeoff prices gcp --tier db-custom-16-65536 --storage ssd:1000GiB --ha --region us-central1`,
-		Args:    cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			gc.Cloud = "gcp"
-			return lookup(c, gc)
-		},
-	}
+	gcp := cloud("gcp", "Google Cloud SQL for PostgreSQL, from the Cloud Billing Catalog (needs an API key in $"+pricelist.GCPKeyEnv+")",
+		`  PGBAKEOFF_GCP_API_KEY=... pgbakeoff prices gcp --tier db-custom-16-65536 --storage ssd:1000GiB --ha --region us-central1`, &gc)
 	f = gcp.Flags()
 	f.StringVar(&gc.SKU, "tier", "", "machine tier, such as db-custom-16-65536 (vCPUs and MB of memory)")
 	f.StringVar(&gc.Storage, "storage", "", "storage: type (ssd, the default, or hdd) and size joined by ':', such as ssd:1000GiB")

@@ -155,26 +155,17 @@ func (l *Lister) azurePages(ctx context.Context, first string) ([]azureMeter, er
 }
 
 func azureMeterOf(it azureItem, at string) (azureMeter, error) {
-	missing := func(field string) error {
-		return &ShapeError{List: azureList, Field: at + "." + field, Msg: "is missing"}
-	}
-	switch {
-	case it.RetailPrice == nil:
-		return azureMeter{}, missing("retailPrice")
-	case it.Unit == nil:
-		return azureMeter{}, missing("unitOfMeasure")
-	case it.MeterName == nil:
-		return azureMeter{}, missing("meterName")
-	case it.ProductName == nil:
-		return azureMeter{}, missing("productName")
-	case it.SkuName == nil:
-		return azureMeter{}, missing("skuName")
-	case it.Type == nil:
-		return azureMeter{}, missing("type")
-	case it.Effective == nil:
-		return azureMeter{}, missing("effectiveStartDate")
-	case it.CurrencyCode == nil:
-		return azureMeter{}, missing("currencyCode")
+	for _, f := range []struct {
+		name  string
+		given bool
+	}{
+		{"retailPrice", it.RetailPrice != nil}, {"unitOfMeasure", it.Unit != nil}, {"meterName", it.MeterName != nil},
+		{"productName", it.ProductName != nil}, {"skuName", it.SkuName != nil}, {"type", it.Type != nil},
+		{"effectiveStartDate", it.Effective != nil}, {"currencyCode", it.CurrencyCode != nil},
+	} {
+		if !f.given {
+			return azureMeter{}, &ShapeError{List: azureList, Field: at + "." + f.name, Msg: "is missing"}
+		}
 	}
 	m := azureMeter{
 		Product: *it.ProductName, SKU: *it.SkuName, Meter: *it.MeterName, ArmSKU: it.ArmSkuName,
