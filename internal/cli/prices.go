@@ -166,7 +166,7 @@ func studyPrice(q pricelist.Query) string {
 	}
 	add("storage", q.Storage)
 	if q.HA {
-		parts = append(parts, map[bool]string{true: "multi_az", false: "ha"}[q.Cloud == "aws"]+": true")
+		parts = append(parts, strings.ReplaceAll(q.HAFlag(), "-", "_")+": true")
 	}
 	add("region", q.Region)
 	add("currency", q.Currency)

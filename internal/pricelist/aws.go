@@ -72,7 +72,7 @@ func (l *Lister) aws(ctx context.Context, q Query, st Storage) (cost.Price, erro
 		return cost.Price{}, fmt.Errorf("aws: region %q is not an AWS region code; give one such as us-east-1", q.Region)
 	}
 	what := "AWS price list of Amazon RDS for PostgreSQL in " + q.Region
-	e, err := l.list(ctx, "aws-rds-postgresql-"+q.Region, what, func(ctx context.Context) (*entry, error) {
+	e, err := l.list(ctx, "aws-rds-postgresql-"+q.Region+"-"+hostOf(l.o.AWSURL), what, func(ctx context.Context) (*entry, error) {
 		return l.awsFetch(ctx, q.Region)
 	})
 	if err != nil {
@@ -170,12 +170,15 @@ func readAWSOffer(r io.Reader) (awsExtract, error) {
 	var x awsExtract
 	dec := json.NewDecoder(r)
 	bad := func(field string, err error) error {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s: the offer file ended early, at %s: %w", awsList, field, err)
-		}
 		var shape *ShapeError
-		if errors.As(err, &shape) {
+		var fe *fetchError
+		switch {
+		case errors.As(err, &shape):
 			return err
+		case errors.As(err, &fe):
+			return fe.error
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			return fmt.Errorf("%s: the offer file ended early, at %s: %w", awsList, field, err)
 		}
 		return shapeOf(awsList, field, err)
 	}
@@ -241,6 +244,11 @@ func readAWSOffer(r io.Reader) (awsExtract, error) {
 			})
 		case "terms":
 			sawTerms = true
+			if !sawProducts {
+				// Terms are kept for the products kept, so products come first,
+				// as they always have.
+				return &ShapeError{List: awsList, Field: "terms", Msg: "comes before products"}
+			}
 			return each("terms", func(kind string) error {
 				return each("terms."+kind, func(sku string) error {
 					at := "terms." + kind + "." + sku
@@ -269,6 +277,8 @@ func readAWSOffer(r io.Reader) (awsExtract, error) {
 		return x, &ShapeError{List: awsList, Field: "terms", Msg: "is missing from the offer file"}
 	case x.Version == "":
 		return x, &ShapeError{List: awsList, Field: "version", Msg: "is missing from the offer file"}
+	case len(kept) > 0 && len(x.Rows) == 0:
+		return x, &ShapeError{List: awsList, Field: "terms.OnDemand", Msg: fmt.Sprintf("prices none of the %d PostgreSQL products", len(kept))}
 	}
 	return x, nil
 }
@@ -371,9 +381,13 @@ func awsDeployment(x awsExtract, q Query, st Storage, deployment string) (cost.P
 		}); len(usual) > 0 {
 			found = usual
 		}
-		// PostgreSQL's own row over one for any engine.
-		slices.SortStableFunc(found, func(a, b awsRow) int {
-			return boolInt(b.Engine == "PostgreSQL") - boolInt(a.Engine == "PostgreSQL")
+		// PostgreSQL's own row over one for any engine; then by SKU, so that
+		// the row named is the same each time.
+		slices.SortFunc(found, func(a, b awsRow) int {
+			if c := boolInt(b.Engine == "PostgreSQL") - boolInt(a.Engine == "PostgreSQL"); c != 0 {
+				return c
+			}
+			return strings.Compare(a.SKU, b.SKU)
 		})
 		r := found[0]
 		for _, o := range found[1:] {
@@ -383,6 +397,9 @@ func awsDeployment(x awsExtract, q Query, st Storage, deployment string) (cost.P
 		}
 		if r.Unit != unit {
 			return awsRow{}, &ShapeError{List: awsList, Field: "terms.OnDemand." + r.SKU + " unit", Msg: fmt.Sprintf("is %q where %s was priced per %s", r.Unit, what, unit)}
+		}
+		if r.Price <= 0 {
+			return awsRow{}, &ShapeError{List: awsList, Field: "terms.OnDemand." + r.SKU + " pricePerUnit", Msg: fmt.Sprintf("prices %s at 0", what)}
 		}
 		used = append(used, fmt.Sprintf("%s (%s %s)", r.Desc, r.SKU, r.Usage))
 		return r, nil
@@ -443,10 +460,13 @@ func awsDeployment(x awsExtract, q Query, st Storage, deployment string) (cost.P
 		}
 		return p, used, nil
 	case "gp3":
-		// The baseline that comes with the volume (RDS for PostgreSQL).
+		// The baseline that comes with the volume (RDS for PostgreSQL); below
+		// 400 GiB it is all there is.
 		freeIOPS, freeMBps = 3000, 125
 		if st.GiB >= 400 {
 			freeIOPS, freeMBps = 12000, 500
+		} else if st.IOPS > freeIOPS || st.MBps > freeMBps {
+			return cost.Price{}, nil, fmt.Errorf("aws: gp3 below 400 GiB comes with 3,000 IOPS and 125 MiB/s and RDS provisions no more; give 400GiB or more, or io1 or io2")
 		}
 	default:
 		if st.IOPS == 0 {

@@ -62,7 +62,12 @@ type azurePage struct {
 	NextPageLink *string      `json:"NextPageLink"`
 }
 
-var azureRegionPattern = regexp.MustCompile(`^[a-z][a-z0-9]{1,40}$`)
+var (
+	azureRegionPattern = regexp.MustCompile(`^[a-z][a-z0-9]{1,40}$`)
+	currencyPattern    = regexp.MustCompile(`^[A-Z]{3}$`)
+	// azureSeriesName reads a series: Dadsv5 is D, ads, 5.
+	azureSeriesName = regexp.MustCompile(`^([A-Za-z])([a-z]*)v(\d+)$`)
+)
 
 func (l *Lister) azure(ctx context.Context, q Query, st Storage) (cost.Price, error) {
 	if q.Service == "" {
@@ -81,13 +86,13 @@ func (l *Lister) azure(ctx context.Context, q Query, st Storage) (cost.Price, er
 	if currency == "" {
 		currency = cost.DefaultCurrency
 	}
-	if !regexp.MustCompile(`^[A-Z]{3}$`).MatchString(currency) {
+	if !currencyPattern.MatchString(currency) {
 		return cost.Price{}, fmt.Errorf("azure: currency %q is not a currency code such as USD or EUR", currency)
 	}
 	filter := fmt.Sprintf("serviceName eq '%s' and armRegionName eq '%s' and priceType eq 'Consumption'", azureService, q.Region)
 	first := l.o.AzureURL + "?currencyCode='" + currency + "'&$filter=" + url.PathEscape(filter)
 	what := fmt.Sprintf("Azure price list of %s in %s (%s)", azureService, q.Region, currency)
-	e, err := l.list(ctx, "azure-postgresql-"+q.Region+"-"+currency, what, func(ctx context.Context) (*entry, error) {
+	e, err := l.list(ctx, "azure-postgresql-"+q.Region+"-"+currency+"-"+hostOf(l.o.AzureURL), what, func(ctx context.Context) (*entry, error) {
 		meters, err := l.azurePages(ctx, first)
 		if err != nil {
 			return nil, err
@@ -112,7 +117,7 @@ func (l *Lister) azure(ctx context.Context, q Query, st Storage) (cost.Price, er
 	if err != nil {
 		return cost.Price{}, err
 	}
-	p.Source = fmt.Sprintf("%s (%s), %s", azureList, hostOf(l.o.AzureURL), p.Source)
+	p.Source = fmt.Sprintf("%s (%s), %s", azureList, hostOf(e.Source), p.Source)
 	p.Fetched = e.Fetched.UTC().Format("2006-01-02T15:04:05Z07:00")
 	return p, nil
 }
@@ -231,10 +236,10 @@ func azureSKUName(m azureMeter) string {
 	if sm == nil {
 		return ""
 	}
-	if strings.EqualFold(sm[1], "burstable") {
+	if strings.EqualFold(sm[1], "burstable") && m.SKU != "" {
 		return "Standard_" + m.SKU[:1] + strings.ToLower(m.SKU[1:])
 	}
-	series := regexp.MustCompile(`^([A-Za-z])([a-z]*)v(\d+)$`).FindStringSubmatch(sm[2])
+	series := azureSeriesName.FindStringSubmatch(sm[2])
 	vc := azureVCore.FindStringSubmatch(m.SKU)
 	if series == nil || vc == nil {
 		return ""
@@ -283,8 +288,8 @@ func findAzureCompute(meters []azureMeter, sku, region string) (azureCompute, er
 	}
 	for _, c := range best[1:] {
 		if c.m.Price*c.count != best[0].m.Price*best[0].count {
-			return azureCompute{}, fmt.Errorf("azure: SKU %s in %s has %d different compute prices (%s: %v, %s: %v); report this, with the SKU and region, as a bug",
-				sku, region, len(best), best[0].m.Product, best[0].m.Price, c.m.Product, c.m.Price)
+			return azureCompute{}, fmt.Errorf("azure: SKU %s in %s has more than one compute price (%s: %v, %s: %v); report this, with the SKU and region, as a bug",
+				sku, region, best[0].m.Product, best[0].m.Price, c.m.Product, c.m.Price)
 		}
 	}
 	return best[0], nil
@@ -404,6 +409,9 @@ func azurePrice(meters []azureMeter, q Query, st Storage) (cost.Price, error) {
 			}
 			if hourly {
 				return 0, &ShapeError{List: azureList, Field: "unitOfMeasure of meter " + meter, Msg: fmt.Sprintf("%q is by the hour, not by the month", m.Unit)}
+			}
+			if m.Price <= 0 {
+				return 0, &ShapeError{List: azureList, Field: "retailPrice of meter " + meter, Msg: "is 0"}
 			}
 			used = append(used, azureStorageProduct+" "+meter)
 			dates = append(dates, m.Effective)

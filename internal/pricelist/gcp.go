@@ -65,9 +65,6 @@ var gcpSKUPattern = regexp.MustCompile(`^Cloud SQL for PostgreSQL: (Zonal|Region
 var gcpTier = regexp.MustCompile(`^db-custom-(\d+)-(\d+)$`)
 
 func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, error) {
-	if l.o.GCPKey == "" {
-		return cost.Price{}, fmt.Errorf("gcp: Google publishes no Cloud SQL price list readable without credentials; give the price by hand ({per_hour: 1.23, source: ...}), or set %s to a Cloud Billing API key to look it up", GCPKeyEnv)
-	}
 	m := gcpTier.FindStringSubmatch(q.SKU)
 	if m == nil {
 		return cost.Price{}, fmt.Errorf("gcp: tier %q is not a custom machine tier such as db-custom-16-65536 (vCPUs and MB of memory); price other tiers by hand", q.SKU)
@@ -75,7 +72,7 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 	vcpus, _ := strconv.ParseFloat(m[1], 64)
 	memMB, _ := strconv.ParseFloat(m[2], 64)
 	what := "Google Cloud SQL price list"
-	e, err := l.list(ctx, "gcp-cloudsql-postgresql", what, l.gcpFetch)
+	e, err := l.list(ctx, "gcp-cloudsql-postgresql-"+hostOf(l.o.GCPURL), what, l.gcpFetch)
 	if err != nil {
 		return cost.Price{}, err
 	}
@@ -103,12 +100,18 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 			if sm == nil || sm[1] != kind || sm[2] != resource || !slices.Contains(s.Regions, q.Region) {
 				continue
 			}
-			if best == nil || len(s.Regions) < len(best.Regions) {
+			switch {
+			case best == nil || len(s.Regions) < len(best.Regions):
 				best = &skus[i]
+			case len(s.Regions) == len(best.Regions) && s.Price != best.Price:
+				return 0, fmt.Errorf("gcp: %s and %s both price %s in %s, differently; report this as a bug", best.Description, s.Description, resource, q.Region)
 			}
 		}
 		if best == nil {
 			return 0, &NotFoundError{What: fmt.Sprintf("%s %s SKU", kind, resource), Where: "Cloud SQL for PostgreSQL in " + q.Region}
+		}
+		if best.Price <= 0 {
+			return 0, &ShapeError{List: gcpList, Field: "unitPrice of " + best.Description, Msg: "is 0"}
 		}
 		if best.Unit != unit {
 			return 0, &ShapeError{List: gcpList, Field: "pricingExpression.usageUnit of " + best.Description, Msg: fmt.Sprintf("is %q where it was %q", best.Unit, unit)}
@@ -163,6 +166,9 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 // of PostgreSQL that pricing uses. The key is sent to Google alone: the
 // cached source is the address without it.
 func (l *Lister) gcpFetch(ctx context.Context) (*entry, error) {
+	if l.o.GCPKey == "" {
+		return nil, fmt.Errorf("gcp: Google publishes no Cloud SQL price list readable without credentials; give the price by hand ({per_hour: 1.23, source: ...}), or set %s to a Cloud Billing API key to look it up", GCPKeyEnv)
+	}
 	base := l.o.GCPURL + "/v1/services/" + gcpCloudSQL + "/skus?currencyCode=USD&pageSize=5000"
 	var skus []gcpSKU
 	token := ""

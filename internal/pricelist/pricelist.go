@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
@@ -56,16 +58,36 @@ func (q Query) String() string {
 		}
 	}
 	add("service", q.Service)
-	add("sku", q.SKU)
+	if q.Cloud == "gcp" {
+		add("tier", q.SKU)
+	} else {
+		add("sku", q.SKU)
+	}
 	add("engine", q.Engine)
 	add("instance", q.Instance)
 	add("storage", q.Storage)
 	if q.HA {
-		parts = append(parts, map[bool]string{true: "--multi-az", false: "--ha"}[q.Cloud == "aws"])
+		parts = append(parts, "--"+q.HAFlag())
 	}
 	add("region", q.Region)
 	add("currency", q.Currency)
 	return strings.TrimSpace(q.Cloud + " " + strings.Join(parts, " "))
+}
+
+// HAFlag is the name of high availability on the cloud: multi-az on AWS, ha
+// elsewhere.
+func (q Query) HAFlag() string {
+	if q.Cloud == "aws" {
+		return "multi-az"
+	}
+	return "ha"
+}
+
+// Key identifies the query for what is stored of its answer: every field,
+// whatever String shows of them.
+func (q Query) Key() string {
+	data, _ := json.Marshal(q) // a struct of strings and a bool
+	return string(data)
 }
 
 // Options set where lists come from and how the cache is used. The zero
@@ -90,9 +112,13 @@ type Options struct {
 	Warn func(string)     // a stale or fallen-back list; nil drops warnings
 }
 
-// Lister looks prices up.
+// Lister looks prices up. It is safe for use by several goroutines.
 type Lister struct {
 	o Options
+	// seen holds the lists read in this process by their keys: a list fetched
+	// or fallen back to is not fetched again for the next target.
+	mu   sync.Mutex
+	seen map[string]*entry
 }
 
 // New returns a Lister with o's settings.
@@ -101,7 +127,15 @@ func New(o Options) *Lister {
 		o.MaxAge = DefaultMaxAge
 	}
 	if o.HTTP == nil {
-		o.HTTP = &http.Client{Timeout: 2 * time.Minute}
+		// No limit on the whole exchange: a region's AWS list is hundreds of
+		// MB. Connecting and the answer's start are bounded here, a body
+		// that stalls by get.
+		o.HTTP = &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:   30 * time.Second,
+			ResponseHeaderTimeout: time.Minute,
+		}}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -118,7 +152,7 @@ func New(o Options) *Lister {
 	if o.GCPURL == "" {
 		o.GCPURL = "https://cloudbilling.googleapis.com"
 	}
-	return &Lister{o: o}
+	return &Lister{o: o, seen: map[string]*entry{}}
 }
 
 // Price looks q up. The price has its components, Currency, Source (the list,
@@ -285,6 +319,20 @@ func (l *Lister) writeCache(key string, e *entry) error {
 // fetched falls back to the cache with a warning; Offline reads the cache
 // alone, warning when it is stale. A ShapeError is never covered up.
 func (l *Lister) list(ctx context.Context, key, what string, fetch func(context.Context) (*entry, error)) (*entry, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.seen[key]; e != nil {
+		return e, nil
+	}
+	e, err := l.read(ctx, key, what, fetch)
+	if err == nil {
+		l.seen[key] = e
+	}
+	return e, err
+}
+
+// read is list without the lists already read.
+func (l *Lister) read(ctx context.Context, key, what string, fetch func(context.Context) (*entry, error)) (*entry, error) {
 	cached, cacheErr := l.readCache(key)
 	age := func(e *entry) string {
 		return fmt.Sprintf("fetched %s, %s ago", e.Fetched.UTC().Format("2006-01-02 15:04 UTC"), roughly(l.o.Now().Sub(e.Fetched)))
@@ -318,7 +366,7 @@ func (l *Lister) list(ctx context.Context, key, what string, fetch func(context.
 	case errors.As(err, &shape) || errors.As(err, &missing) || ctx.Err() != nil:
 		return nil, err
 	case cached == nil:
-		return nil, fmt.Errorf("%w; there is no cached copy of %s to fall back to", err, what)
+		return nil, fmt.Errorf("%w; there is no usable cached copy of %s to fall back to", err, what)
 	}
 	l.o.Warn(fmt.Sprintf("%v; using the cached %s (%s)", err, what, age(cached)))
 	return cached, nil
@@ -336,17 +384,23 @@ func roughly(d time.Duration) string {
 	}
 }
 
-// get fetches u and returns its body for the caller to close; a status other
-// than 200 is an error naming the address (without its query, which may hold
-// a key) and the status.
+// stallTimeout is how long a body may send nothing before its fetch fails.
+const stallTimeout = time.Minute
+
+// get fetches u and returns its body for the caller to close. A status other
+// than 200 is an error naming the address (a key in it redacted) and the
+// status; a body that sends nothing for stallTimeout fails its reads.
 func (l *Lister) get(ctx context.Context, u string) (io.ReadCloser, error) {
+	ctx, cancel := context.WithCancel(ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("fetch %s: %w", redact(u), err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := l.o.HTTP.Do(req)
 	if err != nil {
+		cancel()
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // url.Error repeats the address, key and all
@@ -356,14 +410,47 @@ func (l *Lister) get(ctx context.Context, u string) (io.ReadCloser, error) {
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 		resp.Body.Close()
+		cancel()
 		msg := strings.Join(strings.Fields(string(body)), " ")
 		if msg != "" {
 			msg = ": " + msg
 		}
 		return nil, fmt.Errorf("fetch %s: %s%s", redact(u), resp.Status, msg)
 	}
-	return resp.Body, nil
+	return &watchedBody{body: resp.Body, url: redact(u), cancel: cancel, timer: time.AfterFunc(stallTimeout, cancel)}, nil
 }
+
+// watchedBody is a response body whose fetch is cancelled when it stalls,
+// and whose read errors name the address: they are failures to fetch, not a
+// list that changed.
+type watchedBody struct {
+	body   io.ReadCloser
+	url    string
+	cancel context.CancelFunc
+	timer  *time.Timer
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	b.timer.Reset(stallTimeout)
+	if err != nil && err != io.EOF {
+		return n, &fetchError{fmt.Errorf("fetch %s: %w", b.url, err)}
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	b.timer.Stop()
+	err := b.body.Close()
+	b.cancel()
+	return err
+}
+
+// fetchError is a failure to read a list's answer, which JSON decoding passes
+// on as it came.
+type fetchError struct{ error }
+
+func (e *fetchError) Unwrap() error { return e.error }
 
 // redact is an address for messages: without a key= parameter's value.
 func redact(u string) string {
@@ -405,13 +492,23 @@ func (l *Lister) getJSON(ctx context.Context, list, u string, v any) error {
 	return nil
 }
 
-// shapeOf turns a JSON decoding error into a ShapeError naming the field.
+// shapeOf turns a JSON decoding error into a ShapeError naming the field;
+// a failure to read, or an answer cut short, stays a failure to fetch.
 func shapeOf(list, where string, err error) error {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	var se *json.SyntaxError
+	var fe *fetchError
+	switch {
+	case errors.As(err, &fe):
+		return fe.error
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Errorf("fetch %s: the answer ended early: %w", where, err)
+	case errors.As(err, &te):
 		return &ShapeError{List: list, Field: te.Field, Msg: fmt.Sprintf("is a JSON %s, not the %s it was", te.Value, te.Type)}
+	case errors.As(err, &se):
+		return &ShapeError{List: list, Field: "the answer from " + where, Msg: "is not JSON (" + err.Error() + ")"}
 	}
-	return &ShapeError{List: list, Field: "the answer from " + where, Msg: "is not the JSON it was (" + err.Error() + ")"}
+	return fmt.Errorf("read %s: %w", where, err)
 }
 
 // newest is the latest of dates given as RFC 3339 times or dates, as a date.

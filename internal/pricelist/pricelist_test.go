@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,7 +160,6 @@ func TestAWS(t *testing.T) {
 	}{
 		{Query{Cloud: "aws", Instance: "db.m6g.4xlarge", Region: "us-east-1"}, 1.232 * 730},
 		{Query{Cloud: "aws", Instance: "db.m6g.large", Storage: "gp3:100GiB:3000iops", Region: "us-east-1"}, 0.154*730 + 100*0.115},
-		{Query{Cloud: "aws", Instance: "db.m6g.large", Storage: "gp3:100GiB:4000iops", Region: "us-east-1"}, 0.154*730 + 100*0.115 + 1000*0.02},
 		{Query{Cloud: "aws", Instance: "db.r6g.4xlarge", Storage: "io1:500GiB:20000iops", Region: "us-east-1"}, 1.792*730 + 500*0.125 + 20000*0.10},
 		{Query{Cloud: "aws", Instance: "db.r6g.4xlarge", Storage: "io2:500GiB:20000iops", HA: true, Region: "us-east-1"}, 2 * (1.792*730 + 500*0.125 + 20000*0.10)},
 		{Query{Cloud: "aws", Instance: "db.m6g.large", Storage: "gp2:200GiB", Region: "us-east-1"}, 0.154*730 + 200*0.115},
@@ -191,6 +192,7 @@ func TestAWS(t *testing.T) {
 		{Query{Cloud: "aws", Instance: "db.m6g.large", Storage: "gp2:500GiB:5000iops", Region: "us-east-1"}, "gp2 storage has no provisioned IOPS"},
 		{Query{Cloud: "aws", Instance: "db.m6g.large", Storage: "st1:500GiB", Region: "us-east-1"}, `storage type "st1" is not one pgbakeoff prices`},
 		{Query{Cloud: "aws", Instance: "db.m6g.large", Storage: "gp3", Region: "us-east-1"}, `has no size`},
+		{Query{Cloud: "aws", Instance: "db.m6g.large", Storage: "gp3:100GiB:4000iops", Region: "us-east-1"}, "gp3 below 400 GiB comes with 3,000 IOPS and 125 MiB/s and RDS provisions no more"},
 		{Query{Cloud: "aws", Instance: "db.m6g.large", Region: "US East"}, "not an AWS region code"},
 	} {
 		_, err := l.Price(ctx, tt.q)
@@ -250,15 +252,64 @@ func TestCache(t *testing.T) {
 	}
 	// Down and nothing cached for the region: what failed, and that no cache is there.
 	_, err = online.Price(ctx, Query{Cloud: "azure", SKU: "Standard_D16ads_v5", Region: "westus"})
-	if err == nil || !strings.Contains(err.Error(), "503 Service Unavailable") || !strings.Contains(err.Error(), "no cached copy") {
+	if err == nil || !strings.Contains(err.Error(), "503 Service Unavailable") || !strings.Contains(err.Error(), "no usable cached copy") {
 		t.Errorf("down without a cache: %v", err)
 	}
 
-	// Up again, the stale cache is refreshed.
+	// The list fallen back to serves the process's next lookups: it is not
+	// fetched again for each target.
+	requests := srv.Requests.Load()
+	if _, err := online.Price(ctx, Query{Cloud: "azure", SKU: "Standard_D2ads_v5", Region: "eastus"}); err != nil || srv.Requests.Load() != requests {
+		t.Errorf("a second lookup in the region: %v, %d requests more", err, srv.Requests.Load()-requests)
+	}
+
+	// Up again, the stale cache is refreshed by the next process.
 	srv.Down.Store(false)
+	online, _ = lister(t, Options{CacheDir: dir, AzureURL: srv.URL, Now: clock})
 	p, err = online.Price(ctx, q)
 	if err != nil || p.Fetched != now.Format(time.RFC3339) {
 		t.Errorf("refreshed: fetched %q, %v", p.Fetched, err)
+	}
+}
+
+// A list cut off in the middle of its answer is a failure to fetch, not a
+// list that changed: the cache is fallen back to.
+func TestCutOff(t *testing.T) {
+	var cut atomic.Bool
+	full, err := os.ReadFile(pricetest.Testdata("aws", "us-east-1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aws := pricetest.AWS(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !cut.Load() || !strings.Contains(r.URL.Path, "/us-east-1/") {
+			http.Redirect(w, r, aws.URL+r.URL.Path, http.StatusFound)
+			return
+		}
+		// Half the file, then the connection drops.
+		w.Header().Set("Content-Length", strconv.Itoa(len(full)))
+		w.Write(full[:len(full)/2])
+		w.(http.Flusher).Flush()
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.Close()
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC)
+	q := Query{Cloud: "aws", Instance: "db.m6g.large", Region: "us-east-1"}
+	l, _ := lister(t, Options{CacheDir: dir, AWSURL: srv.URL, Now: func() time.Time { return now }})
+	if _, err := l.Price(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	cut.Store(true)
+	now = now.Add(30 * 24 * time.Hour)
+	l, warnings := lister(t, Options{CacheDir: dir, AWSURL: srv.URL, Now: func() time.Time { return now }})
+	p, err := l.Price(context.Background(), q)
+	if err != nil || p.Fetched != "2026-11-26T07:00:00Z" {
+		t.Fatalf("cut off with a stale cache: %v, %v", p, err)
+	}
+	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "unexpected EOF") || !strings.Contains((*warnings)[0], "using the cached AWS price list") || strings.Contains((*warnings)[0], "shape") {
+		t.Errorf("warnings %q", *warnings)
 	}
 }
 
@@ -305,6 +356,35 @@ func TestShapeChanged(t *testing.T) {
 	}
 	if _, err := readAWSOffer(strings.NewReader(string(us[:len(us)/2]))); err == nil || !strings.Contains(err.Error(), "ended early") {
 		t.Errorf("cut short: %v", err)
+	}
+	// Terms before products, and OnDemand renamed.
+	var ordered map[string]json.RawMessage
+	json.Unmarshal(us, &ordered)
+	termsFirst := fmt.Sprintf(`{"version":"1","terms":%s,"products":%s}`, ordered["terms"], ordered["products"])
+	if _, err := readAWSOffer(strings.NewReader(termsFirst)); err == nil || !strings.Contains(err.Error(), "terms comes before products") {
+		t.Errorf("terms first: %v", err)
+	}
+	renamed := strings.Replace(string(us), `"OnDemand"`, `"OnDemandV2"`, 1)
+	if _, err := readAWSOffer(strings.NewReader(renamed)); err == nil || !strings.Contains(err.Error(), "terms.OnDemand prices none of the 24 PostgreSQL products") {
+		t.Errorf("OnDemand renamed: %v", err)
+	}
+	// A product priced at 0.
+	zero := strings.Replace(string(us), `"USD": "1.2320000000"`, `"USD": "0.0000000000"`, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/us-east-1/") {
+			fmt.Fprint(w, zero)
+			return
+		}
+		f := "region_index.json"
+		if r.URL.Path == "/offers/v1.0/aws/index.json" {
+			f = "index.json"
+		}
+		http.ServeFile(w, r, pricetest.Testdata("aws", f))
+	}))
+	defer srv.Close()
+	zl, _ := lister(t, Options{AWSURL: srv.URL})
+	if _, err := zl.Price(context.Background(), Query{Cloud: "aws", Instance: "db.m6g.4xlarge", Region: "us-east-1"}); err == nil || !strings.Contains(err.Error(), "prices instance db.m6g.4xlarge at 0") {
+		t.Errorf("an instance at 0: %v", err)
 	}
 	x, err := readAWSOffer(strings.NewReader(string(us)))
 	if err != nil {
@@ -353,6 +433,11 @@ func TestGCP(t *testing.T) {
 	}
 	if _, err := l.Price(ctx, Query{Cloud: "gcp", SKU: "db-f1-micro", Region: "us-central1"}); err == nil || !strings.Contains(err.Error(), "not a custom machine tier") {
 		t.Errorf("a shared-core tier: %v", err)
+	}
+	// The cache serves a lookup without a key, as --offline does.
+	keyless, _ := lister(t, Options{CacheDir: dir, GCPURL: srv.URL, Offline: true})
+	if p2, err := keyless.Price(ctx, Query{Cloud: "gcp", SKU: "db-custom-16-65536", Storage: "ssd:1000GiB", HA: true, Region: "us-central1"}); err != nil || p2.Monthly() != p.Monthly() {
+		t.Errorf("offline without a key: %v, %v", p2, err)
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*"))
 	if len(files) != 1 {

@@ -306,7 +306,7 @@ func reportPrice(p *cost.Price) *Price {
 // none is, or when the one stored is for another lookup than the file's.
 func StoredPrice(t *study.Target, stored map[string]store.StudyPrice) (*cost.Price, error) {
 	sp, ok := stored[t.Name]
-	if t.PriceLookup == nil || !ok || sp.Query != t.PriceLookup.String() {
+	if t.PriceLookup == nil || !ok || sp.Query != t.PriceLookup.Key() {
 		return nil, nil
 	}
 	var p cost.Price

@@ -701,12 +701,20 @@ func (a *analysis) priceTable() mdTable {
 	for _, tg := range a.targets {
 		p := tg.Price
 		if p == nil {
-			note := cmp.Or(tg.PriceNote, "no price")
 			row := []string{tg.Name, "-", "-"}
-			for range len(t.header) - 5 {
+			for _, c := range priceColumns {
+				if used[c.name] {
+					row = append(row, "")
+				}
+			}
+			row = append(row, cmp.Or(tg.PriceNote, "no price"), "")
+			if dated {
 				row = append(row, "")
 			}
-			t.add(append(row, note, ""), nil, nil)
+			if fetched {
+				row = append(row, "")
+			}
+			t.add(row, nil, nil)
 			continue
 		}
 		row := []string{tg.Name, hourlyMoney(p.Monthly/cost.HoursPerMonth, p.Currency), money(p.Monthly, p.Currency)}

@@ -219,3 +219,24 @@ func TestTerminalVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// A target whose price is still to be looked up is in the price table with
+// its note where the other rows have what they are made up of.
+func TestPriceTableNotLookedUp(t *testing.T) {
+	ts := testTargets()
+	ts[1].Price = nil
+	ts[1].PriceNote = "not looked up yet (aws --instance db.m6g.large --region us-east-1)"
+	var b bytes.Buffer
+	if err := Markdown(&b, buildReport(ts), &memCharts{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| target | per hour | per month | compute/h | storage/h | IOPS/h | HA/h | made up of (a month) | source | effective | fetched |",
+		"| pg16 | - | - |  |  |  |  | not looked up yet (aws --instance db.m6g.large --region us-east-1) |  |  |  |",
+		"| pg11 | $1.3699 | $1,000 | - | - | - | - | compute 1.20/h x 730 + storage 500 GB x 0.248 | list prices, Jan 2024 |  |  |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the price table lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -182,7 +182,7 @@ CREATE TABLE shard_arrivals (
 CREATE TABLE study_prices (
 	study_id  INTEGER NOT NULL REFERENCES studies (id) ON DELETE CASCADE,
 	target    TEXT NOT NULL,
-	query     TEXT NOT NULL,        -- the lookup, as the prices command takes it
+	query     TEXT NOT NULL,        -- the lookup it answers
 	price     TEXT NOT NULL,        -- the price looked up, as JSON
 	looked_up TEXT NOT NULL,
 	PRIMARY KEY (study_id, target)

@@ -39,7 +39,7 @@ type Dataset struct {
 // StudyPrice is a target's price as the study looked it up in its cloud's list.
 type StudyPrice struct {
 	Target   string
-	Query    string // the lookup, as the prices command takes it
+	Query    string // the lookup it answers (pricelist.Query.Key)
 	Price    string // the price, as JSON
 	LookedUp time.Time
 }

@@ -25,7 +25,7 @@ func (sr *Runner) lookUpPrices(ctx context.Context, s *study.Study, stored map[s
 		if q == nil {
 			continue
 		}
-		if old, ok := stored[t.Name]; ok && old.Query == q.String() && !refresh {
+		if old, ok := stored[t.Name]; ok && old.Query == q.Key() && !refresh {
 			continue
 		}
 		if sr.Prices == nil {
@@ -47,7 +47,7 @@ func (sr *Runner) lookUpPrices(ctx context.Context, s *study.Study, stored map[s
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, store.StudyPrice{Target: t.Name, Query: q.String(), Price: string(data), LookedUp: sr.Now()})
+		out = append(out, store.StudyPrice{Target: t.Name, Query: q.Key(), Price: string(data), LookedUp: sr.Now()})
 	}
 	return out, nil
 }
