@@ -72,22 +72,19 @@ func (l *Lister) aws(ctx context.Context, q Query, st Storage) (cost.Price, erro
 		return cost.Price{}, fmt.Errorf("aws: region %q is not an AWS region code; give one such as us-east-1", q.Region)
 	}
 	what := "AWS price list of Amazon RDS for PostgreSQL in " + q.Region
+	var x awsExtract
 	e, err := l.list(ctx, "aws-rds-postgresql-"+q.Region+"-"+hostOf(l.o.AWSURL), what, func(ctx context.Context) (*entry, error) {
 		return l.awsFetch(ctx, q.Region)
-	})
+	}, &x)
 	if err != nil {
 		return cost.Price{}, err
-	}
-	var x awsExtract
-	if err := json.Unmarshal(e.Data, &x); err != nil {
-		return cost.Price{}, fmt.Errorf("cached %s is damaged (%v); look it up again", what, err)
 	}
 	p, err := awsPrice(x, q, st)
 	if err != nil {
 		return cost.Price{}, err
 	}
 	p.Source = fmt.Sprintf("%s, offer file %s (version %s), %s", awsList, e.Source, x.Version, p.Source)
-	p.Fetched = e.Fetched.UTC().Format("2006-01-02T15:04:05Z07:00")
+	p.Fetched = e.fetched()
 	return p, nil
 }
 

@@ -92,6 +92,7 @@ func (l *Lister) azure(ctx context.Context, q Query, st Storage) (cost.Price, er
 	filter := fmt.Sprintf("serviceName eq '%s' and armRegionName eq '%s' and priceType eq 'Consumption'", azureService, q.Region)
 	first := l.o.AzureURL + "?currencyCode='" + currency + "'&$filter=" + url.PathEscape(filter)
 	what := fmt.Sprintf("Azure price list of %s in %s (%s)", azureService, q.Region, currency)
+	var meters []azureMeter
 	e, err := l.list(ctx, "azure-postgresql-"+q.Region+"-"+currency+"-"+hostOf(l.o.AzureURL), what, func(ctx context.Context) (*entry, error) {
 		meters, err := l.azurePages(ctx, first)
 		if err != nil {
@@ -105,20 +106,16 @@ func (l *Lister) azure(ctx context.Context, q Query, st Storage) (cost.Price, er
 			return nil, err
 		}
 		return &entry{Source: first, Data: data}, nil
-	})
+	}, &meters)
 	if err != nil {
 		return cost.Price{}, err
-	}
-	var meters []azureMeter
-	if err := json.Unmarshal(e.Data, &meters); err != nil {
-		return cost.Price{}, fmt.Errorf("cached %s is damaged (%v); look it up again", what, err)
 	}
 	p, err := azurePrice(meters, q, st)
 	if err != nil {
 		return cost.Price{}, err
 	}
 	p.Source = fmt.Sprintf("%s (%s), %s", azureList, hostOf(e.Source), p.Source)
-	p.Fetched = e.Fetched.UTC().Format("2006-01-02T15:04:05Z07:00")
+	p.Fetched = e.fetched()
 	return p, nil
 }
 

@@ -72,13 +72,10 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 	vcpus, _ := strconv.ParseFloat(m[1], 64)
 	memMB, _ := strconv.ParseFloat(m[2], 64)
 	what := "Google Cloud SQL price list"
-	e, err := l.list(ctx, "gcp-cloudsql-postgresql-"+hostOf(l.o.GCPURL), what, l.gcpFetch)
+	var skus []gcpSKU
+	e, err := l.list(ctx, "gcp-cloudsql-postgresql-"+hostOf(l.o.GCPURL), what, l.gcpFetch, &skus)
 	if err != nil {
 		return cost.Price{}, err
-	}
-	var skus []gcpSKU
-	if err := json.Unmarshal(e.Data, &skus); err != nil {
-		return cost.Price{}, fmt.Errorf("cached %s is damaged (%v); look it up again", what, err)
 	}
 	var regions []string
 	for _, s := range skus {
@@ -158,7 +155,7 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 	p.Currency = cost.DefaultCurrency
 	p.Source = fmt.Sprintf("%s, service %s, %s, %s: %s", gcpList, gcpCloudSQL, q.Region, q.SKU, strings.Join(used, "; "))
 	p.Date = newest(dates)
-	p.Fetched = e.Fetched.UTC().Format("2006-01-02T15:04:05Z07:00")
+	p.Fetched = e.fetched()
 	return p, nil
 }
 

@@ -314,22 +314,30 @@ func (l *Lister) writeCache(key string, e *entry) error {
 	return nil
 }
 
-// list returns the list key names: from the cache while it is fresh, else
-// fetched and cached; what is called what in messages. A list that cannot be
+// list returns the list key names, its data decoded into into: from the
+// cache while it is fresh, else fetched and cached; what is called what in
+// messages. A list that cannot be
 // fetched falls back to the cache with a warning; Offline reads the cache
 // alone, warning when it is stale. A ShapeError is never covered up.
-func (l *Lister) list(ctx context.Context, key, what string, fetch func(context.Context) (*entry, error)) (*entry, error) {
+func (l *Lister) list(ctx context.Context, key, what string, fetch func(context.Context) (*entry, error), into any) (*entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e := l.seen[key]; e != nil {
-		return e, nil
-	}
-	e, err := l.read(ctx, key, what, fetch)
-	if err == nil {
+	e := l.seen[key]
+	if e == nil {
+		var err error
+		if e, err = l.read(ctx, key, what, fetch); err != nil {
+			return nil, err
+		}
 		l.seen[key] = e
 	}
-	return e, err
+	if err := json.Unmarshal(e.Data, into); err != nil {
+		return nil, fmt.Errorf("cached %s is damaged (%v); delete it and look the price up again", what, err)
+	}
+	return e, nil
 }
+
+// fetched is when the list was read, as cost.Price.Fetched has it.
+func (e *entry) fetched() string { return e.Fetched.UTC().Format(time.RFC3339) }
 
 // read is list without the lists already read.
 func (l *Lister) read(ctx context.Context, key, what string, fetch func(context.Context) (*entry, error)) (*entry, error) {
