@@ -158,6 +158,11 @@ matrix: {clients: [2], repeat: 1, warmup: 0s, duration: 1s}
 	}
 
 	writeFile(t, file, study("Standard_D16ads_v5"))
+	code, out, errOut = run(t, "study", "plan", file, "--results", results)
+	if code != 0 || !strings.Contains(out, "    price: looked up when the study runs (aws --engine postgres --instance db.m6g.4xlarge --storage gp3:1000GiB:15000iops --multi-az --region us-east-1)") ||
+		!strings.Contains(out, "    price: compute 1.5/h x 730 = 1095.00; total 1095.00 USD/month") {
+		t.Errorf("study plan: exit %d\n%s%s", code, out, errOut)
+	}
 	if code, out, errOut = run(t, "study", "run", file, "--results", results, "--progress", "0", cache); code != 0 {
 		t.Fatalf("study run: exit %d\n%s%s", code, out, errOut)
 	}

@@ -303,6 +303,12 @@ func (sr *Runner) Plan(ctx context.Context, file string) error {
 		} else {
 			fmt.Fprintf(w, "  %s: %s\n", t.Name, target.Redact(t.DSN))
 		}
+		switch {
+		case t.PriceLookup != nil:
+			fmt.Fprintf(w, "    price: looked up when the study runs (%s)\n", t.PriceLookup)
+		case t.Price != nil:
+			fmt.Fprintf(w, "    price: %s\n", t.Price.Detail())
+		}
 	}
 	fmt.Fprintln(w, "\nworkloads:")
 	for _, sw := range wls {
