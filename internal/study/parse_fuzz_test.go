@@ -189,7 +189,7 @@ func FuzzParsePrices(f *testing.F) {
 			}
 			return
 		}
-		for name, p := range prices {
+		for name, p := range prices.Given {
 			if !priceNamePattern.MatchString(name) {
 				t.Errorf("accepted price name %q", name)
 			}

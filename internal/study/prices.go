@@ -268,18 +268,35 @@ func (p *parser) resolvePrices(s *Study, prices pair) {
 		p.errs = append(p.errs, errs...) // in the prices file, named as such
 		return
 	}
-	names := slices.Sorted(maps.Keys(entries))
+	names := entries.names()
 	for _, r := range p.refs {
-		pr, ok := entries[r.name]
+		pr, given := entries.Given[r.name]
+		q, lookup := entries.Lookups[r.name]
 		switch {
-		case ok:
+		case given:
 			r.target.Price, r.target.PriceRef = &pr, r.name
+		case lookup:
+			r.target.PriceLookup, r.target.PriceRef = &q, r.name
 		case Suggest(r.name, names) != "":
 			p.errorf(r.pos, "price ref %q is not in %s; did you mean %q?", r.name, file, Suggest(r.name, names))
 		default:
 			p.errorf(r.pos, "price ref %q is not in %s; it has %s", r.name, file, oneOf(names))
 		}
 	}
+}
+
+// Prices are the named prices of a prices file: given by hand, or looked up
+// in a cloud's price list. A name is one or the other.
+type Prices struct {
+	Given   map[string]cost.Price      // each valid, with its Currency filled in
+	Lookups map[string]pricelist.Query // as a target's price: {cloud: ...}
+}
+
+// names are the names of all the prices, in order.
+func (ps *Prices) names() []string {
+	names := append(slices.Collect(maps.Keys(ps.Given)), slices.Collect(maps.Keys(ps.Lookups))...)
+	slices.Sort(names)
+	return names
 }
 
 // LoadPrices reads the prices file at path: named prices that study files
@@ -290,10 +307,12 @@ func (p *parser) resolvePrices(s *Study, prices pair) {
 //	    source: "seed report 000, Table 2"
 //	    date: 2024-01-17
 //	    monthly: 2172.72
+//	  rds-m6g-4xlarge-multi-az:
+//	    {cloud: aws, instance: db.m6g.4xlarge, storage: "gp3:1000GiB", multi_az: true, region: us-east-1}
 //
 // Each entry takes the keys of a target's price but ref. The error, when not
 // nil, is Errors, or says the file cannot be read.
-func LoadPrices(path string) (map[string]cost.Price, error) {
+func LoadPrices(path string) (*Prices, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read prices: %w", err)
@@ -303,8 +322,8 @@ func LoadPrices(path string) (map[string]cost.Price, error) {
 
 // ParsePrices parses and validates a prices file's contents; file names it in
 // errors. The error, when not nil, is Errors: every problem found, sorted by
-// position. Every price has its Currency filled in.
-func ParsePrices(file string, data []byte) (map[string]cost.Price, error) {
+// position.
+func ParsePrices(file string, data []byte) (*Prices, error) {
 	prices, errs := parsePrices(file, data)
 	if err := errs.Err(); err != nil {
 		return nil, err
@@ -312,7 +331,7 @@ func ParsePrices(file string, data []byte) (map[string]cost.Price, error) {
 	return prices, nil
 }
 
-func parsePrices(file string, data []byte) (map[string]cost.Price, Errors) {
+func parsePrices(file string, data []byte) (*Prices, Errors) {
 	p := &parser{file: file, reported: map[string]bool{}}
 	root := p.document(data, "the prices file is empty; it needs prices: with named prices",
 		"a prices file holds one YAML document; remove the second one or the --- before it",
@@ -320,7 +339,7 @@ func parsePrices(file string, data []byte) (map[string]cost.Price, Errors) {
 	if root == nil {
 		return nil, p.errs
 	}
-	prices := map[string]cost.Price{}
+	prices := &Prices{Given: map[string]cost.Price{}, Lookups: map[string]pricelist.Query{}}
 	found := false
 	for _, kv := range p.pairs(root) {
 		if kv.name() != "prices" {
@@ -344,8 +363,15 @@ func parsePrices(file string, data []byte) (map[string]cost.Price, Errors) {
 				p.errorf(e.valPos(), "%s must be a mapping like %s, not %s", where, entryLike, describe(v))
 				continue
 			}
-			if pr := p.price(p.pairs(v), e.valPos(), where); pr != nil {
-				prices[name] = *pr
+			pairs := p.pairs(v)
+			if _, ok := lookup(pairs, "cloud"); ok {
+				if q := p.priceLookup(pairs, e.valPos(), where); q != nil {
+					prices.Lookups[name] = *q
+				}
+				continue
+			}
+			if pr := p.price(pairs, e.valPos(), where); pr != nil {
+				prices.Given[name] = *pr
 			}
 		}
 	}

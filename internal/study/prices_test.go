@@ -42,6 +42,7 @@ func TestLoadPriceForms(t *testing.T) {
 			Currency: "USD", Source: "a made-up price for tests", Date: "2024-01",
 		}, "small"},
 		{"unpriced", nil, ""},
+		{"lookup-ref", nil, "rds"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.target, func(t *testing.T) {
@@ -54,6 +55,12 @@ func TestLoadPriceForms(t *testing.T) {
 			}
 			if got.PriceRef != tt.ref {
 				t.Errorf("PriceRef = %q, want %q", got.PriceRef, tt.ref)
+			}
+			// A prices file's entry may be a lookup in a cloud's list too.
+			wantLookup := tt.target == "lookup-ref"
+			if (got.PriceLookup != nil) != wantLookup || wantLookup && *got.PriceLookup !=
+				(pricelist.Query{Cloud: "aws", Instance: "db.m6g.large", Storage: "gp3:100GiB", HA: true, Region: "us-east-1"}) {
+				t.Errorf("PriceLookup = %+v", got.PriceLookup)
 			}
 		})
 	}
@@ -118,7 +125,7 @@ func TestParsePriceErrors(t *testing.T) {
 		{"ref not in the file", "testdata/x.yaml", "prices: prices.yaml\n" + priced("{ref: azure-flexible-d4ds-v5}"), []string{
 			`testdata/x.yaml:2:50: price ref "azure-flexible-d4ds-v5" is not in testdata/prices.yaml; did you mean "azure-flexible-d16ads-v5"?`}},
 		{"ref without suggestion", "testdata/x.yaml", "prices: prices.yaml\n" + priced("{ref: large}"), []string{
-			`testdata/x.yaml:2:50: price ref "large" is not in testdata/prices.yaml; it has azure-flexible-d16ads-v5, eur or small`}},
+			`testdata/x.yaml:2:50: price ref "large" is not in testdata/prices.yaml; it has azure-flexible-d16ads-v5, eur, rds or small`}},
 		{"ref empty", "testdata/x.yaml", "prices: prices.yaml\n" + priced("{ref: }"), []string{
 			`testdata/x.yaml:2:45: ref must be a string, not empty`}},
 		{"prices file missing", "testdata/x.yaml", "prices: no-such.yaml\n" + priced("{ref: small}"), []string{
@@ -257,7 +264,7 @@ func TestParsePricesAnchors(t *testing.T) {
 		"base": {ComputePerHour: 1, Currency: "USD", Source: "a quote", Date: "2025"},
 		"big":  {ComputePerHour: 2, HA: 2, Currency: "USD", Source: "a quote", Date: "2025"},
 	}
-	if !reflect.DeepEqual(prices, want) {
+	if !reflect.DeepEqual(prices.Given, want) {
 		t.Errorf("prices:\n got %+v\nwant %+v", prices, want)
 	}
 }
@@ -286,7 +293,7 @@ func TestLoadSeedPrices(t *testing.T) {
 	}
 	// Report 003 carries no date.
 	undated := map[string]bool{"instaclustr-azure-ds13-v2-premium-disk": true, "instaclustr-azure-e8s-v4-anf": true}
-	for name, p := range prices {
+	for name, p := range prices.Given {
 		t.Run(name, func(t *testing.T) {
 			if err := p.Validate(); err != nil {
 				t.Errorf("Validate: %v", err)
@@ -313,7 +320,7 @@ func TestLoadSeedPrices(t *testing.T) {
 		})
 	}
 	for name := range totals {
-		if _, ok := prices[name]; !ok {
+		if _, ok := prices.Given[name]; !ok {
 			t.Errorf("%s is not in the file", name)
 		}
 	}
