@@ -89,8 +89,10 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 
 	var used, dates []string
 	find := func(kind, resource, unit string) (float64, error) {
+		var conflict error
+		var conflictWith int // the region count of the SKUs in conflict
 		// The SKU of the fewest regions with this one: a region's own SKU over
-		// one of its continent.
+		// one of its continent. Two of as few regions must agree.
 		var best *gcpSKU
 		for i, s := range skus {
 			sm := gcpSKUPattern.FindStringSubmatch(s.Description)
@@ -101,8 +103,12 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 			case best == nil || len(s.Regions) < len(best.Regions):
 				best = &skus[i]
 			case len(s.Regions) == len(best.Regions) && s.Price != best.Price:
-				return 0, fmt.Errorf("gcp: %s and %s both price %s in %s, differently; report this as a bug", best.Description, s.Description, resource, q.Region)
+				conflict = fmt.Errorf("gcp: %s and %s both price %s in %s, differently; report this as a bug", best.Description, s.Description, resource, q.Region)
+				conflictWith = len(s.Regions)
 			}
+		}
+		if best != nil && conflict != nil && conflictWith == len(best.Regions) {
+			return 0, conflict
 		}
 		if best == nil {
 			return 0, &NotFoundError{What: fmt.Sprintf("%s %s SKU", kind, resource), Where: "Cloud SQL for PostgreSQL in " + q.Region}
@@ -150,7 +156,9 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 		if err != nil {
 			return cost.Price{}, err
 		}
-		p.HAMonthly = roundMicro(regional.Monthly() - p.Monthly())
+		if p.HAMonthly = roundMicro(regional.Monthly() - p.Monthly()); p.HAMonthly <= 0 {
+			return cost.Price{}, fmt.Errorf("gcp: a regional %s costs no more than a zonal one in %s's list; report this as a bug", q.SKU, q.Region)
+		}
 	}
 	p.Currency = cost.DefaultCurrency
 	p.Source = fmt.Sprintf("%s, service %s, %s, %s: %s", gcpList, gcpCloudSQL, q.Region, q.SKU, strings.Join(used, "; "))

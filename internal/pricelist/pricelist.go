@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
@@ -96,7 +96,7 @@ type Options struct {
 	CacheDir string        // "" is <user cache dir>/pgbakeoff/prices
 	Offline  bool          // the cache only: no network
 	MaxAge   time.Duration // 0 is DefaultMaxAge
-	HTTP     *http.Client  // nil is a client with a 2-minute timeout
+	HTTP     *http.Client  // nil is a client with time limits on connecting and on the answer's start
 
 	// The lists' addresses, for tests against recorded responses; "" is the
 	// live one.
@@ -115,10 +115,12 @@ type Options struct {
 // Lister looks prices up. It is safe for use by several goroutines.
 type Lister struct {
 	o Options
-	// seen holds the lists read in this process by their keys: a list fetched
-	// or fallen back to is not fetched again for the next target.
-	mu   sync.Mutex
-	seen map[string]*entry
+	// seen holds the lists read in this process by their keys, and failed
+	// those that could not be: a list is not fetched again for the next
+	// target.
+	mu     sync.Mutex
+	seen   map[string]*entry
+	failed map[string]error
 }
 
 // New returns a Lister with o's settings.
@@ -127,15 +129,9 @@ func New(o Options) *Lister {
 		o.MaxAge = DefaultMaxAge
 	}
 	if o.HTTP == nil {
-		// No limit on the whole exchange: a region's AWS list is hundreds of
-		// MB. Connecting and the answer's start are bounded here, a body
-		// that stalls by get.
-		o.HTTP = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:   30 * time.Second,
-			ResponseHeaderTimeout: time.Minute,
-		}}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.ResponseHeaderTimeout = time.Minute
+		o.HTTP = &http.Client{Transport: t}
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -152,7 +148,7 @@ func New(o Options) *Lister {
 	if o.GCPURL == "" {
 		o.GCPURL = "https://cloudbilling.googleapis.com"
 	}
-	return &Lister{o: o, seen: map[string]*entry{}}
+	return &Lister{o: o, seen: map[string]*entry{}, failed: map[string]error{}}
 }
 
 // Price looks q up. The price has its components, Currency, Source (the list,
@@ -324,8 +320,14 @@ func (l *Lister) list(ctx context.Context, key, what string, fetch func(context.
 	defer l.mu.Unlock()
 	e := l.seen[key]
 	if e == nil {
+		if err := l.failed[key]; err != nil {
+			return nil, err
+		}
 		var err error
 		if e, err = l.read(ctx, key, what, fetch); err != nil {
+			if ctx.Err() == nil {
+				l.failed[key] = err // not tried again for the next target
+			}
 			return nil, err
 		}
 		l.seen[key] = e
@@ -392,8 +394,9 @@ func roughly(d time.Duration) string {
 	}
 }
 
-// stallTimeout is how long a body may send nothing before its fetch fails.
-const stallTimeout = time.Minute
+// stallTimeout is how long a body may send nothing before its fetch fails;
+// a variable for tests.
+var stallTimeout = time.Minute
 
 // get fetches u and returns its body for the caller to close. A status other
 // than 200 is an error naming the address (a key in it redacted) and the
@@ -425,26 +428,32 @@ func (l *Lister) get(ctx context.Context, u string) (io.ReadCloser, error) {
 		}
 		return nil, fmt.Errorf("fetch %s: %s%s", redact(u), resp.Status, msg)
 	}
-	return &watchedBody{body: resp.Body, url: redact(u), cancel: cancel, timer: time.AfterFunc(stallTimeout, cancel)}, nil
+	b := &watchedBody{body: resp.Body, url: redact(u), cancel: cancel}
+	b.timer = time.AfterFunc(stallTimeout, func() { b.stalled.Store(true); cancel() })
+	return b, nil
 }
 
 // watchedBody is a response body whose fetch is cancelled when it stalls,
 // and whose read errors name the address: they are failures to fetch, not a
 // list that changed.
 type watchedBody struct {
-	body   io.ReadCloser
-	url    string
-	cancel context.CancelFunc
-	timer  *time.Timer
+	body    io.ReadCloser
+	url     string
+	cancel  context.CancelFunc
+	timer   *time.Timer
+	stalled atomic.Bool
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	b.timer.Reset(stallTimeout)
-	if err != nil && err != io.EOF {
-		return n, &fetchError{fmt.Errorf("fetch %s: %w", b.url, err)}
+	switch {
+	case err == nil || err == io.EOF:
+		return n, err
+	case b.stalled.Load():
+		return n, &fetchError{fmt.Errorf("fetch %s: nothing came for %s", b.url, stallTimeout)}
 	}
-	return n, err
+	return n, &fetchError{fmt.Errorf("fetch %s: %w", b.url, err)}
 }
 
 func (b *watchedBody) Close() error {

@@ -229,6 +229,7 @@ func TestCache(t *testing.T) {
 
 	// Ten days on the cache is stale. Offline it is used, with a warning.
 	now = now.Add(10 * 24 * time.Hour)
+	offline, warnings = lister(t, Options{CacheDir: dir, Offline: true, AzureURL: srv.URL, Now: clock})
 	p, err := offline.Price(ctx, q)
 	if err != nil || p.Monthly() != first.Monthly() || p.Fetched != "2026-11-26T07:00:00Z" {
 		t.Fatalf("offline from a stale cache: %v, %v", p, err)
@@ -255,6 +256,11 @@ func TestCache(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "503 Service Unavailable") || !strings.Contains(err.Error(), "no usable cached copy") {
 		t.Errorf("down without a cache: %v", err)
 	}
+	// ... and once failed, not asked again for the next target in the region.
+	requests0 := srv.Requests.Load()
+	if _, err2 := online.Price(ctx, Query{Cloud: "azure", SKU: "Standard_D2ads_v5", Region: "westus"}); err2 == nil || err2.Error() != err.Error() || srv.Requests.Load() != requests0 {
+		t.Errorf("the next target in a region that failed: %v, %d requests more", err2, srv.Requests.Load()-requests0)
+	}
 
 	// The list fallen back to serves the process's next lookups: it is not
 	// fetched again for each target.
@@ -275,6 +281,17 @@ func TestCache(t *testing.T) {
 // A list cut off in the middle of its answer is a failure to fetch, not a
 // list that changed: the cache is fallen back to.
 func TestCutOff(t *testing.T) {
+	t.Run("dropped", func(t *testing.T) { cutOff(t, false) })
+	t.Run("stalled", func(t *testing.T) {
+		defer func(d time.Duration) { stallTimeout = d }(stallTimeout)
+		stallTimeout = 300 * time.Millisecond
+		cutOff(t, true)
+	})
+}
+
+// cutOff checks the cache is fallen back to when the region's offer file is
+// cut off: dropped half way, or stalled there.
+func cutOff(t *testing.T, stall bool) {
 	var cut atomic.Bool
 	full, err := os.ReadFile(pricetest.Testdata("aws", "us-east-1.json"))
 	if err != nil {
@@ -286,10 +303,17 @@ func TestCutOff(t *testing.T) {
 			http.Redirect(w, r, aws.URL+r.URL.Path, http.StatusFound)
 			return
 		}
-		// Half the file, then the connection drops.
+		// Half the file, then the connection drops or nothing more comes.
 		w.Header().Set("Content-Length", strconv.Itoa(len(full)))
 		w.Write(full[:len(full)/2])
 		w.(http.Flusher).Flush()
+		if stall {
+			select {
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+			return
+		}
 		conn, _, _ := w.(http.Hijacker).Hijack()
 		conn.Close()
 	}))
@@ -308,7 +332,11 @@ func TestCutOff(t *testing.T) {
 	if err != nil || p.Fetched != "2026-11-26T07:00:00Z" {
 		t.Fatalf("cut off with a stale cache: %v, %v", p, err)
 	}
-	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], "unexpected EOF") || !strings.Contains((*warnings)[0], "using the cached AWS price list") || strings.Contains((*warnings)[0], "shape") {
+	failure := "unexpected EOF"
+	if stall {
+		failure = "nothing came for 300ms"
+	}
+	if len(*warnings) != 1 || !strings.Contains((*warnings)[0], failure) || !strings.Contains((*warnings)[0], "using the cached AWS price list") || strings.Contains((*warnings)[0], "shape") {
 		t.Errorf("warnings %q", *warnings)
 	}
 }

@@ -448,6 +448,17 @@ func (a *analysis) rows(ms []metric, cells []cell) []row {
 	return rows
 }
 
+// priceNotes say, target by target, why a price to be looked up is missing.
+func (a *analysis) priceNotes() []string {
+	var notes []string
+	for _, t := range a.targets {
+		if t.Price == nil && t.PriceNote != "" {
+			notes = append(notes, t.Name+": "+t.PriceNote)
+		}
+	}
+	return notes
+}
+
 // ratios divides each value by the baseline's; comparable, when given, says which
 // targets may be compared at all.
 func (a *analysis) ratios(vals []value, comparable func(int) bool) []float64 {

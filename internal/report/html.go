@@ -196,6 +196,13 @@ func HTML(w io.Writer, r *Report) error {
 	p(`<section id="price-performance"><h2>Price-performance</h2>` + "\n")
 	if !a.priced {
 		p("<p>No target has a price.</p>\n")
+		if notes := a.priceNotes(); len(notes) > 0 {
+			p("<ul>")
+			for _, n := range notes {
+				p("<li>%s</li>", esc(n))
+			}
+			p("</ul>\n")
+		}
 	} else {
 		writeHTMLTable(&b, a.priceTable())
 		if a.currency == "" {

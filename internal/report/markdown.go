@@ -179,6 +179,9 @@ func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
 	p("## Price-performance\n\n")
 	if !a.priced {
 		p("No target has a price.\n")
+		for _, n := range a.priceNotes() {
+			p("\n- %s", mdEscape(n))
+		}
 	} else {
 		writeMDTable(&b, a.priceTable())
 		if a.currency == "" {

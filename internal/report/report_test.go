@@ -223,6 +223,23 @@ func TestTerminalVerdicts(t *testing.T) {
 // A target whose price is still to be looked up is in the price table with
 // its note where the other rows have what they are made up of.
 func TestPriceTableNotLookedUp(t *testing.T) {
+	t.Run("none priced", func(t *testing.T) {
+		ts := testTargets()[:1]
+		ts[0].Price, ts[0].PriceNote = nil, "not looked up yet (azure --sku Standard_D2ds_v5 --region eastus)"
+		var md, txt bytes.Buffer
+		if err := Markdown(&md, buildReport(ts), &memCharts{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := Terminal(&txt, buildReport(ts)); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(md.String(), "No target has a price.\n\n- pg11: not looked up yet (azure --sku Standard\\_D2ds\\_v5 --region eastus)") {
+			t.Errorf("Markdown:\n%s", md.String())
+		}
+		if !strings.Contains(txt.String(), "Prices\n  pg11: not looked up yet (azure --sku Standard_D2ds_v5 --region eastus)") {
+			t.Errorf("terminal:\n%s", txt.String())
+		}
+	})
 	ts := testTargets()
 	ts[1].Price = nil
 	ts[1].PriceNote = "not looked up yet (aws --instance db.m6g.large --region us-east-1)"

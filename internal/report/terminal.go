@@ -113,6 +113,13 @@ func Terminal(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	if notes := a.priceNotes(); !a.priced && len(notes) > 0 {
+		line("")
+		line("Prices")
+		for _, n := range notes {
+			para(n, "  ", "    ")
+		}
+	}
 	if a.priced {
 		line("")
 		line("Prices")
