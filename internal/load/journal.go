@@ -43,7 +43,7 @@ func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''
 
 // ReadJournal returns the journal workload's last load left, or nil if there is none.
 func ReadJournal(ctx context.Context, conn *pgconn.PgConn, workload string) (*JournalState, error) {
-	rows, err := readJournal(ctx, conn, workload)
+	rows, err := readJournal(ctx, conn, workload, false)
 	if err != nil || rows == nil {
 		return nil, err
 	}
@@ -67,7 +67,12 @@ func ReadJournal(ctx context.Context, conn *pgconn.PgConn, workload string) (*Jo
 	return &st, nil
 }
 
-func readJournal(ctx context.Context, conn *pgconn.PgConn, workload string) (map[string]string, error) {
+// readJournal reads workload's journal rows. With settled it first waits for
+// the steps still running: a step's statements go to the server in one
+// message, so one whose client was interrupted can still commit, journal row
+// and all, after the client is gone, and a load resuming before that would
+// run it again.
+func readJournal(ctx context.Context, conn *pgconn.PgConn, workload string, settled bool) (map[string]string, error) {
 	res, err := conn.Exec(ctx, "select to_regclass("+quoteLiteral(JournalTable)+") is not null").ReadAll()
 	if err != nil {
 		return nil, fmt.Errorf("read the load journal: %w", err)
@@ -75,12 +80,22 @@ func readJournal(ctx context.Context, conn *pgconn.PgConn, workload string) (map
 	if len(res) == 0 || len(res[0].Rows) == 0 || string(res[0].Rows[0][0]) != "t" {
 		return nil, nil
 	}
-	res, err = conn.Exec(ctx, "select step, coalesce(value, '') from "+JournalTable+" where workload = "+quoteLiteral(workload)).ReadAll()
+	sql := "select step, coalesce(value, '') from " + JournalTable + " where workload = " + quoteLiteral(workload)
+	if settled {
+		// Share mode waits for the steps' row exclusive locks (see Step).
+		sql = "begin; lock table " + JournalTable + " in share mode; " + sql + "; commit"
+	}
+	res, err = conn.Exec(ctx, sql).ReadAll()
 	if err != nil {
+		_ = ExecSQL(context.Background(), conn, "rollback")
 		return nil, fmt.Errorf("read the load journal: %w", err)
 	}
+	sel := res[len(res)-1]
+	if settled {
+		sel = res[len(res)-2] // before the commit
+	}
 	rows := map[string]string{}
-	for _, r := range res[0].Rows {
+	for _, r := range sel.Rows {
 		rows[string(r[0])] = string(r[1])
 	}
 	return rows, nil
@@ -107,7 +122,7 @@ func forgetSQL(workload string) string {
 
 // forgetJournal removes what an earlier load of workload journalled, if anything.
 func forgetJournal(ctx context.Context, conn *pgconn.PgConn, workload string) error {
-	rows, err := readJournal(ctx, conn, workload)
+	rows, err := readJournal(ctx, conn, workload, false)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
@@ -120,7 +135,7 @@ func forgetJournal(ctx context.Context, conn *pgconn.PgConn, workload string) er
 // ResumeJournal reopens workload's journal when it was started with the same
 // options; it returns nil when there is none to resume.
 func ResumeJournal(ctx context.Context, conn *pgconn.PgConn, workload, params string) (*Journal, error) {
-	rows, err := readJournal(ctx, conn, workload)
+	rows, err := readJournal(ctx, conn, workload, true)
 	if err != nil || rows == nil || rows[paramsStep] != params {
 		return nil, err
 	}
@@ -194,7 +209,9 @@ func (j *Journal) Step(ctx context.Context, conn *pgconn.PgConn, sql string) err
 	if j.Done(step) {
 		return nil
 	}
-	if err := ExecSQL(ctx, conn, "begin;\n"+sql+";\n"+j.record(step, "")+";\ncommit"); err != nil {
+	// The lock, held to the end, lets a resuming load wait for this step.
+	lock := "lock table " + JournalTable + " in row exclusive mode"
+	if err := ExecSQL(ctx, conn, "begin;\n"+lock+";\n"+sql+";\n"+j.record(step, "")+";\ncommit"); err != nil {
 		_ = ExecSQL(context.Background(), conn, "rollback")
 		return err
 	}

@@ -3,10 +3,12 @@ package load_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
@@ -187,5 +189,69 @@ func TestJournalUnlogged(t *testing.T) {
 	}
 	if unfinished, err := load.Unfinished(ctx, conn, "u"); err != nil || !unfinished {
 		t.Errorf("unfinished = %v, %v; want the new tables marked loading", unfinished, err)
+	}
+}
+
+// A step whose client is gone may still commit on the server, journal row and
+// all: its statements went in one message. A load resuming meanwhile waits for
+// it, and so skips it rather than running it twice.
+func TestJournalStepOutlivesItsClient(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	conn, err := pgconn.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	j, err := load.StartJournal(ctx, conn, "slow", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A client that sends the step and then reads nothing more, as one stopped
+	// dead: the server goes on alone.
+	cfg, err := pgconn.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stalled := make(chan struct{})
+	dial := cfg.DialFunc
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		return &silentConn{Conn: c, after: stalled}, err
+	}
+	gone, err := pgconn.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gone.Conn().Close()
+	step := "create table s (v int); select pg_sleep(1); alter table s add primary key (v)"
+	close(stalled)
+	go j.Step(ctx, gone, step) // never returns: its replies are never read
+	time.Sleep(300 * time.Millisecond)
+
+	resumed, err := load.ResumeJournal(ctx, conn, "slow", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resumed.StepDone(step) {
+		t.Fatalf("the resumed journal lacks the step that went on without its client")
+	}
+	if err := resumed.Step(ctx, conn, step); err != nil {
+		t.Errorf("the step ran again: %v", err)
+	}
+}
+
+// silentConn reads nothing once after is closed: a client stopped dead.
+type silentConn struct {
+	net.Conn
+	after chan struct{}
+}
+
+func (c *silentConn) Read(p []byte) (int, error) {
+	select {
+	case <-c.after:
+		select {} // never: the test ends first
+	default:
+		return c.Conn.Read(p)
 	}
 }
