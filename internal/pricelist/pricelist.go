@@ -312,9 +312,10 @@ func (l *Lister) writeCache(key string, e *entry) error {
 
 // list returns the list key names, its data decoded into into: from the
 // cache while it is fresh, else fetched and cached; what is called what in
-// messages. A list that cannot be
-// fetched falls back to the cache with a warning; Offline reads the cache
-// alone, warning when it is stale. A ShapeError is never covered up.
+// messages. A list that cannot be fetched falls back to the cache with a
+// warning; Offline reads the cache alone, warning when it is stale. A
+// ShapeError is never covered up. A list read, or failed, is not read again
+// by this Lister.
 func (l *Lister) list(ctx context.Context, key, what string, fetch func(context.Context) (*entry, error), into any) (*entry, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

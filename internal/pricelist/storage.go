@@ -68,18 +68,4 @@ func splitNumber(p string) (string, string) {
 	return p[:i], strings.TrimSpace(p[i:])
 }
 
-func (s Storage) String() string {
-	out := fmt.Sprintf("%s GiB", number(s.GiB))
-	if s.Type != "" {
-		out = s.Type + " " + out
-	}
-	if s.IOPS > 0 {
-		out += fmt.Sprintf(", %s IOPS", number(s.IOPS))
-	}
-	if s.MBps > 0 {
-		out += fmt.Sprintf(", %s MB/s", number(s.MBps))
-	}
-	return out
-}
-
 func number(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
