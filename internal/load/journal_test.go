@@ -128,20 +128,28 @@ func TestJournalResumes(t *testing.T) {
 	}
 }
 
+// newJournal starts a journal of workload, with options "p", in a database of
+// the test's own, and returns the database, a connection to it and the journal.
+func newJournal(t *testing.T, workload string) (string, *pgconn.PgConn, *load.Journal) {
+	t.Helper()
+	dsn := pgtest.NewDatabase(t)
+	conn, err := pgconn.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	j, err := load.StartJournal(context.Background(), conn, workload, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn, conn, j
+}
+
 // TestJournalLongStep: a statement too long for an index key (a schema with many
 // partitions) is still recorded, and recognised as done.
 func TestJournalLongStep(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	conn, err := pgconn.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	j, err := load.StartJournal(ctx, conn, "long", "p")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, conn, j := newJournal(t, "long")
 	sql := "create table p (v int) partition by range (v)"
 	for i := range 300 {
 		sql += "; create table p_" + strconv.Itoa(i) + " partition of p for values from (" + strconv.Itoa(i*10) + ") to (" + strconv.Itoa(i*10+10) + ")"
@@ -149,7 +157,7 @@ func TestJournalLongStep(t *testing.T) {
 	if err := j.Step(ctx, conn, sql); err != nil {
 		t.Fatal(err)
 	}
-	j, err = load.ResumeJournal(ctx, conn, "long", "p")
+	j, err := load.ResumeJournal(ctx, conn, "long", "p")
 	if err != nil || !j.StepDone(sql) || j.StepDone(sql+" ") {
 		t.Fatalf("resumed: %v; done %v, a different statement done %v", err, j.StepDone(sql), j.StepDone(sql+" "))
 	}
@@ -196,17 +204,8 @@ func TestJournalUnlogged(t *testing.T) {
 // all: its statements went in one message. A load resuming meanwhile waits for
 // it, and so skips it rather than running it twice.
 func TestJournalStepOutlivesItsClient(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	conn, err := pgconn.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	j, err := load.StartJournal(ctx, conn, "slow", "p")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn, conn, j := newJournal(t, "slow")
 	// A client that sends the step and then reads nothing more, as one stopped
 	// dead: the server goes on alone.
 	cfg, err := pgconn.ParseConfig(dsn)
