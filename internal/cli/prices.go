@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,7 +32,7 @@ type priceFlags struct {
 
 func (pf *priceFlags) add(f *pflag.FlagSet) {
 	f.BoolVar(&pf.offline, "offline", false, "use cached price lists only: no network")
-	f.StringVar(&pf.cache, "price-cache", "", "directory of cached price lists (default: pgbakeoff/prices in the user's cache directory)")
+	f.StringVar(&pf.cache, "price-cache", "", "directory of cached price lists (default: prices in pgbakeoff's cache directory, where downloaded binaries go)")
 	f.DurationVar(&pf.maxAge, "price-max-age", pricelist.DefaultMaxAge, "fetch a cached price list again when older than this; an older one is still used, with a warning, when the list cannot be fetched or with --offline")
 }
 
@@ -39,8 +41,16 @@ func (pf *priceFlags) lister(env *Env) (*pricelist.Lister, error) {
 	if pf.maxAge <= 0 {
 		return nil, usageError{fmt.Errorf("--price-max-age must be positive, got %s", pf.maxAge)}
 	}
+	cache := pf.cache
+	if cache == "" {
+		dir, err := localpg.DefaultCacheDir()
+		if err != nil {
+			return nil, err
+		}
+		cache = filepath.Join(dir, "prices")
+	}
 	return pricelist.New(pricelist.Options{
-		CacheDir: pf.cache, Offline: pf.offline, MaxAge: pf.maxAge,
+		CacheDir: cache, Offline: pf.offline, MaxAge: pf.maxAge,
 		AzureURL: env.Getenv(envAzurePrices), AWSURL: env.Getenv(envAWSPrices), GCPURL: env.Getenv(envGCPPrices),
 		GCPKey: env.Getenv(pricelist.GCPKeyEnv), Now: env.Now,
 		Warn: func(w string) { fmt.Fprintf(env.Stderr, "pgbakeoff: warning: %s\n", w) },
