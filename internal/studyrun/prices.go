@@ -36,7 +36,7 @@ func (sr *Runner) lookUpPrices(ctx context.Context, s *study.Study, stored map[s
 		var nf *pricelist.NotFoundError
 		switch {
 		case errors.As(err, &nf):
-			return nil, fmt.Errorf("target %s: price: %w; fix the study file's price: of it", t.Name, err)
+			return nil, fmt.Errorf("target %s: price: %w; fix its price: in %s", t.Name, err, s.File)
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case err != nil:
