@@ -156,29 +156,12 @@ func writePrice(w io.Writer, q pricelist.Query, p cost.Price) {
 // studyPrice is q as a study file's price: {cloud: aws, instance: ...}.
 func studyPrice(q pricelist.Query) string {
 	parts := []string{"cloud: " + q.Cloud}
-	add := func(k, v string) {
-		if v != "" {
-			if strings.ContainsAny(v, ":{}[],#") {
-				v = fmt.Sprintf("%q", v)
-			}
-			parts = append(parts, k+": "+v)
+	for _, f := range q.Fields() {
+		v := f.Value
+		if strings.ContainsAny(v, ":{}[],#") {
+			v = fmt.Sprintf("%q", v)
 		}
+		parts = append(parts, f.Key+": "+v)
 	}
-	switch q.Cloud {
-	case "azure":
-		add("service", q.Service)
-		add("sku", q.SKU)
-	case "aws":
-		add("engine", q.Engine)
-		add("instance", q.Instance)
-	case "gcp":
-		add("tier", q.SKU)
-	}
-	add("storage", q.Storage)
-	if q.HA {
-		parts = append(parts, strings.ReplaceAll(q.HAFlag(), "-", "_")+": true")
-	}
-	add("region", q.Region)
-	add("currency", q.Currency)
 	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -49,12 +49,19 @@ type Query struct {
 	Currency string // azure only: a currency the Retail Prices API has; "" is USD
 }
 
-// String is the query as the prices command takes it, for messages.
-func (q Query) String() string {
-	var parts []string
-	add := func(flag, v string) {
-		if v != "" {
-			parts = append(parts, "--"+flag+" "+v)
+// QueryField is a field a query gives, as a study file's price names it
+// (Key) and as the prices command does (Flag).
+type QueryField struct {
+	Key, Flag, Value string
+	Switch           bool // a flag without a value: HA, whose Value is "true"
+}
+
+// Fields are the fields q gives, in the order the prices command shows them.
+func (q Query) Fields() []QueryField {
+	var fs []QueryField
+	add := func(key, value string) {
+		if value != "" {
+			fs = append(fs, QueryField{Key: key, Flag: key, Value: value})
 		}
 	}
 	add("service", q.Service)
@@ -67,20 +74,29 @@ func (q Query) String() string {
 	add("instance", q.Instance)
 	add("storage", q.Storage)
 	if q.HA {
-		parts = append(parts, "--"+q.HAFlag())
+		// High availability: multi-az on AWS, ha elsewhere.
+		f := QueryField{Key: "ha", Flag: "ha", Value: "true", Switch: true}
+		if q.Cloud == "aws" {
+			f.Key, f.Flag = "multi_az", "multi-az"
+		}
+		fs = append(fs, f)
 	}
 	add("region", q.Region)
 	add("currency", q.Currency)
-	return strings.TrimSpace(q.Cloud + " " + strings.Join(parts, " "))
+	return fs
 }
 
-// HAFlag is the name of high availability on the cloud: multi-az on AWS, ha
-// elsewhere.
-func (q Query) HAFlag() string {
-	if q.Cloud == "aws" {
-		return "multi-az"
+// String is the query as the prices command takes it, for messages.
+func (q Query) String() string {
+	parts := []string{q.Cloud}
+	for _, f := range q.Fields() {
+		if f.Switch {
+			parts = append(parts, "--"+f.Flag)
+		} else {
+			parts = append(parts, "--"+f.Flag+" "+f.Value)
+		}
 	}
-	return "ha"
+	return strings.Join(parts, " ")
 }
 
 // Key identifies the query for what is stored of its answer: every field,
