@@ -145,7 +145,7 @@ func Terminal(w io.Writer, r *Report) error {
 			if p.Source != "" {
 				from = append(from, p.Source)
 			}
-			if p.Date != "" && !strings.Contains(p.Source, p.Date) {
+			if p.Date != "" {
 				from = append(from, "effective "+p.Date)
 			}
 			if !p.Fetched.IsZero() {
