@@ -9,12 +9,15 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // ErrNotFound is wrapped by errors for a run that is not in the store.
@@ -102,18 +105,39 @@ func open(ctx context.Context, path string) (*Store, error) {
 	if err := prepareFile(abs, path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(abs))
-	if err != nil {
-		return nil, err
-	}
-	s := &Store{db: db, path: path}
-	if err := s.setup(ctx, abs); err != nil {
+	// Switching a new file to WAL takes an exclusive lock without SQLite's
+	// busy handler, so two processes opening one new store at once can get
+	// SQLITE_BUSY at once: setup is tried again, as a busy statement would wait,
+	// for up to busyTimeoutMs.
+	deadline := time.Now().Add(busyTimeoutMs * time.Millisecond)
+	for {
+		db, err := sql.Open("sqlite", dsn(abs))
+		if err != nil {
+			return nil, err
+		}
+		s := &Store{db: db, path: path}
+		err = s.setup(ctx, abs)
+		if err == nil {
+			return s, nil
+		}
 		if cerr := db.Close(); cerr != nil {
 			return nil, fmt.Errorf("%w (and close failed: %v)", err, cerr)
 		}
-		return nil, err
+		if !busy(err) || time.Now().After(deadline) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(5+rand.IntN(20)) * time.Millisecond):
+		}
 	}
-	return s, nil
+}
+
+// busy reports whether err is SQLite's "database is locked".
+func busy(err error) bool {
+	se, ok := errors.AsType[*sqlite.Error](err)
+	return ok && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // setup checks the connection settings and the file's integrity, migrates the

@@ -747,7 +747,7 @@ func TestKilledWriter(t *testing.T) {
 // parallel pgbakeoff processes would: the schema is made once and all of them
 // can write.
 func TestConcurrentOpen(t *testing.T) {
-	const stores = 4
+	const stores = 8
 	path := filepath.Join(t.TempDir(), "results.db")
 	errs := make(chan error, stores)
 	for range stores {
