@@ -20,6 +20,7 @@ import (
 func TestMain(m *testing.M) {
 	// Golden files hold times as this zone prints them.
 	time.Local = time.UTC
+	clitest.ServeChild()
 	os.Exit(pgtest.Run(m))
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -27,7 +28,7 @@ workloads: [{name: one, kind: pgbench, database: %s, dataset: keep, run: {file: 
 matrix: {clients: [1, 2], warmup: 0s, duration: 1s, repeat: 2}
 `, name, pgtest.DSN(t), db))
 		files = append(files, file)
-		cmd, _ := startChild(t, []string{"study", "run", file, "--results", results, "--progress", "0"})
+		cmd, _ := clitest.Start(t, []string{"study", "run", file, "--results", results, "--progress", "0"})
 		cmds = append(cmds, cmd)
 	}
 	for i, c := range cmds {

@@ -1,4 +1,4 @@
-package cli_test
+package faults_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
@@ -220,12 +221,10 @@ func TestContaminatedRuns(t *testing.T) {
 	// Windows long enough that the two overlap however late one process starts.
 	args := []string{"run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "6s",
 		"--json", "--results", results, "--dsn", dsn}
-	encoded, _ := json.Marshal(args)
 	done := make(chan result, 2)
 	for range 2 {
 		go func() {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-			cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
+			cmd := clitest.Command(args)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()

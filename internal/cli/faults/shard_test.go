@@ -1,4 +1,4 @@
-package cli_test
+package faults_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -201,10 +202,7 @@ func startShards(t *testing.T, dir string, start time.Time, args ...string) ([]*
 // an Indexed Job of n completions has, and env besides.
 func startPod(t *testing.T, i, n int, args []string, env ...string) (*exec.Cmd, *strings.Builder) {
 	t.Helper()
-	encoded, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-	cmd.Env = append(append(os.Environ(), childArgsEnv+"="+string(encoded), "JOB_COMPLETION_INDEX="+fmt.Sprint(i),
-		"PGBAKEOFF_SHARDS="+fmt.Sprint(n)), env...)
+	cmd := clitest.Command(args, append([]string{"JOB_COMPLETION_INDEX=" + fmt.Sprint(i), "PGBAKEOFF_SHARDS=" + fmt.Sprint(n)}, env...)...)
 	b := &strings.Builder{}
 	cmd.Stdout, cmd.Stderr = b, b
 	if err := cmd.Start(); err != nil {

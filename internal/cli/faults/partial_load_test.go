@@ -1,4 +1,4 @@
-package cli_test
+package faults_test
 
 import (
 	"bytes"
@@ -27,16 +27,16 @@ func TestInterruptedLoad(t *testing.T) {
 		// whole is a query over the loaded data and what it must give.
 		whole, want string
 	}{
-		{"tpcb", []string{"--scale", "40"}, "pgbench_branches",
+		{"tpcb", []string{"--scale", "15"}, "pgbench_branches",
 			"select (select count(*) from pgbench_accounts) || ' ' || (select count(distinct aid) from pgbench_accounts) || ' ' || (select count(*) from pgbench_tellers) || ' ' || (select count(*) from pgbench_branches) || ' ' || (select count(*) from pg_indexes where tablename like 'pgbench%')",
-			"4000000 4000000 400 40 3"},
-		{"tpcc", []string{"--warehouses", "5"}, "warehouse",
+			"1500000 1500000 150 15 3"},
+		{"tpcc", []string{"--warehouses", "2"}, "warehouse",
 			// Order lines are random in number: compared with a load never stopped.
 			"select (select count(*) from stock) || ' ' || (select count(*) from customer) || ' ' || (select count(*) || ' ' || sum(ol_amount) || ' ' || sum(ol_i_id) from order_line) || ' ' || (select count(*) from item)",
 			""},
-		{"sysbench", []string{"--tables", "2", "--table-size", "1000000"}, "sbtest1",
+		{"sysbench", []string{"--tables", "2", "--table-size", "400000"}, "sbtest1",
 			"select (select count(*) || ' ' || count(distinct id) from sbtest1) || ' ' || (select count(*) || ' ' || count(distinct id) from sbtest2) || ' ' || (select count(*) from pg_indexes where tablename like 'sbtest%')",
-			"1000000 1000000 1000000 1000000 4"},
+			"400000 400000 400000 400000 4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.kind, func(t *testing.T) {

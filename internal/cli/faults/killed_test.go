@@ -1,40 +1,19 @@
-package cli_test
+package faults_test
 
 import (
-	"bufio"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
-
-const childArgsEnv = "PGBAKEOFF_TEST_CHILD_ARGS"
-
-// TestHelperChild runs pgbakeoff's command line in a child process, for tests that
-// kill it.
-func TestHelperChild(t *testing.T) {
-	raw := os.Getenv(childArgsEnv)
-	if raw == "" {
-		t.Skip("runs only as a child of TestKilledDuringStudy")
-	}
-	var args []string
-	if err := json.Unmarshal([]byte(raw), &args); err != nil {
-		t.Fatal(err)
-	}
-	env := cli.NewEnv()
-	env.Args = args
-	os.Exit(cli.Main(env))
-}
 
 // TestKilledDuringStudy: pgbakeoff is killed with SIGKILL in the middle of a
 // study's second run. The results store passes SQLite's integrity check and holds
@@ -182,7 +161,7 @@ matrix: {clients: [1], duration: 1s, repeat: 1}
 // the child printed.
 func killChild(t *testing.T, args []string, reached func(line string) bool, after time.Duration) string {
 	t.Helper()
-	cmd, sc := startChild(t, args)
+	cmd, sc := clitest.Start(t, args)
 	var seen strings.Builder
 	for sc.Scan() {
 		seen.WriteString(sc.Text() + "\n")
@@ -211,7 +190,7 @@ targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 1}, run: {script: select-only}}]
 matrix: {clients: [1], duration: 30s, repeat: 1}
 `, dsn))
-	cmd, sc := startChild(t, []string{"study", "run", file, "--results", results, "--progress", "0"})
+	cmd, sc := clitest.Start(t, []string{"study", "run", file, "--results", results, "--progress", "0"})
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	for sc.Scan() && !strings.Contains(sc.Text(), "[1/1] ") {
 	}
@@ -237,21 +216,4 @@ func readFileT(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// startChild starts pgbakeoff with args in a child process and returns it with a
-// scanner of its standard output.
-func startChild(t *testing.T, args []string) (*exec.Cmd, *bufio.Scanner) {
-	t.Helper()
-	encoded, _ := json.Marshal(args)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperChild$")
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+string(encoded))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, bufio.NewScanner(out)
 }
