@@ -21,13 +21,6 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return clitest.Run(t, args...)
 }
 
-func writeFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestStudyExamples runs each study in examples/ with its windows shortened: the
 // servers, versions, loads, policies and comparison are the file's own.
 func TestStudyExamples(t *testing.T) {
@@ -74,9 +67,9 @@ func TestStudyExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(dir, "prices", "seed-reports.yaml"), string(prices))
+			clitest.WriteFile(t, filepath.Join(dir, "prices", "seed-reports.yaml"), string(prices))
 			file := filepath.Join(dir, "examples", tc.file)
-			writeFile(t, file, text)
+			clitest.WriteFile(t, file, text)
 			code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"),
 				"--servers-dir", filepath.Join(dir, "servers"), "--progress", "0")
 			if code != 0 {

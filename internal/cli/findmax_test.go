@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -192,9 +193,9 @@ func throttledStudy(t *testing.T, name string, lock int, matrix string) (dir, fi
 	dsn := pgtest.NewDatabase(t)
 	db := pgtest.Query(t, dsn, "select current_database()")
 	dir = t.TempDir()
-	writeFile(t, filepath.Join(dir, "throttle.sql"), fmt.Sprintf("BEGIN;\nSELECT pg_advisory_xact_lock(%d);\nSELECT pg_sleep(0.01);\nEND;\n", lock))
+	clitest.WriteFile(t, filepath.Join(dir, "throttle.sql"), fmt.Sprintf("BEGIN;\nSELECT pg_advisory_xact_lock(%d);\nSELECT pg_sleep(0.01);\nEND;\n", lock))
 	file = filepath.Join(dir, name+".yaml")
-	writeFile(t, file, fmt.Sprintf(`name: %s
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: %s
 targets:
   - {name: a, dsn: %q}
   - {name: b, dsn: %q}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -78,7 +79,7 @@ func TestStudyDataTooLarge(t *testing.T) {
 		}
 	}
 	file := filepath.Join(dir, "huge.yaml")
-	writeFile(t, file, fmt.Sprintf(`name: huge
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: huge
 targets: [{name: here, local: {version: "%d"}}]
 workloads: [{kind: tpcc, load: {warehouses: 5000000}}]
 matrix: {clients: [1], duration: 1s, repeat: 1}

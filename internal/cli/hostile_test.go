@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -34,7 +35,7 @@ func TestHostileNames(t *testing.T) {
 		}
 	}
 	file := filepath.Join(dir, "hostile.yaml")
-	writeFile(t, file, fmt.Sprintf(`name: hostile
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: hostile
 targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, dataset: keep, database: %q, vacuum: analyze}]
 matrix: {clients: [1], duration: 1s, repeat: 1}

@@ -15,14 +15,14 @@ import (
 func TestPostgresResultsStore(t *testing.T) {
 	results := pgtest.NewDatabase(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "one.sql"), "select 1;\n")
+	clitest.WriteFile(t, filepath.Join(dir, "one.sql"), "select 1;\n")
 	var cmds []interface{ Wait() error }
 	var files []string
 	for _, name := range []string{"left", "right"} {
 		dsn := pgtest.NewDatabase(t)
 		db := pgtest.Query(t, dsn, "select current_database()")
 		file := filepath.Join(dir, name+".yaml")
-		writeFile(t, file, fmt.Sprintf(`name: %s
+		clitest.WriteFile(t, file, fmt.Sprintf(`name: %s
 targets: [{name: here, dsn: %q}]
 workloads: [{name: one, kind: pgbench, database: %s, dataset: keep, run: {file: [one.sql]}}]
 matrix: {clients: [1, 2], warmup: 0s, duration: 1s, repeat: 2}

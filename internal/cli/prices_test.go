@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist/pricetest"
 )
@@ -127,7 +128,7 @@ func TestStudyLookedUpPrices(t *testing.T) {
 	db := pgtest.Query(t, dsn, "select current_database()")
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
-	writeFile(t, filepath.Join(dir, "one.sql"), "SELECT 1;\n")
+	clitest.WriteFile(t, filepath.Join(dir, "one.sql"), "SELECT 1;\n")
 	study := func(sku string) string {
 		return fmt.Sprintf(`name: priced
 targets:
@@ -148,7 +149,7 @@ matrix: {clients: [2], repeat: 1, warmup: 0s, duration: 1s}
 	file := filepath.Join(dir, "priced.yaml")
 
 	// An unknown SKU stops the study before anything runs, naming the nearest.
-	writeFile(t, file, study("Standard_D16ads_v6"))
+	clitest.WriteFile(t, file, study("Standard_D16ads_v6"))
 	code, out, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0", cache)
 	if code == 0 || !strings.Contains(errOut, "target flex: price: no SKU Standard_D16ads_v6 for Azure Database for PostgreSQL flexible server in eastus; nearest: Standard_D16ads_v5") {
 		t.Fatalf("unknown SKU: exit %d\n%s%s", code, out, errOut)
@@ -157,7 +158,7 @@ matrix: {clients: [2], repeat: 1, warmup: 0s, duration: 1s}
 		t.Errorf("a run was made before the price was checked:\n%s%s", out, errOut)
 	}
 
-	writeFile(t, file, study("Standard_D16ads_v5"))
+	clitest.WriteFile(t, file, study("Standard_D16ads_v5"))
 	code, out, errOut = run(t, "study", "plan", file, "--results", results)
 	if code != 0 || !strings.Contains(out, "    price: looked up when the study runs (aws --engine postgres --instance db.m6g.4xlarge --storage gp3:1000GiB:15000iops --multi-az --region us-east-1)") ||
 		!strings.Contains(out, "    price: compute 1.5/h x 730 = 1095.00; total 1095.00 USD/month") {

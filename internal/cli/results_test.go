@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 )
@@ -89,7 +90,7 @@ func fileState(t *testing.T, path string) string {
 func TestReadersLeaveNonStores(t *testing.T) {
 	dir := t.TempDir()
 	studyFile := filepath.Join(dir, "s.yaml")
-	writeFile(t, studyFile, `name: s
+	clitest.WriteFile(t, studyFile, `name: s
 targets: [{name: a, dsn: "host=127.0.0.1 port=1 user=x dbname=x"}]
 workloads: [{kind: tpcb}]
 matrix: {clients: [1], duration: 1s}
@@ -353,7 +354,7 @@ targets:
 workloads: [{name: rw, kind: tpcb}]
 matrix: {clients: [4], duration: 1s, repeat: 3}
 `
-	writeFile(t, file, spec)
+	clitest.WriteFile(t, file, spec)
 	s, errs := study.ParseAll(file, []byte(spec))
 	if s == nil || len(errs) > 0 {
 		t.Fatalf("study: %v", errs.Err())

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -53,7 +54,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	// A study whose password comes from the environment.
 	t.Setenv("PGBAKEOFF_TEST_SECRET", planted)
 	study := filepath.Join(dir, "secret.yaml")
-	writeFile(t, study, fmt.Sprintf(`name: secret
+	clitest.WriteFile(t, study, fmt.Sprintf(`name: secret
 targets:
   - name: here
     dsn: %q

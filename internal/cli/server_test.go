@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
@@ -107,7 +108,7 @@ func TestStudyRemovesServers(t *testing.T) {
 	servers := serversDir(t)
 	dir := filepath.Dir(servers)
 	file := filepath.Join(dir, "tiny.yaml")
-	writeFile(t, file, fmt.Sprintf(`name: tiny
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: tiny
 targets: [{name: here, local: {version: "%d"}}]
 workloads: [{kind: tpcb, load: {scale: 1}, run: {script: select-only}}]
 matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}

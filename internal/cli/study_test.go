@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
@@ -50,13 +51,6 @@ func runInterrupted(t *testing.T, marker string, args ...string) (int, string, s
 		}}
 	code := cli.Main(env)
 	return code, out.buf.String(), stderr.String()
-}
-
-func writeFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // miniStudy has two local servers of the version the tests use, so nothing is
@@ -101,7 +95,7 @@ func TestStudy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	writeFile(t, file, miniStudy(t, "1s"))
+	clitest.WriteFile(t, file, miniStudy(t, "1s"))
 	common := []string{"--results", results}
 
 	code, out, errOut := run(t, append([]string{"study", "plan", file}, common...)...)
@@ -138,7 +132,7 @@ func TestStudy(t *testing.T) {
 			t.Errorf("after the interruption: %v, want the data kept", err)
 		}
 	}
-	first := studyRuns(t, results)
+	first := clitest.StudyRuns(t, results, "mini")
 	if first["small/rw/c2/r1"].Status != store.StatusCompleted || first["big/rw/c2/r1"].Status != store.StatusCompleted ||
 		first["big/rw/c2/r2"].Status == store.StatusCompleted || len(first) > 3 {
 		t.Fatalf("after the interruption the study has %+v; want the first two runs completed and the third not", first)
@@ -157,7 +151,7 @@ func TestStudy(t *testing.T) {
 	if !strings.Contains(out, "2 of 8 runs were made before") || strings.Contains(out, "loading TPC-B") || strings.Count(out, "] small/") != 3 {
 		t.Errorf("resumed study did not continue where it stopped:\n%s", out)
 	}
-	again := studyRuns(t, results)
+	again := clitest.StudyRuns(t, results, "mini")
 	for _, key := range []string{"small/rw/c2/r1", "big/rw/c2/r1"} {
 		if again[key].RunID != first[key].RunID {
 			t.Errorf("%s was made again: run %d, before %d", key, again[key].RunID, first[key].RunID)
@@ -208,29 +202,11 @@ func TestStudy(t *testing.T) {
 		strings.Contains(out, "preflight") || strings.Contains(out, "loading") {
 		t.Errorf("finished study ran again: exit %d\n%s%s", code, out, errOut)
 	}
-	writeFile(t, file, miniStudy(t, "2s"))
+	clitest.WriteFile(t, file, miniStudy(t, "2s"))
 	code, _, errOut = run(t, runArgs...)
 	if code != cli.ExitUsage || !strings.Contains(errOut, "changed what finished runs measured") || !strings.Contains(errOut, "--restart") {
 		t.Errorf("edited study: exit %d, stderr %s", code, errOut)
 	}
-}
-
-func studyRuns(t *testing.T, results string) map[string]store.StudyRun {
-	t.Helper()
-	st, err := store.Open(t.Context(), results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s, err := st.FindStudy(t.Context(), "mini")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := st.StudyRuns(t.Context(), s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runs
 }
 
 // TestStudyBadInput: every problem of a study, from the file's options to a target
@@ -240,7 +216,7 @@ func TestStudyBadInput(t *testing.T) {
 	dir := t.TempDir()
 	dsn := pgtest.NewDatabase(t)
 	file := filepath.Join(dir, "bad.yaml")
-	writeFile(t, file, fmt.Sprintf(`name: bad
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: bad
 targets:
   - name: here
     dsn: %q
@@ -261,7 +237,7 @@ matrix:
 		file + `:13:3: unknown key "warmpu" in matrix; did you mean "warmup"?`,
 	}, "target here")
 	// Then the targets', all at once.
-	writeFile(t, file, fmt.Sprintf(`name: bad
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: bad
 targets:
   - name: here
     dsn: %q
@@ -356,7 +332,7 @@ func TestStudyValidatedFirst(t *testing.T) {
 func writeTemp(t *testing.T, text string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "study.yaml")
-	writeFile(t, path, text)
+	clitest.WriteFile(t, path, text)
 	return path
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
 // Run executes the command line with args and returns its exit code and output.
@@ -30,4 +31,32 @@ func RunInput(t testing.TB, stdin string, args ...string) (code int, stdout, std
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
 	code = cli.Main(env)
 	return code, out.String(), errOut.String()
+}
+
+// WriteFile writes text to path, failing the test if it cannot.
+func WriteFile(t testing.TB, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// StudyRuns is what the results store at results holds of the named study's
+// runs, by key.
+func StudyRuns(t testing.TB, results, study string) map[string]store.StudyRun {
+	t.Helper()
+	st, err := store.OpenReadOnly(t.Context(), results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	s, err := st.FindStudy(t.Context(), study)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.StudyRuns(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
 }

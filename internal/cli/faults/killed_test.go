@@ -24,7 +24,7 @@ func TestKilledDuringStudy(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
 	file := filepath.Join(dir, "killed.yaml")
-	writeFile(t, file, fmt.Sprintf(`name: killed
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: killed
 targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 1}, dataset: keep}]
 matrix: {clients: [1], duration: 3s, repeat: 3}
@@ -63,7 +63,7 @@ matrix: {clients: [1], duration: 3s, repeat: 3}
 	if me, _ := os.Hostname(); pid <= 0 || pid == os.Getpid() || host != me {
 		t.Errorf("the killed run was written by pid %d on %q; want the child's pid on %q", pid, host, me)
 	}
-	st := studyState(t, results, "killed")
+	st := clitest.StudyRuns(t, results, "killed")
 	if st["here/tpcb/c1/r1"].Status != store.StatusCompleted || st["here/tpcb/c1/r2"].Status == store.StatusCompleted {
 		t.Errorf("study state after SIGKILL: %+v", st)
 	}
@@ -84,7 +84,7 @@ matrix: {clients: [1], duration: 3s, repeat: 3}
 	if r := storedRun2(t, results); r.Status != store.StatusInterrupted || r.Ended.IsZero() {
 		t.Errorf("run 2 after the study resumed: status %s, ended %v; want interrupted with an end", r.Status, r.Ended)
 	}
-	for key, r := range studyState(t, results, "killed") {
+	for key, r := range clitest.StudyRuns(t, results, "killed") {
 		if r.Status != store.StatusCompleted {
 			t.Errorf("%s: %s after resuming", key, r.Status)
 		}
@@ -106,24 +106,6 @@ func storedRun2(t *testing.T, results string) *store.RunDetail {
 	return d
 }
 
-func studyState(t *testing.T, results, name string) map[string]store.StudyRun {
-	t.Helper()
-	st, err := store.OpenReadOnly(t.Context(), results)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s, err := st.FindStudy(t.Context(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := st.StudyRuns(t.Context(), s.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return runs
-}
-
 // TestKilledDuringStudyLoad: pgbakeoff SIGKILLed while a study loads its data; the
 // study run again resumes the load instead of starting it over, and finishes.
 func TestKilledDuringStudyLoad(t *testing.T) {
@@ -131,7 +113,7 @@ func TestKilledDuringStudyLoad(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
 	file := filepath.Join(dir, "killed.yaml")
-	writeFile(t, file, fmt.Sprintf(`name: killedload
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: killedload
 targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 40}, dataset: keep}]
 matrix: {clients: [1], duration: 1s, repeat: 1}
@@ -145,7 +127,7 @@ matrix: {clients: [1], duration: 1s, repeat: 1}
 	if code != 0 || !strings.Contains(again, "did not finish (done: ") || !strings.Contains(again, "resuming it") {
 		t.Fatalf("study after SIGKILL during its load: exit %d, want the load resumed\n%s%s", code, again, errOut)
 	}
-	for key, r := range studyState(t, results, "killedload") {
+	for key, r := range clitest.StudyRuns(t, results, "killedload") {
 		if r.Status != store.StatusCompleted {
 			t.Errorf("%s: %s after resuming", key, r.Status)
 		}
@@ -185,7 +167,7 @@ func TestStudyRunsOnce(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	results := filepath.Join(dir, "r.db")
 	file := filepath.Join(dir, "once.yaml")
-	writeFile(t, file, fmt.Sprintf(`name: once
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: once
 targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 1}, run: {script: select-only}}]
 matrix: {clients: [1], duration: 30s, repeat: 1}
@@ -203,7 +185,7 @@ matrix: {clients: [1], duration: 30s, repeat: 1}
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	writeFile(t, file, strings.Replace(readFileT(t, file), "duration: 30s", "duration: 1s", 1))
+	clitest.WriteFile(t, file, strings.Replace(readFileT(t, file), "duration: 30s", "duration: 1s", 1))
 	if code, again, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0"); code != 0 || !regexp.MustCompile(`(?m)^  run \d+: `).MatchString(again) {
 		t.Errorf("the study after its runner was killed: exit %d\n%s%s", code, again, errOut)
 	}

@@ -25,10 +25,3 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	return clitest.Run(t, args...)
 }
-
-func writeFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}

@@ -31,7 +31,7 @@ func TestShardsFromJobEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	pgtest.Query(t, dsn, "create table seen (client int, shard text)")
 	script := filepath.Join(dir, "seen.sql")
-	writeFile(t, script, "insert into seen values (:client_id, :'shard');\n")
+	clitest.WriteFile(t, script, "insert into seen values (:client_id, :'shard');\n")
 	start := time.Now().Add(8 * time.Second).UTC().Truncate(time.Millisecond)
 	type out struct {
 		RunID   int64 `json:"run_id"`
@@ -218,7 +218,7 @@ func TestShardKilled(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "select.sql")
-	writeFile(t, script, "select :'shard';\n")
+	clitest.WriteFile(t, script, "select :'shard';\n")
 	start := time.Now().Add(6 * time.Second).UTC().Truncate(time.Millisecond)
 	cmds, outs := startShards(t, dir, start, "run", "pgbench", "-f", script, "--clients", "2", "--warmup", "0s", "--duration", "4s", "--dsn", dsn)
 	time.Sleep(time.Until(start.Add(2 * time.Second)))
@@ -273,7 +273,7 @@ func TestShardsMeetInStore(t *testing.T) {
 	results := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "select.sql")
-	writeFile(t, script, "select 1;\n")
+	clitest.WriteFile(t, script, "select 1;\n")
 	var cmds []*exec.Cmd
 	var outs []*strings.Builder
 	const shards = 4
