@@ -128,7 +128,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return nil, fmt.Errorf("%w (gave up waiting: %w)", err, ctx.Err())
 		case <-time.After(time.Duration(5+rand.IntN(20)) * time.Millisecond):
 		}
 	}
