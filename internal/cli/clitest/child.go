@@ -3,6 +3,7 @@ package clitest
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -14,18 +15,25 @@ import (
 // ServeChild.
 const childArgsEnv = "PGBAKEOFF_TEST_CHILD_ARGS"
 
+// served is set by ServeChild: a test binary without it would run a child as
+// no tests at all and exit 0, and the test would fail later for a reason far
+// from this one.
+var served bool
+
 // ServeChild makes a test binary a pgbakeoff process when Command started it:
-// it runs the command line it was given and exits with its code. Call it first
-// in TestMain; in the test binary proper it returns at once. Tests that kill
-// pgbakeoff, or run two at once as two users would, need a process of its own.
+// it runs the command line it was given and exits with its code. Call it in
+// TestMain before m.Run, after what the child must share (time.Local); in the
+// test binary proper it returns at once. Tests that kill pgbakeoff, or run two
+// at once as two users would, need a process of its own.
 func ServeChild() {
+	served = true
 	raw := os.Getenv(childArgsEnv)
 	if raw == "" {
 		return
 	}
 	var args []string
 	if err := json.Unmarshal([]byte(raw), &args); err != nil {
-		os.Stderr.WriteString("clitest: " + childArgsEnv + ": " + err.Error() + "\n")
+		fmt.Fprintf(os.Stderr, "clitest: %s: %v\n", childArgsEnv, err)
 		os.Exit(2)
 	}
 	env := cli.NewEnv()
@@ -35,8 +43,15 @@ func ServeChild() {
 
 // Command is the test binary run as pgbakeoff with args (see ServeChild), not
 // yet started; env is added to the test's own environment.
-func Command(args []string, env ...string) *exec.Cmd {
-	encoded, _ := json.Marshal(args)
+func Command(t testing.TB, args []string, env ...string) *exec.Cmd {
+	t.Helper()
+	if !served {
+		t.Fatal("clitest.Command: the test binary does not serve children; call clitest.ServeChild from TestMain")
+	}
+	encoded, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(append(os.Environ(), childArgsEnv+"="+string(encoded)), env...)
 	return cmd
@@ -46,7 +61,7 @@ func Command(args []string, env ...string) *exec.Cmd {
 // scanner of its standard output.
 func Start(t testing.TB, args []string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
-	cmd := Command(args)
+	cmd := Command(t, args)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Times print in UTC, here and in the pgbakeoff processes the tests start.
 	time.Local = time.UTC
 	clitest.ServeChild()
 	os.Exit(pgtest.Run(m))

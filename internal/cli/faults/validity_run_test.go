@@ -223,8 +223,8 @@ func TestContaminatedRuns(t *testing.T) {
 		"--json", "--results", results, "--dsn", dsn}
 	done := make(chan result, 2)
 	for range 2 {
+		cmd := clitest.Command(t, args)
 		go func() {
-			cmd := clitest.Command(args)
 			var stdout, stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
