@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -13,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,7 +111,10 @@ func open(ctx context.Context, path string) (*Store, error) {
 	// busy handler, so two processes opening one new store at once can get
 	// SQLITE_BUSY at once: setup is tried again, as a busy statement would wait,
 	// for up to busyTimeoutMs.
+	// An attempt may have marked runs abandoned before it failed; the next finds
+	// them marked already, so they are carried over for Abandoned to report.
 	deadline := time.Now().Add(busyTimeoutMs * time.Millisecond)
+	var found []Abandoned
 	for {
 		db, err := sql.Open("sqlite", dsn(abs))
 		if err != nil {
@@ -117,9 +122,16 @@ func open(ctx context.Context, path string) (*Store, error) {
 		}
 		s := &Store{db: db, path: path}
 		err = s.setup(ctx, abs)
+		for _, a := range found {
+			if !slices.ContainsFunc(s.abandoned, func(b Abandoned) bool { return b.ID == a.ID }) {
+				s.abandoned = append(s.abandoned, a)
+			}
+		}
+		slices.SortFunc(s.abandoned, func(a, b Abandoned) int { return cmp.Compare(a.ID, b.ID) })
 		if err == nil {
 			return s, nil
 		}
+		found = s.abandoned
 		if cerr := db.Close(); cerr != nil {
 			return nil, fmt.Errorf("%w (and close failed: %v)", err, cerr)
 		}
