@@ -111,6 +111,7 @@ func open(ctx context.Context, path string) (*Store, error) {
 	// busy handler, so two processes opening one new store at once can get
 	// SQLITE_BUSY at once: setup is tried again, as a busy statement would wait,
 	// for up to busyTimeoutMs.
+	//
 	// An attempt may have marked runs abandoned before it failed; the next finds
 	// them marked already, so they are carried over for Abandoned to report.
 	deadline := time.Now().Add(busyTimeoutMs * time.Millisecond)
