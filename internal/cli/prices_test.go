@@ -151,8 +151,26 @@ matrix: {clients: [2], repeat: 1, warmup: 0s, duration: 1s}
 	// An unknown SKU stops the study before anything runs, naming the nearest.
 	clitest.WriteFile(t, file, study("Standard_D16ads_v6"))
 	code, out, errOut := run(t, "study", "run", file, "--results", results, "--progress", "0", cache)
-	if code == 0 || !strings.Contains(errOut, "target flex: price: no SKU Standard_D16ads_v6 for Azure Database for PostgreSQL flexible server in eastus; nearest: Standard_D16ads_v5") {
+	if code == 0 || !strings.Contains(errOut, "target flex: price: no SKU Standard_D16ads_v6 for Azure Database for PostgreSQL flexible server in eastus; nearest: Standard_D16ads_v5") ||
+		!strings.Contains(errOut, "; fix its price: in "+file) {
 		t.Fatalf("unknown SKU: exit %d\n%s%s", code, out, errOut)
+	}
+	// Given in a prices file, the mistake is named there.
+	clitest.WriteFile(t, filepath.Join(dir, "prices.yaml"), `prices:
+  flex-v6: {cloud: azure, sku: Standard_D16ads_v6, storage: "premium-ssd-v2:1TiB:51200iops", region: eastus}
+`)
+	clitest.WriteFile(t, filepath.Join(dir, "ref.yaml"), fmt.Sprintf(`name: ref
+prices: prices.yaml
+targets:
+  - {name: flex, dsn: %q, price: {ref: flex-v6}}
+workloads:
+  - {name: one, kind: pgbench, database: %s, dataset: keep, run: {file: [one.sql]}}
+matrix: {clients: [2], repeat: 1, warmup: 0s, duration: 1s}
+`, pgtest.DSN(t), db))
+	code, out, errOut = run(t, "study", "run", filepath.Join(dir, "ref.yaml"), "--results", results, "--progress", "0", cache)
+	if code == 0 || !strings.Contains(errOut, "target flex: price: no SKU Standard_D16ads_v6") ||
+		!strings.Contains(errOut, "; fix the entry flex-v6 in "+filepath.Join(dir, "prices.yaml")) {
+		t.Fatalf("unknown SKU in a prices file: exit %d\n%s%s", code, out, errOut)
 	}
 	if strings.Contains(out+errOut, "run 1:") {
 		t.Errorf("a run was made before the price was checked:\n%s%s", out, errOut)

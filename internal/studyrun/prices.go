@@ -36,7 +36,11 @@ func (sr *Runner) lookUpPrices(ctx context.Context, s *study.Study, stored map[s
 		var nf *pricelist.NotFoundError
 		switch {
 		case errors.As(err, &nf):
-			return nil, fmt.Errorf("target %s: price: %w; fix its price: in %s", t.Name, err, s.File)
+			where := "its price: in " + s.File
+			if t.PriceRef != "" {
+				where = fmt.Sprintf("the entry %s in %s", t.PriceRef, s.Prices)
+			}
+			return nil, fmt.Errorf("target %s: price: %w; fix %s", t.Name, err, where)
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case err != nil:
