@@ -89,29 +89,25 @@ func (l *Lister) gcp(ctx context.Context, q Query, st Storage) (cost.Price, erro
 
 	var used, dates []string
 	find := func(kind, resource, unit string) (float64, error) {
-		var conflict error
-		var conflictWith int // the region count of the SKUs in conflict
+		matches := func(s gcpSKU) bool {
+			sm := gcpSKUPattern.FindStringSubmatch(s.Description)
+			return sm != nil && sm[1] == kind && sm[2] == resource && slices.Contains(s.Regions, q.Region)
+		}
 		// The SKU of the fewest regions with this one: a region's own SKU over
 		// one of its continent. Two of as few regions must agree.
 		var best *gcpSKU
 		for i, s := range skus {
-			sm := gcpSKUPattern.FindStringSubmatch(s.Description)
-			if sm == nil || sm[1] != kind || sm[2] != resource || !slices.Contains(s.Regions, q.Region) {
-				continue
-			}
-			switch {
-			case best == nil || len(s.Regions) < len(best.Regions):
+			if matches(s) && (best == nil || len(s.Regions) < len(best.Regions)) {
 				best = &skus[i]
-			case len(s.Regions) == len(best.Regions) && s.Price != best.Price:
-				conflict = fmt.Errorf("gcp: %s and %s both price %s in %s, differently; report this as a bug", best.Description, s.Description, resource, q.Region)
-				conflictWith = len(s.Regions)
 			}
-		}
-		if best != nil && conflict != nil && conflictWith == len(best.Regions) {
-			return 0, conflict
 		}
 		if best == nil {
 			return 0, &NotFoundError{What: fmt.Sprintf("%s %s SKU", kind, resource), Where: "Cloud SQL for PostgreSQL in " + q.Region}
+		}
+		for _, s := range skus {
+			if matches(s) && len(s.Regions) == len(best.Regions) && s.Price != best.Price {
+				return 0, fmt.Errorf("gcp: %s and %s both price %s in %s, differently; report this as a bug", best.Description, s.Description, resource, q.Region)
+			}
 		}
 		if best.Price <= 0 {
 			return 0, &ShapeError{List: gcpList, Field: "unitPrice of " + best.Description, Msg: "is 0"}

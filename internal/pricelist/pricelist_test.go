@@ -456,6 +456,16 @@ func TestGCP(t *testing.T) {
 	if srv.Requests.Load() != 3 || p.Date != "2026-10-01" || !strings.Contains(p.Source, "Cloud SQL for PostgreSQL: Regional - vCPU in Americas") {
 		t.Errorf("%d pages, date %q, source %q", srv.Requests.Load(), p.Date, p.Source)
 	}
+	// A region's own SKU over its continent's; two as near that disagree are
+	// not guessed between.
+	if p, err := l.Price(ctx, Query{Cloud: "gcp", SKU: "db-custom-16-65536", Region: "us-west1"}); err != nil || !near(p.ComputePerHour, 16*0.045+64*0.007) ||
+		!strings.Contains(p.Source, "Zonal - vCPU in Oregon") || !strings.Contains(p.Source, "Zonal - RAM in Americas") {
+		t.Errorf("a region's own SKU: %+v, %v", p, err)
+	}
+	if _, err := l.Price(ctx, Query{Cloud: "gcp", SKU: "db-custom-16-65536", Region: "us-east1"}); err == nil ||
+		!strings.Contains(err.Error(), "both price vCPU in us-east1, differently") || !strings.Contains(err.Error(), "South Carolina, again") {
+		t.Errorf("two SKUs of one region that disagree: %v", err)
+	}
 	if _, err := l.Price(ctx, Query{Cloud: "gcp", SKU: "db-custom-4-16384", Region: "us-centrl1"}); err == nil || !strings.Contains(err.Error(), "nearest: us-central1") {
 		t.Errorf("a misspelt region: %v", err)
 	}
