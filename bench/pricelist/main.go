@@ -21,10 +21,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/bench/internal/benchkit"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist/pricetest"
 )
@@ -91,7 +91,7 @@ func run() error {
 			}
 		}
 	}
-	t, h := median(times), median(peaks)
+	t, h := benchkit.Median(times), benchkit.Median(peaks)
 	fmt.Printf("offer file %.0f MB: %.2f s to the price (%.0f MB/s), peak heap %.1f MiB, extract cached %.1f KiB (medians of %d)\n",
 		float64(size)/1e6, t, float64(size)/1e6/t, h, float64(cached)/1024, *rounds)
 	return nil
@@ -118,12 +118,6 @@ func watchHeap() (*atomic.Uint64, func()) {
 		}
 	}()
 	return &peak, func() { close(done); <-stopped }
-}
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // writeOffer writes an offer file of about size bytes: the fixture's
