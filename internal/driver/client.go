@@ -43,6 +43,11 @@ type client struct {
 	queries [][phases]Queries
 	rate    rateStats // with Config.Rate or Config.LatencyLimit
 	timer   timer
+	// With event loops: whether the client is on one, its index there, and where
+	// it is in its transaction.
+	onLoop bool
+	slot   int
+	ev     evState
 }
 
 // never is later than any transaction starts.
@@ -78,6 +83,17 @@ func (c *client) uniform(lo, hi int64) int64 {
 	}
 	h, _ := bits.Mul64(c.rng.Uint64(), n)
 	return lo + int64(h)
+}
+
+// draw draws script s's variables for a transaction.
+func (c *client) draw(s *Script) {
+	for i, v := range s.Vars {
+		if v.Dist != nil {
+			c.vals[i] = v.Dist.Draw(c.rng)
+			continue
+		}
+		c.vals[i] = c.uniform(v.Min, v.Max)
+	}
 }
 
 func (c *client) pick() int {
@@ -133,13 +149,7 @@ func (c *client) loop(ctx context.Context) {
 		if c.w == nil && !c.connectAgain(ctx) {
 			return
 		}
-		for i, v := range s.Vars {
-			if v.Dist != nil {
-				c.vals[i] = v.Dist.Draw(c.rng)
-				continue
-			}
-			c.vals[i] = c.uniform(v.Min, v.Max)
-		}
+		c.draw(s)
 		if s.Keying > 0 && cfg.Rate == 0 && !c.sleep(s.Keying) {
 			return
 		}
@@ -295,29 +305,7 @@ func connectionState(err error) string {
 func (c *client) exec(si int, s *Script) error {
 	w := c.w
 	for ci := range s.Commands {
-		cmd := &s.Commands[ci]
-		c.params = c.params[:0]
-		for _, p := range cmd.Params {
-			c.params = append(c.params, c.vals[p])
-		}
-		switch c.r.cfg.Protocol {
-		case Prepared:
-			w.appendBind(c.r.names[si][ci], c.params)
-			w.appendExecuteSync()
-		case Extended:
-			appendParse(w, cmd.SQL)
-			w.appendBind("", c.params)
-			w.appendExecuteSync()
-		case Simple:
-			c.text = c.text[:0]
-			parts, order := c.parts[si][ci], c.order[si][ci]
-			for i, p := range order {
-				c.text = append(c.text, parts[i]...)
-				c.text = strconv.AppendInt(c.text, c.params[p], 10)
-			}
-			c.text = append(c.text, parts[len(parts)-1]...)
-			w.appendQuery(c.text)
-		}
+		c.request(si, ci)
 		if err := w.flush(); err != nil {
 			return err
 		}
@@ -339,4 +327,33 @@ func (c *client) exec(si int, s *Script) error {
 		}
 	}
 	return nil
+}
+
+// request appends statement ci of script si, with the transaction's values, to the
+// wire's output.
+func (c *client) request(si, ci int) {
+	w := c.w
+	cmd := &c.r.cfg.Scripts[si].Commands[ci]
+	c.params = c.params[:0]
+	for _, p := range cmd.Params {
+		c.params = append(c.params, c.vals[p])
+	}
+	switch c.r.cfg.Protocol {
+	case Prepared:
+		w.appendBind(c.r.names[si][ci], c.params)
+		w.appendExecuteSync()
+	case Extended:
+		appendParse(w, cmd.SQL)
+		w.appendBind("", c.params)
+		w.appendExecuteSync()
+	case Simple:
+		c.text = c.text[:0]
+		parts, order := c.parts[si][ci], c.order[si][ci]
+		for i, p := range order {
+			c.text = append(c.text, parts[i]...)
+			c.text = strconv.AppendInt(c.text, c.params[p], 10)
+		}
+		c.text = append(c.text, parts[len(parts)-1]...)
+		w.appendQuery(c.text)
+	}
 }

@@ -60,7 +60,8 @@ func (c *client) connect(ctx context.Context) error {
 		}
 	}
 	c.r.mu.Unlock()
-	w := newWire(hc.Conn, c.r.cfg.ThreadPerClient)
+	w := newWire(hc.Conn, c.r.cfg.ThreadPerClient || c.onLoop)
+	w.unixSock = w.unixSock && c.r.cfg.ThreadPerClient
 	w.waits, w.waitCount = c.r.waits, &c.waits
 	w.stmts = &c.stmts
 	c.mu.Lock()

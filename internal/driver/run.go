@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -197,6 +198,9 @@ type Result struct {
 	// ReadAtOnce is, with Config.ThreadPerClient on a Unix-domain socket, the share
 	// of answers read without polling first (see waitChooser).
 	ReadAtOnce float64
+	// EventLoops is how many event loops drove the clients (see evloop_linux.go);
+	// 0 when each client had a goroutine.
+	EventLoops int
 }
 
 // TxEvent is one transaction as it ended (Config.OnTransaction).
@@ -243,6 +247,7 @@ type runner struct {
 	sched  *schedule      // with Config.Rate
 	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
 	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
+	loops  int            // event loops the clients run on (see evloop_linux.go); 0 for none
 
 	abortCh  chan struct{} // closed when the first client stops on an Abort
 	mu       sync.Mutex
@@ -297,6 +302,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.ThreadPerClient {
 		defer addProcs(cfg.Clients)()
 		r.waits = &waitChooser{}
+	} else if loopable(&r.cfg) {
+		r.loops = min(runtime.GOMAXPROCS(0), cfg.Clients)
+		defer addProcs(r.loops)()
 	}
 	r.count = make([][phases]counters, len(cfg.Scripts))
 	for si, s := range cfg.Scripts {
@@ -365,7 +373,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 
 	var wg sync.WaitGroup
-	for _, c := range clients {
+	rest := clients
+	if r.loops > 0 {
+		rest, res.EventLoops = r.startLoops(runCtx, clients, r.loops, &wg)
+	}
+	for _, c := range rest {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -710,7 +722,7 @@ func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
 	for i := range clients {
 		id := r.cfg.FirstClient + i
 		c := &client{id: id, r: r, rng: rand.NewPCG(r.cfg.Seed, uint64(id)+1), hist: r.reg.Worker(), vals: make([]int64, maxVars),
-			queries: make([][phases]Queries, len(r.cfg.Scripts))}
+			queries: make([][phases]Queries, len(r.cfg.Scripts)), onLoop: r.loops > 0}
 		if r.cfg.Protocol == Simple {
 			for _, s := range r.cfg.Scripts {
 				var ps [][]string

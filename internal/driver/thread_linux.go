@@ -162,5 +162,5 @@ func voluntarySwitches() int64 {
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
 	}
-	return ru.Nvcsw
+	return int64(ru.Nvcsw)
 }

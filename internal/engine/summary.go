@@ -135,9 +135,11 @@ type clientCPU struct {
 	Cores          float64 `json:"cores"` // average cores busy
 	Saturated      bool    `json:"saturated"`
 	MachineBusyPct float64 `json:"machine_busy_pct,omitempty"`
-	// How the clients were run: a thread each, or sharing Threads threads.
+	// How the clients were run: a thread each, or sharing Threads threads, on
+	// EventLoops event loops (driver.Result.EventLoops) or through Go's poller.
 	ThreadPerClient bool `json:"thread_per_client"`
 	Threads         int  `json:"threads"`
+	EventLoops      int  `json:"event_loops,omitempty"`
 	// ReadAtOnce is, for a thread per client on a Unix-domain socket, the share of
 	// answers read without polling first (driver.Result.ReadAtOnce).
 	ReadAtOnce *float64 `json:"read_at_once,omitempty"`
@@ -274,7 +276,7 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	wall := res.End.Sub(res.Start).Seconds()
 	c := &sum.ClientCPU
 	c.UserS, c.SysS = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
-	c.ThreadPerClient, c.Threads = spec.ThreadPerClient, max(1, spec.Jobs)
+	c.ThreadPerClient, c.Threads, c.EventLoops = spec.ThreadPerClient, max(1, spec.Jobs), res.EventLoops
 	if spec.ThreadPerClient {
 		c.Threads = spec.Clients
 		if strings.HasPrefix(res.Address, "/") {
@@ -353,6 +355,10 @@ func (s *Summary) WriteText(w io.Writer) {
 		if r := s.ClientCPU.ReadAtOnce; r != nil {
 			threads += fmt.Sprintf(", %.0f%% of answers read without polling first", 100**r)
 		}
+	case s.ClientCPU.EventLoops == 1:
+		threads = "one event loop"
+	case s.ClientCPU.EventLoops > 1:
+		threads = fmt.Sprintf("%d event loops", s.ClientCPU.EventLoops)
 	case s.ClientCPU.Threads == 1:
 		threads = "one shared thread"
 	}

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package driver
+
+import (
+	"context"
+	"sync"
+)
+
+// Event loops (evloop_linux.go) are built on epoll; elsewhere every client has a
+// goroutine on Go's network poller.
+
+type evState struct{}
+
+func loopable(*Config) bool { return false }
+
+func (r *runner) startLoops(_ context.Context, clients []*client, _ int, _ *sync.WaitGroup) ([]*client, int) {
+	return clients, 0
+}
