@@ -45,6 +45,7 @@ func TestSysbench(t *testing.T) {
 		ClientCPU struct {
 			ThreadPerClient bool `json:"thread_per_client"`
 			Threads         int  `json:"threads"`
+			EventLoops      int  `json:"event_loops"`
 		} `json:"client_cpu"`
 	}
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
