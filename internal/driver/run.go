@@ -56,15 +56,16 @@ type Config struct {
 	// connecting costs; Result.Connects and ConnectPerTx count it.
 	ConnectPerTx bool
 	// OnTransaction, when set, is called as each transaction ends (failed ones too,
-	// not those of a client that stopped on an Abort), in its client's goroutine:
-	// it must be quick and safe for concurrent use.
+	// not those of a client that stopped on an Abort), in the goroutine that drives
+	// the client (its own, or its event loop's): it must be quick and safe for
+	// concurrent use.
 	OnTransaction func(TxEvent)
 	// ExitOnAbort ends the run as soon as a client stops on an Abort, as pgbench's
 	// --exit-on-abort; otherwise the other clients go on.
 	ExitOnAbort bool
 	// ThreadPerClient gives each client an OS thread that sleeps in the kernel until
-	// its server answers, as sysbench's threads do, instead of multiplexing every
-	// client onto Go's network poller on GOMAXPROCS threads, as pgbench -j does. On a
+	// its server answers, as sysbench's threads do, instead of sharing GOMAXPROCS
+	// threads (event loops, or Go's network poller), as pgbench -j does. On a
 	// machine the client shares with the server it leaves no CPU idle between an
 	// answer and the next request, at the price of a context switch per statement:
 	// it pays for transactions that only read, not for those that write and so wait
