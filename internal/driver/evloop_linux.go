@@ -234,6 +234,9 @@ func (l *evloop) readable(c *client) {
 	if n > 0 && !w.answered() {
 		return
 	}
+	if err != nil && err != os.ErrClosed {
+		w.werr = err // a reset: what fill returns once the buffer is read
+	}
 	// A whole answer, or the end of the connection: await reads what is buffered
 	// (a FATAL error says why the server left) and, at the end, the failure.
 	if err := w.await(); err != nil {

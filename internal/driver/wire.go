@@ -36,8 +36,8 @@ type wire struct {
 	readFn  func(fd uintptr) bool
 	nread   int
 	rerr    error
-	// werr is a write's broken pipe or reset, kept by sendFailed until the
-	// server's last words have been read.
+	// werr is a write's broken pipe or reset, or an event loop's failed read, kept
+	// until the server's last words have been read.
 	werr error
 	out  []byte
 	in   []byte // read buffer
