@@ -1,9 +1,11 @@
 package driver
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,7 +30,8 @@ import (
 // or whose transaction outlives its deadline, leaves the loop for a goroutine that
 // counts the failure and reconnects as any client does, and then comes back.
 
-// loopable tells whether cfg's clients can run on event loops.
+// loopable tells whether cfg's clients can run on event loops. A COPY would make
+// the loop feed or refuse it, a round trip in which it could serve no other client.
 func loopable(cfg *Config) bool {
 	if cfg.Rate > 0 || cfg.ConnectPerTx || cfg.ThreadPerClient {
 		return false
@@ -36,6 +39,11 @@ func loopable(cfg *Config) bool {
 	for _, s := range cfg.Scripts {
 		if s.Program != nil || s.Keying > 0 || s.ThinkMean > 0 {
 			return false
+		}
+		for _, c := range s.Commands {
+			if f := strings.Fields(c.SQL); len(f) > 0 && strings.EqualFold(f[0], "COPY") {
+				return false
+			}
 		}
 	}
 	return true
@@ -59,18 +67,18 @@ type evloop struct {
 	live    int       // clients not yet ended, away ones included
 	events  []unix.EpollEvent
 
-	mu   sync.Mutex
-	back []*client // back from reconnecting, connected or not
+	mu     sync.Mutex
+	back   []*client // back from reconnecting, connected or not
+	closed bool      // the loop has ended and closed its descriptors
 }
 
 // wakeIndex is the epoll index of the loop's eventfd.
 const wakeIndex = -1
 
-// startLoops takes the clients that can run on event loops into up to n loops,
-// started, and returns the others and how many loops it started. Each client taken
-// calls wg.Done as it ends.
-func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *sync.WaitGroup) (rest []*client, started int) {
-	var loops []*evloop
+// startLoops takes the clients that can run on event loops into up to n loops and
+// returns the loops, not yet started, and the other clients. Each client taken
+// calls wg.Done as it ends; those left over have sockets for Go's poller.
+func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *sync.WaitGroup) (loops []*evloop, rest []*client) {
 	for range n {
 		l, err := newLoop(r, ctx, wg)
 		if err != nil {
@@ -79,35 +87,40 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 		loops = append(loops, l)
 	}
 	for i, c := range clients {
-		if len(loops) == 0 || c.w == nil || !c.w.blocking {
-			c.onLoop = false
-			rest = append(rest, c)
-			continue
-		}
-		l := loops[i%len(loops)]
-		c.slot = len(l.clients)
-		l.clients = append(l.clients, c)
-		if !l.watch(c) {
-			l.clients[c.slot] = nil
-			c.onLoop = false
-			rest = append(rest, c)
-		}
-	}
-	for _, l := range loops {
-		for _, c := range l.clients {
-			if c != nil {
+		if len(loops) > 0 && c.w != nil && c.w.blocking {
+			l := loops[i%len(loops)]
+			c.slot = len(l.clients)
+			l.clients = append(l.clients, c)
+			if l.watch(c) {
 				l.live++
+				continue
 			}
+			l.clients[c.slot] = nil
 		}
+		c.unloop(ctx)
+		rest = append(rest, c)
+	}
+	kept := loops[:0]
+	for _, l := range loops {
 		if l.live == 0 {
 			l.close()
 			continue
 		}
 		wg.Add(l.live)
-		started++
-		go l.run()
+		kept = append(kept, l)
 	}
-	return rest, started
+	return kept, rest
+}
+
+// unloop readies c for a goroutine of its own: its connection, made blocking for a
+// loop, is made again for Go's poller (a TLS one already is). A failure leaves it
+// without one, which its goroutine makes as after a lost connection.
+func (c *client) unloop(ctx context.Context) {
+	c.onLoop = false
+	if c.w != nil && c.w.blocking && !c.r.cfg.ThreadPerClient {
+		c.dropConn()
+		_ = c.connect(ctx)
+	}
 }
 
 func newLoop(r *runner, ctx context.Context, wg *sync.WaitGroup) (*evloop, error) {
@@ -131,6 +144,9 @@ func newLoop(r *runner, ctx context.Context, wg *sync.WaitGroup) (*evloop, error
 }
 
 func (l *evloop) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
 	unix.Close(l.wake)
 	unix.Close(l.epfd)
 }
@@ -168,7 +184,7 @@ func (l *evloop) run() {
 			goyield()
 			yieldAt = now + int64(yieldEvery)
 		}
-		if now >= nextScan || l.r.stopping.Load() {
+		if now >= nextScan {
 			nextScan = now + int64(blockingTick)
 			for _, c := range l.clients {
 				if c == nil {
@@ -323,11 +339,15 @@ func (l *evloop) lost(c *client, err error) {
 		if !r.stopping.Load() && c.reconnect(l.ctx, err, 1) {
 			c.finish(ev, phase)
 		}
+		// Under the lock, so that the loop cannot have ended and closed the eventfd
+		// (its number perhaps reused) in between.
 		l.mu.Lock()
 		l.back = append(l.back, c)
+		if !l.closed {
+			one := [8]byte{1}
+			unix.Write(l.wake, one[:])
+		}
 		l.mu.Unlock()
-		one := [8]byte{1}
-		unix.Write(l.wake, one[:])
 	}()
 }
 
@@ -340,20 +360,33 @@ func (l *evloop) welcome() {
 	l.back = nil
 	l.mu.Unlock()
 	for _, c := range back {
-		if c.w == nil || !c.w.blocking {
-			c.close()
+		if c.w == nil { // the run stopped first
 			l.end()
 			continue
 		}
-		l.clients[c.slot] = c
-		if !l.watch(c) {
+		if c.w.blocking {
+			l.clients[c.slot] = c
+			if l.watch(c) {
+				l.begin(c)
+				continue
+			}
 			l.clients[c.slot] = nil
-			c.close()
-			l.end()
-			continue
 		}
-		l.begin(c)
+		l.release(c)
 	}
+}
+
+// release hands c, connected again but not fit for the loop (its new connection
+// uses TLS, or epoll refused it), to a goroutine of its own for the rest of the run.
+func (l *evloop) release(c *client) {
+	l.live--
+	go func() {
+		defer l.wg.Done()
+		defer l.r.clientDone()
+		defer c.close()
+		c.unloop(l.ctx)
+		c.loop(l.ctx)
+	}()
 }
 
 // unwatch takes c's connection out of the epoll set; c is away from the loop until
@@ -409,9 +442,28 @@ func (c *wire) answered() bool {
 				return true
 			}
 		case 'G':
-			return true // COPY FROM STDIN: await refuses it and waits for the rest
+			return true // COPY FROM STDIN (see loopable): await refuses it
+		case 'E':
+			if fatal(c.in[p+5 : p+n]) {
+				return true // the server is leaving: no ReadyForQuery follows
+			}
 		}
 		p += n
+	}
+	return false
+}
+
+// fatal tells whether an ErrorResponse's body has severity FATAL or PANIC.
+func fatal(body []byte) bool {
+	for len(body) > 1 && body[0] != 0 {
+		end := bytes.IndexByte(body[1:], 0)
+		if end < 0 {
+			return false
+		}
+		if v := string(body[1 : 1+end]); (body[0] == 'S' || body[0] == 'V') && (v == "FATAL" || v == "PANIC") {
+			return true
+		}
+		body = body[2+end:]
 	}
 	return false
 }

@@ -12,8 +12,12 @@ import (
 
 type evState struct{}
 
+type evloop struct{}
+
+func (*evloop) run() {}
+
 func loopable(*Config) bool { return false }
 
-func (r *runner) startLoops(_ context.Context, clients []*client, _ int, _ *sync.WaitGroup) ([]*client, int) {
-	return clients, 0
+func (r *runner) startLoops(_ context.Context, clients []*client, _ int, _ *sync.WaitGroup) ([]*evloop, []*client) {
+	return nil, clients
 }

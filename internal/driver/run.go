@@ -305,7 +305,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.waits = &waitChooser{}
 	} else if loopable(&r.cfg) {
 		r.loops = min(runtime.GOMAXPROCS(0), cfg.Clients)
-		defer addProcs(r.loops)()
 	}
 	r.count = make([][phases]counters, len(cfg.Scripts))
 	for si, s := range cfg.Scripts {
@@ -376,7 +375,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	var wg sync.WaitGroup
 	rest := clients
 	if r.loops > 0 {
-		rest, res.EventLoops = r.startLoops(runCtx, clients, r.loops, &wg)
+		var loops []*evloop
+		loops, rest = r.startLoops(runCtx, clients, r.loops, &wg)
+		// Each loop holds its processor while it sleeps in the kernel.
+		defer addProcs(len(loops))()
+		for _, l := range loops {
+			go l.run()
+		}
+		res.EventLoops = len(loops)
 	}
 	for _, c := range rest {
 		wg.Add(1)

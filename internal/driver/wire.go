@@ -74,7 +74,8 @@ type wire struct {
 	// goroutine's thread, until the answer arrives. deadline (unix nanoseconds, 0 for
 	// none) then replaces the net.Conn's deadlines; it is checked each time a read or
 	// write has waited blockingTick, so it cuts off a stalled connection, not one that
-	// is still delivering an answer bytes at a time.
+	// is still delivering an answer bytes at a time. An event loop (also blocking)
+	// checks it every blockingTick and cuts off any transaction past it.
 	//
 	// On a Unix-domain socket a read sleeping on the socket is also woken, for
 	// nothing, each time the server takes in the request, since it frees send-buffer
