@@ -118,7 +118,7 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 func (c *client) unloop(ctx context.Context) {
 	c.onLoop = false
 	if c.w != nil && c.w.blocking && !c.r.cfg.ThreadPerClient {
-		c.dropConn()
+		c.close()
 		_ = c.connect(ctx)
 	}
 }
