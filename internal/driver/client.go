@@ -173,11 +173,7 @@ func (c *client) loop(ctx context.Context) {
 			}
 			ev.End = time.Now()
 			if err == nil || errors.Is(err, ErrRollback) {
-				phase = c.r.record(c.hist, si, ev.Start, ev.End, try > 1, err != nil)
-				if lim := cfg.LatencyLimit; lim > 0 && ev.End.Sub(ev.Start) > lim {
-					c.rate.late[phase]++
-					c.rate.tickLate.Add(1)
-				}
+				phase = c.completed(ev, err != nil)
 				break
 			}
 			ev.Failed = true
@@ -196,18 +192,13 @@ func (c *client) loop(ctx context.Context) {
 			}
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && !errors.Is(err, errClosed) {
-				if retryable(s, pe.Code) && try < cfg.MaxTries && !c.r.stopping.Load() {
-					c.r.retry(si, pe)
+				if c.retrying(si, pe, try) {
 					continue
 				}
-				ev.SQLState = pe.Code
-				phase = c.r.fail(si, ev.End, pe.Code, "", pe.Message, try > 1)
+				phase = c.failedTx(&ev, pe)
 				break
 			}
-			// The connection is gone; the transaction is lost with it.
-			ev.SQLState = connectionState(err)
-			phase = c.r.fail(si, ev.End, ev.SQLState, Cause(err), err.Error(), try > 1)
-			c.dropConn()
+			phase = c.lostTx(&ev, err)
 			if c.r.stopping.Load() {
 				return // cut off by the hard stop, or lost as the run ends: no outage
 			}
@@ -219,18 +210,12 @@ func (c *client) loop(ctx context.Context) {
 		if !arrival.IsZero() {
 			c.rate.lag(phase, ev.Lag)
 		}
-		if cfg.OnTransaction != nil {
-			cfg.OnTransaction(ev)
-		}
 		if cfg.ConnectPerTx && c.w != nil {
 			t0 := time.Now()
 			c.close()
 			c.r.connectNs.Add(int64(time.Since(t0)))
 		}
-		// The statements of every try count, in the phase the transaction ended in.
-		c.queries[si][phase].Add(c.stmts)
-		c.stmts = Queries{}
-		c.done++
+		c.finish(ev, phase)
 		if s.ThinkMean > 0 && cfg.Rate == 0 {
 			// Exponential with the given mean, cut at ten times it (TPC-C 5.2.5.4).
 			u := float64(c.rng.Uint64()>>11) * 0x1p-53 // [0, 1)
@@ -240,6 +225,55 @@ func (c *client) loop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// The ends of a transaction, the same on every transport; each returns the phase the
+// transaction counts in.
+
+// completed records transaction ev, committed or rolled back on purpose, and
+// counts it late past Config.LatencyLimit.
+func (c *client) completed(ev TxEvent, rolledBack bool) Phase {
+	phase := c.r.record(c.hist, ev.Script, ev.Start, ev.End, ev.Tries > 1, rolledBack)
+	if lim := c.r.cfg.LatencyLimit; lim > 0 && ev.End.Sub(ev.Start) > lim {
+		c.rate.late[phase]++
+		c.rate.tickLate.Add(1)
+	}
+	return phase
+}
+
+// retrying tells whether try of script si, failed with pe, is tried again, and
+// counts the retry.
+func (c *client) retrying(si int, pe *pgconn.PgError, try int) bool {
+	if !retryable(c.r.cfg.Scripts[si], pe.Code) || try >= c.r.cfg.MaxTries || c.r.stopping.Load() {
+		return false
+	}
+	c.r.retry(si, pe)
+	return true
+}
+
+// failedTx counts transaction ev failed with the SQL error pe.
+func (c *client) failedTx(ev *TxEvent, pe *pgconn.PgError) Phase {
+	ev.Failed, ev.SQLState = true, pe.Code
+	return c.r.fail(ev.Script, ev.End, pe.Code, "", pe.Message, ev.Tries > 1)
+}
+
+// lostTx counts transaction ev lost with the connection, which err ended, and drops it.
+func (c *client) lostTx(ev *TxEvent, err error) Phase {
+	ev.Failed, ev.SQLState = true, connectionState(err)
+	phase := c.r.fail(ev.Script, ev.End, ev.SQLState, Cause(err), err.Error(), ev.Tries > 1)
+	c.dropConn()
+	return phase
+}
+
+// finish does what follows every transaction: the callback, and the statements of
+// every try counted in the phase the transaction ended in.
+func (c *client) finish(ev TxEvent, phase Phase) {
+	if c.r.cfg.OnTransaction != nil {
+		c.r.cfg.OnTransaction(ev)
+	}
+	c.queries[ev.Script][phase].Add(c.stmts)
+	c.stmts = Queries{}
+	c.done++
 }
 
 // connectAgain makes the client's connection before a transaction: after the last

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"os"
@@ -259,70 +258,46 @@ func (l *evloop) readable(c *client) {
 		l.lost(c, err)
 		return
 	}
-	s := l.r.cfg.Scripts[c.ev.si]
 	switch {
 	case c.ev.pe != nil: // the ROLLBACK after a failed statement
 		pe := c.ev.pe
 		c.ev.pe = nil
-		l.failed(c, s, pe)
+		l.failed(c, pe)
 	case w.err != nil && w.status != 'I':
 		c.ev.pe = w.err
 		w.appendQuery([]byte("ROLLBACK"))
 		l.send(c)
 	case w.err != nil:
-		l.failed(c, s, w.err)
-	case c.ev.ci+1 < len(s.Commands):
+		l.failed(c, w.err)
+	case c.ev.ci+1 < len(l.r.cfg.Scripts[c.ev.si].Commands):
 		c.ev.ci++
 		c.request(c.ev.si, c.ev.ci)
 		l.send(c)
 	default:
-		l.ended(c, nil)
+		ev := c.evTx()
+		c.finish(ev, c.completed(ev, false))
+		l.begin(c)
 	}
 }
 
 // failed retries c's transaction after pe, as the shared-thread transport does, or
 // counts it failed.
-func (l *evloop) failed(c *client, s *Script, pe *pgconn.PgError) {
-	r := l.r
-	if retryable(s, pe.Code) && c.ev.try < r.cfg.MaxTries && !r.stopping.Load() {
-		r.retry(c.ev.si, pe)
+func (l *evloop) failed(c *client, pe *pgconn.PgError) {
+	if c.retrying(c.ev.si, pe, c.ev.try) {
 		c.ev.try++
 		c.ev.ci = 0
 		c.request(c.ev.si, 0)
 		l.send(c)
 		return
 	}
-	l.ended(c, pe)
-}
-
-// ended counts c's transaction, failed with pe or successful, and begins the next.
-func (l *evloop) ended(c *client, pe *pgconn.PgError) {
-	r := l.r
-	ev := TxEvent{Client: c.id, Script: c.ev.si, Start: c.ev.start, End: time.Now(), Tries: c.ev.try}
-	var phase Phase
-	if pe != nil {
-		ev.Failed, ev.SQLState = true, pe.Code
-		phase = r.fail(ev.Script, ev.End, pe.Code, "", pe.Message, ev.Tries > 1)
-	} else {
-		phase = r.record(c.hist, ev.Script, ev.Start, ev.End, ev.Tries > 1, false)
-		if lim := r.cfg.LatencyLimit; lim > 0 && ev.End.Sub(ev.Start) > lim {
-			c.rate.late[phase]++
-			c.rate.tickLate.Add(1)
-		}
-	}
-	c.finish(ev, phase)
+	ev := c.evTx()
+	c.finish(ev, c.failedTx(&ev, pe))
 	l.begin(c)
 }
 
-// finish does what follows every transaction of a client: the callback, and the
-// statements counted in the phase it ended in.
-func (c *client) finish(ev TxEvent, phase Phase) {
-	if c.r.cfg.OnTransaction != nil {
-		c.r.cfg.OnTransaction(ev)
-	}
-	c.queries[ev.Script][phase].Add(c.stmts)
-	c.stmts = Queries{}
-	c.done++
+// evTx is c's transaction under way, ending now.
+func (c *client) evTx() TxEvent {
+	return TxEvent{Client: c.id, Script: c.ev.si, Start: c.ev.start, End: time.Now(), Tries: c.ev.try}
 }
 
 // lost takes c, whose connection is lost, out of the loop: a goroutine counts the
@@ -331,10 +306,8 @@ func (c *client) finish(ev TxEvent, phase Phase) {
 func (l *evloop) lost(c *client, err error) {
 	r := l.r
 	l.unwatch(c)
-	ev := TxEvent{Client: c.id, Script: c.ev.si, Start: c.ev.start, End: time.Now(), Tries: c.ev.try, Failed: true,
-		SQLState: connectionState(err)}
-	phase := r.fail(ev.Script, ev.End, ev.SQLState, Cause(err), err.Error(), ev.Tries > 1)
-	c.dropConn()
+	ev := c.evTx()
+	phase := c.lostTx(&ev, err)
 	go func() {
 		if !r.stopping.Load() && c.reconnect(l.ctx, err, 1) {
 			c.finish(ev, phase)
@@ -398,24 +371,9 @@ func (l *evloop) unwatch(c *client) {
 	l.clients[c.slot] = nil
 }
 
-// readMore reads once into the buffer, compacting or growing it first when little
-// room is left.
+// readMore reads once into the buffer, with room for 4 KiB more first.
 func (c *wire) readMore() (int, error) {
-	if c.r == c.w {
-		c.r, c.w = 0, 0
-	}
-	if len(c.in)-c.w < 4096 {
-		if c.r > 0 {
-			copy(c.in, c.in[c.r:c.w])
-			c.w -= c.r
-			c.r = 0
-		}
-		if len(c.in)-c.w < 4096 {
-			grown := make([]byte, 2*len(c.in))
-			copy(grown, c.in[:c.w])
-			c.in = grown
-		}
-	}
+	c.room(c.w - c.r + 4096)
 	n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
 	if err == nil && n == 0 {
 		return 0, os.ErrClosed
@@ -444,26 +402,11 @@ func (c *wire) answered() bool {
 		case 'G':
 			return true // COPY FROM STDIN (see loopable): await refuses it
 		case 'E':
-			if fatal(c.in[p+5 : p+n]) {
+			if sev := parseError(c.in[p+5 : p+n]).Severity; sev == "FATAL" || sev == "PANIC" {
 				return true // the server is leaving: no ReadyForQuery follows
 			}
 		}
 		p += n
-	}
-	return false
-}
-
-// fatal tells whether an ErrorResponse's body has severity FATAL or PANIC.
-func fatal(body []byte) bool {
-	for len(body) > 1 && body[0] != 0 {
-		end := bytes.IndexByte(body[1:], 0)
-		if end < 0 {
-			return false
-		}
-		if v := string(body[1 : 1+end]); (body[0] == 'S' || body[0] == 'V') && (v == "FATAL" || v == "PANIC") {
-			return true
-		}
-		body = body[2+end:]
 	}
 	return false
 }

@@ -277,16 +277,7 @@ func (c *wire) next() (byte, []byte, error) {
 
 // fill reads until at least need bytes are buffered, compacting or growing as needed.
 func (c *wire) fill(need int) error {
-	if c.r > 0 && (c.r == c.w || len(c.in)-c.r < need) {
-		copy(c.in, c.in[c.r:c.w])
-		c.w -= c.r
-		c.r = 0
-	}
-	if need > len(c.in) {
-		grown := make([]byte, need+4096)
-		copy(grown, c.in[:c.w])
-		c.in = grown
-	}
+	c.room(need)
 	var n int
 	var err error
 	if c.blocking {
@@ -313,6 +304,21 @@ func (c *wire) fill(need int) error {
 		err = io.ErrNoProgress
 	}
 	return err
+}
+
+// room makes the read buffer hold need bytes from its unread start: it moves the
+// unread bytes to the front, and grows the buffer when that is not enough.
+func (c *wire) room(need int) {
+	if c.r > 0 && (c.r == c.w || len(c.in)-c.r < need) {
+		copy(c.in, c.in[c.r:c.w])
+		c.w -= c.r
+		c.r = 0
+	}
+	if need > len(c.in) {
+		grown := make([]byte, need+4096)
+		copy(grown, c.in[:c.w])
+		c.in = grown
+	}
 }
 
 // errClosed means the server ended the session (FATAL error or EOF).
