@@ -48,6 +48,7 @@ type client struct {
 	onLoop bool
 	slot   int
 	ev     evState
+	co     *coro // a Program's, or pausing client's, coroutine on its loop
 }
 
 // never is later than any transaction starts.
@@ -146,7 +147,7 @@ func (c *client) loop(ctx context.Context) {
 				return
 			}
 		}
-		if c.w == nil && !c.connectAgain(ctx) {
+		if c.w == nil && !c.offLoop(func() bool { return c.connectAgain(ctx) }) {
 			return
 		}
 		c.draw(s)
@@ -202,7 +203,7 @@ func (c *client) loop(ctx context.Context) {
 			if c.r.stopping.Load() {
 				return // cut off by the hard stop, or lost as the run ends: no outage
 			}
-			if !c.reconnect(ctx, err, 1) {
+			if !c.offLoop(func() bool { return c.reconnect(ctx, err, 1) }) {
 				return
 			}
 			break
@@ -291,11 +292,6 @@ func (c *client) connectAgain(ctx context.Context) bool {
 	c.r.connects.Add(1)
 	c.r.connectNs.Add(int64(time.Since(t0)))
 	return true
-}
-
-// sleep pauses the client for d or until the run stops; false means it stopped.
-func (c *client) sleep(d time.Duration) bool {
-	return c.timer.sleep(d, c.r.stop, nil) && !c.r.stopping.Load()
 }
 
 // timer sleeps on one Go timer made once, for sleeps before many transactions

@@ -1,11 +1,15 @@
 package driver
 
 import (
+	"container/heap"
 	"context"
 	"encoding/binary"
+	"io"
+	"iter"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -36,9 +40,6 @@ func loopable(cfg *Config) bool {
 		return false
 	}
 	for _, s := range cfg.Scripts {
-		if s.Program != nil || s.Keying > 0 || s.ThinkMean > 0 {
-			return false
-		}
 		for _, c := range s.Commands {
 			if f := strings.Fields(c.SQL); len(f) > 0 && strings.EqualFold(f[0], "COPY") {
 				return false
@@ -46,6 +47,17 @@ func loopable(cfg *Config) bool {
 		}
 	}
 	return true
+}
+
+// coroutines tells whether cfg's clients run as coroutines on their loops: their
+// transactions are Programs, or pause (see coro).
+func coroutines(cfg *Config) bool {
+	for _, s := range cfg.Scripts {
+		if s.Program != nil || s.Keying > 0 || s.ThinkMean > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // evState is where a client on an event loop is in its transaction.
@@ -65,6 +77,7 @@ type evloop struct {
 	clients []*client // by the index epoll reports; nil while away
 	live    int       // clients not yet ended, away ones included
 	events  []unix.EpollEvent
+	sleep   sleepers // coroutines in a pause, the first to wake first
 
 	mu     sync.Mutex
 	back   []*client // back from reconnecting, connected or not
@@ -85,12 +98,16 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 		}
 		loops = append(loops, l)
 	}
+	co := coroutines(&r.cfg)
 	for i, c := range clients {
 		if len(loops) > 0 && c.w != nil && c.w.blocking {
 			l := loops[i%len(loops)]
 			c.slot = len(l.clients)
 			l.clients = append(l.clients, c)
 			if l.watch(c) {
+				if co {
+					c.startCoroutine(ctx)
+				}
 				l.live++
 				continue
 			}
@@ -159,14 +176,23 @@ func (l *evloop) watch(c *client) bool {
 func (l *evloop) run() {
 	defer l.close()
 	for _, c := range l.clients {
-		if c != nil {
+		if c == nil {
+			continue
+		}
+		if c.co != nil {
+			l.resume(c)
+		} else {
 			l.begin(c)
 		}
 	}
 	yieldAt := time.Now().UnixNano() + int64(yieldEvery)
 	nextScan := int64(0)
 	for l.live > 0 {
-		n, errno := epollWait(l.epfd, l.events, int(blockingTick/time.Millisecond))
+		wait := int64(blockingTick)
+		if len(l.sleep) > 0 {
+			wait = max(0, min(wait, l.sleep[0].co.wake-time.Now().UnixNano()))
+		}
+		n, errno := epollWait(l.epfd, l.events, wait)
 		if errno != 0 {
 			// A signal: how the runtime asks this goroutine to stop (see waited).
 			goyield()
@@ -174,11 +200,17 @@ func (l *evloop) run() {
 		for _, e := range l.events[:n] {
 			if e.Fd == wakeIndex {
 				l.welcome()
-			} else if c := l.clients[e.Fd]; c != nil {
+			} else if c := l.clients[e.Fd]; c == nil {
+			} else if c.co != nil {
+				l.ready(c)
+			} else {
 				l.readable(c)
 			}
 		}
 		now := time.Now().UnixNano()
+		if len(l.sleep) > 0 {
+			l.wakeUp(now)
+		}
 		if now >= yieldAt {
 			goyield()
 			yieldAt = now + int64(yieldEvery)
@@ -186,10 +218,16 @@ func (l *evloop) run() {
 		if now >= nextScan {
 			nextScan = now + int64(blockingTick)
 			for _, c := range l.clients {
-				if c == nil {
+				if c == nil || c.co != nil && c.co.want != waitRead {
 					continue
 				}
-				if d := c.w.deadline.Load(); d != 0 && now >= d {
+				if d := c.w.deadline.Load(); d == 0 || now < d {
+					continue
+				}
+				if c.co != nil {
+					c.co.err = os.ErrDeadlineExceeded
+					l.resume(c)
+				} else {
 					l.lost(c, os.ErrDeadlineExceeded)
 				}
 			}
@@ -197,14 +235,32 @@ func (l *evloop) run() {
 	}
 }
 
-// epollWait is epoll_wait without telling the scheduler: the loop keeps its processor.
-func epollWait(epfd int, events []unix.EpollEvent, msec int) (int, syscall.Errno) {
-	r, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
+// epollWait is epoll_wait for at most ns nanoseconds, without telling the scheduler:
+// the loop keeps its processor. epoll_pwait2 (Linux 5.11) takes the time to the
+// nanosecond, for pauses shorter than a millisecond; before it, the time is rounded
+// up to one.
+func epollWait(epfd int, events []unix.EpollEvent, ns int64) (int, syscall.Errno) {
+	var r uintptr
+	var errno syscall.Errno
+	if !noPwait2.Load() {
+		ts := syscall.NsecToTimespec(ns)
+		r, _, errno = syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		if errno == syscall.ENOSYS {
+			noPwait2.Store(true)
+		}
+	}
+	if noPwait2.Load() {
+		msec := (ns + int64(time.Millisecond) - 1) / int64(time.Millisecond)
+		r, _, errno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
+	}
 	if errno != 0 {
 		return 0, errno
 	}
 	return int(r), 0
 }
+
+// noPwait2 is set once the kernel has refused epoll_pwait2.
+var noPwait2 atomic.Bool
 
 // begin starts c's next transaction, or ends the client.
 func (l *evloop) begin(c *client) {
@@ -312,16 +368,21 @@ func (l *evloop) lost(c *client, err error) {
 		if !r.stopping.Load() && c.reconnect(l.ctx, err, 1) {
 			c.finish(ev, phase)
 		}
-		// Under the lock, so that the loop cannot have ended and closed the eventfd
-		// (its number perhaps reused) in between.
-		l.mu.Lock()
-		l.back = append(l.back, c)
-		if !l.closed {
-			one := [8]byte{1}
-			unix.Write(l.wake, one[:])
-		}
-		l.mu.Unlock()
+		l.handBack(c)
 	}()
+}
+
+// handBack gives c, away from the loop, back to it (welcome).
+func (l *evloop) handBack(c *client) {
+	// Under the lock, so that the loop cannot have ended and closed the eventfd (its
+	// number perhaps reused) in between.
+	l.mu.Lock()
+	l.back = append(l.back, c)
+	if !l.closed {
+		one := [8]byte{1}
+		unix.Write(l.wake, one[:])
+	}
+	l.mu.Unlock()
 }
 
 // welcome takes back the clients that have reconnected, and ends those that have not.
@@ -333,6 +394,10 @@ func (l *evloop) welcome() {
 	l.back = nil
 	l.mu.Unlock()
 	for _, c := range back {
+		if c.co != nil {
+			l.welcomeCoroutine(c)
+			continue
+		}
 		if c.w == nil { // the run stopped first
 			l.end()
 			continue
@@ -347,6 +412,37 @@ func (l *evloop) welcome() {
 		}
 		l.release(c)
 	}
+}
+
+// welcomeCoroutine takes back a coroutine that has connected again, or ends it.
+func (l *evloop) welcomeCoroutine(c *client) {
+	co := c.co
+	if co.ended {
+		l.end()
+		return
+	}
+	if c.w != nil && c.w.blocking {
+		l.clients[c.slot] = c
+		if l.watch(c) {
+			co.away = false
+			l.resume(c)
+			return
+		}
+		l.clients[c.slot] = nil
+	}
+	// Released: a goroutine drives it for the rest of the run.
+	l.live--
+	go func() {
+		defer l.wg.Done()
+		defer l.r.clientDone()
+		defer c.close()
+		c.unloop(l.ctx)
+		for {
+			if _, ok := co.next(); !ok {
+				return
+			}
+		}
+	}()
 }
 
 // release hands c, connected again but not fit for the loop (its new connection
@@ -409,4 +505,114 @@ func (c *wire) answered() bool {
 		p += n
 	}
 	return false
+}
+
+// startCoroutine makes c's loop a coroutine, not started until the loop resumes it.
+func (c *client) startCoroutine(ctx context.Context) {
+	co := &coro{}
+	co.next, _ = iter.Pull(func(yield func(struct{}) bool) {
+		co.yield = yield
+		c.loop(ctx)
+		co.ended = true
+	})
+	c.co = co
+	c.w.co = co
+}
+
+// resume runs c's coroutine until it waits again, and sees to what it waits for.
+func (l *evloop) resume(c *client) {
+	co := c.co
+	if _, ok := co.next(); !ok {
+		l.unwatch(c)
+		c.close()
+		l.end()
+		return
+	}
+	switch co.want {
+	case waitRead:
+		if co.muted {
+			co.muted = false
+			if !l.watch(c) {
+				co.err = errClosed
+				l.resume(c)
+			}
+		}
+	case waitSleep:
+		heap.Push(&l.sleep, c)
+	case waitAway:
+		l.unwatch(c)
+		go l.drive(c)
+	}
+}
+
+// drive runs c's coroutine away from the loop while it connects again, and hands
+// it back once it is connected or has ended.
+func (l *evloop) drive(c *client) {
+	c.co.away = true
+	if _, ok := c.co.next(); !ok {
+		c.close()
+	}
+	l.handBack(c)
+}
+
+// ready resumes c, whose socket is readable, if it waits for an answer. Else (its
+// server said something between transactions, or left) its socket leaves the epoll
+// set, which would report it again and again, until it next waits for an answer.
+func (l *evloop) ready(c *client) {
+	if c.co.want == waitRead {
+		l.resume(c)
+		return
+	}
+	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.w.fd, nil)
+	c.co.muted = true
+}
+
+// wakeUp resumes the coroutines whose pause is over at now, and all of them once
+// the run stops.
+func (l *evloop) wakeUp(now int64) {
+	stopping := l.r.stopping.Load()
+	for len(l.sleep) > 0 && (stopping || l.sleep[0].co.wake <= now) {
+		c := heap.Pop(&l.sleep).(*client)
+		c.co.stopped = stopping
+		l.resume(c)
+	}
+}
+
+// coRead is readBlocking for a coroutine: it hands the thread back to the loop
+// until the socket is readable, then reads what is there.
+func (c *wire) coRead() (int, error) {
+	co := c.co
+	for {
+		co.wait(waitRead)
+		if err := co.err; err != nil {
+			co.err = nil
+			return 0, err
+		}
+		n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
+		switch err {
+		case nil:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		case syscall.EAGAIN, syscall.EINTR:
+		default:
+			return 0, err
+		}
+	}
+}
+
+// sleepers is a heap of paused coroutines by the time they wake.
+type sleepers []*client
+
+func (h sleepers) Len() int           { return len(h) }
+func (h sleepers) Less(i, j int) bool { return h[i].co.wake < h[j].co.wake }
+func (h sleepers) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *sleepers) Push(x any)        { *h = append(*h, x.(*client)) }
+func (h *sleepers) Pop() any {
+	old := *h
+	c := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return c
 }

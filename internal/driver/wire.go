@@ -90,6 +90,7 @@ type wire struct {
 	fd        int
 	deadline  atomic.Int64
 	yieldAt   int64 // unix nanoseconds: when readBlocking next yields (see yieldEvery)
+	co        *coro // with a coroutine on an event loop, reads wait there
 }
 
 // resultSet is one result of an exchange: its rows are rowAt[first:last], and
