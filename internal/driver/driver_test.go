@@ -81,23 +81,34 @@ func TestRetriesSerializationFailures(t *testing.T) {
 
 // TestReconnectAfterTerminate kills the clients' backends mid-run: the run goes on,
 // records the outage and the lost transactions, and ends on time.
+// TestReconnectAfterTerminate terminates every client's backend mid-run: each
+// reconnects, whether it runs statements, a Program (a coroutine on an event loop)
+// or has a thread of its own.
 func TestReconnectAfterTerminate(t *testing.T) {
 	for _, perClient := range []bool{false, true} {
 		t.Run(threadsName("terminate", perClient), func(t *testing.T) {
 			t.Parallel()
-			testReconnectAfterTerminate(t, perClient)
+			testReconnectAfterTerminate(t, perClient, false)
 		})
 	}
+	t.Run("terminate/program", func(t *testing.T) {
+		t.Parallel()
+		testReconnectAfterTerminate(t, false, true)
+	})
 }
 
-func testReconnectAfterTerminate(t *testing.T, perClient bool) {
+func testReconnectAfterTerminate(t *testing.T, perClient, program bool) {
 	dsn := pgtest.NewDatabase(t)
 	pgtest.Query(t, dsn, "create table kv(k int primary key, v int); insert into kv select g, 0 from generate_series(1, 100) g")
 	tg := parse(t, dsn)
-	app := "reconnect-test-" + strconv.FormatBool(perClient)
+	app := "reconnect-test-" + strconv.FormatBool(perClient) + "-" + strconv.FormatBool(program)
 	tg.Config.RuntimeParams["application_name"] = app
 	script := &driver.Script{Name: "read", Weight: 1, Vars: []driver.Var{{Name: "k", Min: 1, Max: 100}},
 		Commands: []driver.Command{{SQL: "SELECT v, pg_sleep(0.002) FROM kv WHERE k = $1", Params: []int{0}}}}
+	if program {
+		script = &driver.Script{Name: "read", Weight: 1, Statements: []string{"SELECT v, pg_sleep(0.002) FROM kv WHERE k = $1"},
+			Program: func(s *driver.Session) error { return s.Int(s.Uniform(1, 100)).Exec(0) }}
+	}
 	var after int64
 	go func() {
 		time.Sleep(time.Second)

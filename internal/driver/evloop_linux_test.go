@@ -2,9 +2,12 @@ package driver_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
@@ -66,4 +69,88 @@ func TestEventLoop(t *testing.T) {
 	if len(res.Errors) != 1 || res.Errors[0].SQLState != "57014" || res.Errors[0].Count != cp.Failed {
 		t.Errorf("errors %+v, want every COPY failed with 57014", res.Errors)
 	}
+}
+
+// TestEventLoopCoroutines runs Programs and pausing scripts on the event loops, as
+// coroutines: a pause lasts what it asks, every pause ends as the run stops, and a
+// transaction past the timeout is cut off and its client connects again.
+func TestEventLoopCoroutines(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	loops := min(runtime.GOMAXPROCS(0), 3)
+
+	t.Run("pauses", func(t *testing.T) {
+		const pause = 3 * time.Millisecond
+		script := &driver.Script{Name: "pause", Weight: 1, Statements: []string{"select $1::int"}, Program: func(s *driver.Session) error {
+			if !s.Sleep(pause) {
+				return nil
+			}
+			if err := s.Int(7).Exec(0); err != nil {
+				return err
+			}
+			if s.IntValue(0, 0) != 7 {
+				return errors.New("wrong answer")
+			}
+			return nil
+		}}
+		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+			Clients: 3, Duration: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.EventLoops != loops {
+			t.Errorf("%d event loops, want %d", res.EventLoops, loops)
+		}
+		s := res.Scripts[0]
+		if s.Failed != 0 || s.Committed < 150 || s.Committed > 3*333 {
+			t.Fatalf("%+v: want no failure and, at one transaction per 3 ms pause or more, 150 to 999 committed", s)
+		}
+		if low := time.Duration(s.Latency.Min()) * time.Microsecond; low < pause {
+			t.Errorf("shortest transaction %s, shorter than its %s pause", low, pause)
+		}
+	})
+
+	t.Run("stop", func(t *testing.T) {
+		// A Program that pauses for a minute, and a script of statements with a
+		// think time of a minute: both end when the run does.
+		long := &driver.Script{Name: "long", Weight: 1, Statements: []string{"select 1"}, Program: func(s *driver.Session) error {
+			if err := s.Exec(0); err != nil {
+				return err
+			}
+			s.Sleep(time.Minute)
+			return nil
+		}}
+		think := &driver.Script{Name: "think", Weight: 1, ThinkMean: time.Minute, Commands: []driver.Command{{SQL: "SELECT 1"}}}
+		for _, script := range []*driver.Script{long, think} {
+			start := time.Now()
+			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+				Clients: 3, Duration: 500 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 5*time.Second || res.EventLoops != loops {
+				t.Errorf("%s: the run took %s on %d event loops, want about 500 ms on %d", script.Name, took, res.EventLoops, loops)
+			}
+		}
+	})
+
+	t.Run("tx-timeout", func(t *testing.T) {
+		slow := &driver.Script{Name: "slow", Weight: 1, Statements: []string{"select pg_sleep(3)"},
+			Program: func(s *driver.Session) error { return s.Exec(0) }}
+		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{slow},
+			Clients: 2, Duration: 2 * time.Second, TxTimeout: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.EventLoops != min(loops, 2) || res.Committed != 0 {
+			t.Errorf("%d event loops, %d committed: want %d, and none committed", res.EventLoops, res.Committed, min(loops, 2))
+		}
+		if !slices.ContainsFunc(res.Errors, func(e driver.ErrorCount) bool { return e.Cause == "timeout" && e.Count >= 4 }) {
+			t.Errorf("errors %+v, want at least 2 timeouts per client in 2 s", res.Errors)
+		}
+		for _, o := range res.Outages {
+			if o.Cause != "timeout" || !o.Recovered {
+				t.Errorf("client %d: outage %+v, want a timeout it recovered from", o.Client, o)
+			}
+		}
+	})
 }
