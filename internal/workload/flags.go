@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -61,9 +62,10 @@ func BindRun(w Workload, fs *pflag.FlagSet) *RunFlags {
 
 // Settle finishes the spec once every flag is set: it reads the labels and,
 // unless --thread-per-client was given, gives each client a thread when the
-// workload prefers it and the clients are few enough. A thread per client pays
-// for transactions that only read; where they write, each commit waits for its
-// WAL flush and sharing threads was faster (docs/performance.md).
+// workload prefers it and the clients are few: at most ThreadClients. A thread per
+// client pays for transactions that only read and few clients; where they write,
+// each commit waits for its WAL flush, and beyond a few clients a core, event
+// loops were faster (docs/performance.md).
 func (f *RunFlags) Settle() error {
 	labels, err := ParseLabels(f.labels)
 	if err != nil {
@@ -73,10 +75,14 @@ func (f *RunFlags) Settle() error {
 	f.Spec.SeedGiven = f.fs.Changed("seed")
 	if !f.fs.Changed("thread-per-client") {
 		tc, ok := f.Spec.Workload.(ThreadChooser)
-		f.Spec.ThreadPerClient = ok && tc.ThreadPerClient() && f.Spec.Clients <= driver.MaxThreadClients
+		f.Spec.ThreadPerClient = ok && tc.ThreadPerClient() && f.Spec.Clients <= ThreadClients()
 	}
 	return nil
 }
+
+// ThreadClients is how many clients at most a workload that prefers a thread per
+// client gets one by default: four a core.
+func ThreadClients() int { return min(driver.MaxThreadClients, 4*runtime.GOMAXPROCS(0)) }
 
 // ParseLabels reads --label key=value flags.
 func ParseLabels(in []string) (map[string]string, error) {

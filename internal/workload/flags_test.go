@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
@@ -9,12 +10,13 @@ import (
 )
 
 // TestThreadPerClient: run sysbench gives each client a thread by default for scripts
-// that only read and shares the threads for scripts that write, judged by the
-// options as given; the default gives way beyond the clients a thread each allows,
-// but an explicit --thread-per-client stays, for Spec.Validate to refuse. run tpcb
-// shares them unless asked.
+// that only read and few clients, and shares the threads for scripts that write,
+// judged by the options as given; the default gives way beyond ThreadClients, but
+// an explicit --thread-per-client stays, for Spec.Validate to refuse beyond the
+// clients a thread each allows. run tpcb shares them unless asked.
 func TestThreadPerClient(t *testing.T) {
 	many := fmt.Sprint(driver.MaxThreadClients + 1)
+	several := fmt.Sprint(ThreadClients() + 1)
 	noWrites := []string{"--index-updates", "0", "--non-index-updates", "0", "--delete-inserts", "0"}
 	for _, tc := range []struct {
 		workload string
@@ -36,6 +38,8 @@ func TestThreadPerClient(t *testing.T) {
 		{"sysbench", append([]string{"--script", "oltp_write_only"}, noWrites...), true},
 		{"sysbench", []string{"--script", "oltp_update_non_index", "--non-index-updates", "0"}, true},
 		{"sysbench", []string{"--script", "oltp_read_only", "--clients", many}, false},
+		{"sysbench", []string{"--script", "oltp_read_only", "--clients", several}, false},
+		{"sysbench", []string{"--script", "oltp_read_only", "--clients", several, "--thread-per-client"}, true},
 		{"sysbench", []string{"--script", "oltp_read_only", "--thread-per-client", "--clients", many}, true},
 		{"sysbench", []string{"--script", "oltp_read_only", "--thread-per-client=false"}, false},
 		{"sysbench", []string{"--thread-per-client"}, true},
@@ -48,7 +52,7 @@ func TestThreadPerClient(t *testing.T) {
 			t.Fatalf("no workload %s", tc.workload)
 		}
 		f := BindRun(w, fl)
-		args := append([]string{"--clients", "8"}, tc.args...)
+		args := append([]string{"--clients", "4"}, tc.args...)
 		if err := fl.Parse(args); err != nil {
 			t.Fatal(err)
 		}
@@ -57,6 +61,10 @@ func TestThreadPerClient(t *testing.T) {
 		}
 		if f.Spec.ThreadPerClient != tc.want {
 			t.Errorf("run %s %v: thread per client %v, want %v", tc.workload, args, f.Spec.ThreadPerClient, tc.want)
+		}
+		// sysbench's clients share a thread a core, pgbench's one unless -j says.
+		if jobs := map[string]int{"sysbench": runtime.GOMAXPROCS(0), "tpcb": 1}[tc.workload]; f.Spec.Jobs != jobs {
+			t.Errorf("run %s %v: %d jobs, want %d", tc.workload, args, f.Spec.Jobs, jobs)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -84,10 +85,13 @@ func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
 	// sysbench restarts an event after a deadlock, serialization failure or unique
 	// violation for as long as it takes; so do these runs, up to a bound.
 	spec.MaxTries = 100
+	// sysbench's clients are threads over every core; these share a thread a
+	// core (an event loop each) unless each has its own (ThreadPerClient).
+	spec.Jobs = runtime.GOMAXPROCS(0)
 }
 
 // ThreadPerClient: as in sysbench, each client has a thread, unless the script
-// writes.
+// writes (or there are many clients: workload.ThreadClients).
 func (r *Run) ThreadPerClient() bool { return !Writes(r.Script, r.Opt) }
 
 func (r *Run) dist() (keydist.Spec, error) {
