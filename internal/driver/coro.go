@@ -13,10 +13,11 @@ import "time"
 type coWait uint8
 
 const (
-	waitRead  coWait = iota // an answer: resumed when the socket is readable
-	waitSleep               // a pause: resumed at wake
-	waitAway                // a connection: a goroutine drives it until it is connected
-	waitBack                // connected again: the loop takes it back
+	waitRead    coWait = iota // an answer: resumed when the socket is readable
+	waitSleep                 // a pause: resumed at wake
+	waitArrival               // an open-loop run's next arrival (client.pace)
+	waitAway                  // a connection: a goroutine drives it until it is connected
+	waitBack                  // connected again: the loop takes it back
 )
 
 // coro is a client's coroutine on an event loop.
@@ -24,10 +25,11 @@ type coro struct {
 	next  func() (struct{}, bool)
 	yield func(struct{}) bool
 	want  coWait
-	wake  int64 // unix nanoseconds, with waitSleep
+	wake  int64 // monotonic nanoseconds, with waitSleep
 	// err, when set, is what the read it is resumed in fails with (its deadline).
 	err error
-	// stopped is set when a pause is cut short because the run stops.
+	// stopped is set when a pause, or the wait for an arrival, is cut short because
+	// the run stops.
 	stopped bool
 	// away is set while a goroutine drives it rather than the loop: it then waits
 	// as a goroutine does (while it reconnects, or for good once released).
@@ -44,10 +46,16 @@ func (co *coro) wait(w coWait) {
 	co.yield(struct{}{})
 }
 
+// monotonic is nanoseconds on the monotonic clock, for pauses a clock step must not
+// stretch or cut.
+func monotonic() int64 { return int64(time.Since(clockBase)) }
+
+var clockBase = time.Now()
+
 // sleep pauses the client for d or until the run stops; false means it stopped.
 func (c *client) sleep(d time.Duration) bool {
 	if co := c.co; co != nil && !co.away {
-		co.wake, co.stopped = time.Now().Add(d).UnixNano(), false
+		co.wake, co.stopped = monotonic()+int64(d), false
 		co.wait(waitSleep)
 		return !co.stopped && !c.r.stopping.Load()
 	}

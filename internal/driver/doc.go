@@ -5,10 +5,12 @@
 // a Program, Go code that runs the script's prepared Statements through a Session;
 // each client picks the script of its next transaction by Weight. Each client's
 // connection is set up by pgx (connect.go) and then taken over by wire, which speaks
-// the protocol without allocating. Clients of scripts of statements run on event
-// loops, a few threads that each wait in epoll for any of their clients' answers
-// (evloop_linux.go); other clients share GOMAXPROCS threads through Go's network
-// poller (poller_linux.go), or with Config.ThreadPerClient each has a thread that
+// the protocol without allocating. Closed-loop clients run on event loops, a few
+// threads that each wait in epoll for any of their clients' answers
+// (evloop_linux.go): a client of statements as a small state the loop steps
+// through, a Program's, or one that pauses, as a coroutine (coro.go). Open-loop clients and a few
+// others share GOMAXPROCS threads through Go's network poller (poller_linux.go),
+// or with Config.ThreadPerClient each has a thread that
 // sleeps in the kernel until its server answers (thread_linux.go); elsewhere than
 // Linux all wait through the poller (transport_other.go). Each client records
 // latencies into its own histogram, and once per Config.Interval the runner merges

@@ -80,10 +80,9 @@ func TestRetriesSerializationFailures(t *testing.T) {
 }
 
 // TestReconnectAfterTerminate kills the clients' backends mid-run: the run goes on,
-// records the outage and the lost transactions, and ends on time.
-// TestReconnectAfterTerminate terminates every client's backend mid-run: each
-// reconnects, whether it runs statements, a Program (a coroutine on an event loop)
-// or has a thread of its own.
+// records the outage and the lost transactions, and ends on time, whether the
+// clients run statements, a Program (a coroutine on an event loop) or have a thread
+// each.
 func TestReconnectAfterTerminate(t *testing.T) {
 	for _, perClient := range []bool{false, true} {
 		t.Run(threadsName("terminate", perClient), func(t *testing.T) {

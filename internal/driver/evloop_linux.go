@@ -22,9 +22,11 @@ import (
 // -j threads do. The thread sleeps in epoll_wait until any of its clients' servers
 // has answered, reads each answer, and sends that client's next statement at once,
 // with no goroutine to wake, no runtime scheduler and no second thread between the
-// answer and the next request. It runs scripts of statements (Script.Commands)
-// closed-loop; a Program, an open-loop run, pauses, a new connection per transaction
-// and TLS need a goroutine per client and take the shared-thread transport.
+// answer and the next request. It runs clients closed-loop: those of scripts of
+// statements (Script.Commands) as a small state it steps through, and those of
+// Programs or with pauses as coroutines (coro.go), which it also wakes from their
+// pauses. An open-loop run, a new connection per transaction and TLS need a
+// goroutine per client and take the shared-thread transport.
 //
 // Each loop's goroutine holds its processor while it waits in the kernel, as a thread
 // per client does (Run raises GOMAXPROCS by the loops). The connections are blocking
@@ -36,7 +38,7 @@ import (
 // loopable tells whether cfg's clients can run on event loops. A COPY would make
 // the loop feed or refuse it, a round trip in which it could serve no other client.
 func loopable(cfg *Config) bool {
-	if cfg.Rate > 0 || cfg.ConnectPerTx || cfg.ThreadPerClient {
+	if cfg.ConnectPerTx || cfg.ThreadPerClient {
 		return false
 	}
 	for _, s := range cfg.Scripts {
@@ -50,8 +52,11 @@ func loopable(cfg *Config) bool {
 }
 
 // coroutines tells whether cfg's clients run as coroutines on their loops: their
-// transactions are Programs, or pause (see coro).
+// transactions are Programs, or pause, or wait for arrivals (see coro).
 func coroutines(cfg *Config) bool {
+	if cfg.Rate > 0 {
+		return true
+	}
 	for _, s := range cfg.Scripts {
 		if s.Program != nil || s.Keying > 0 || s.ThinkMean > 0 {
 			return true
@@ -78,6 +83,9 @@ type evloop struct {
 	live    int       // clients not yet ended, away ones included
 	events  []unix.EpollEvent
 	sleep   sleepers // coroutines in a pause, the first to wake first
+	// arrivals are the coroutines waiting for an open-loop run's next arrival, first
+	// come first served: the first is resumed as one comes due.
+	arrivals []*client
 
 	mu     sync.Mutex
 	back   []*client // back from reconnecting, connected or not
@@ -190,7 +198,10 @@ func (l *evloop) run() {
 	for l.live > 0 {
 		wait := int64(blockingTick)
 		if len(l.sleep) > 0 {
-			wait = max(0, min(wait, l.sleep[0].co.wake-time.Now().UnixNano()))
+			wait = max(0, min(wait, l.sleep[0].co.wake-monotonic()))
+		}
+		if len(l.arrivals) > 0 {
+			wait = max(0, min(wait, int64(time.Until(l.r.sched.peek())-earlyStart)))
 		}
 		n, errno := epollWait(l.epfd, l.events, wait)
 		if errno != 0 {
@@ -207,10 +218,13 @@ func (l *evloop) run() {
 				l.readable(c)
 			}
 		}
-		now := time.Now().UnixNano()
 		if len(l.sleep) > 0 {
-			l.wakeUp(now)
+			l.wakeUp(monotonic())
 		}
+		if len(l.arrivals) > 0 {
+			l.arrive()
+		}
+		now := time.Now().UnixNano()
 		if now >= yieldAt {
 			goyield()
 			yieldAt = now + int64(yieldEvery)
@@ -237,7 +251,7 @@ func (l *evloop) run() {
 
 // epollWait is epoll_wait for at most ns nanoseconds, without telling the scheduler:
 // the loop keeps its processor. epoll_pwait2 (Linux 5.11) takes the time to the
-// nanosecond, for pauses shorter than a millisecond; before it, the time is rounded
+// nanosecond, for pauses shorter than a millisecond; without it, the time is rounded
 // up to one.
 func epollWait(epfd int, events []unix.EpollEvent, ns int64) (int, syscall.Errno) {
 	var r uintptr
@@ -245,7 +259,8 @@ func epollWait(epfd int, events []unix.EpollEvent, ns int64) (int, syscall.Errno
 	if !noPwait2.Load() {
 		ts := syscall.NsecToTimespec(ns)
 		r, _, errno = syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
-		if errno == syscall.ENOSYS {
+		if errno != 0 && errno != syscall.EINTR {
+			// ENOSYS, or EPERM from a seccomp filter that does not know it.
 			noPwait2.Store(true)
 		}
 	}
@@ -539,7 +554,11 @@ func (l *evloop) resume(c *client) {
 		}
 	case waitSleep:
 		heap.Push(&l.sleep, c)
+	case waitArrival:
+		l.arrivals = append(l.arrivals, c)
 	case waitAway:
+		// Its connection is gone, and with it any registration muted or not.
+		co.muted = false
 		l.unwatch(c)
 		go l.drive(c)
 	}
@@ -573,6 +592,26 @@ func (l *evloop) wakeUp(now int64) {
 	stopping := l.r.stopping.Load()
 	for len(l.sleep) > 0 && (stopping || l.sleep[0].co.wake <= now) {
 		c := heap.Pop(&l.sleep).(*client)
+		c.co.stopped = stopping
+		l.resume(c)
+	}
+}
+
+// arrive resumes the first coroutine waiting for an arrival once one is due (it takes
+// it, or waits again if another loop took it first), and all of them once the run
+// stops.
+func (l *evloop) arrive() {
+	stopping := l.r.stopping.Load()
+	if !stopping && time.Until(l.r.sched.peek()) > earlyStart {
+		return
+	}
+	n := 1
+	if stopping {
+		n = len(l.arrivals)
+	}
+	for range n {
+		c := l.arrivals[0]
+		l.arrivals = l.arrivals[:copy(l.arrivals, l.arrivals[1:])]
 		c.co.stopped = stopping
 		l.resume(c)
 	}

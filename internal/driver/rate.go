@@ -184,12 +184,10 @@ func (c *client) pace(si int) (time.Time, bool) {
 		now := time.Now()
 		at, due := r.sched.take(now)
 		if !due {
-			select {
-			case <-r.sched.wake:
-				continue
-			case <-r.stop:
+			if !c.awaitArrival(at) {
 				return at, false
 			}
+			continue
 		}
 		if lim := r.cfg.LatencyLimit; lim > 0 && now.Sub(at) > lim {
 			p := r.phaseOf(at)
@@ -205,6 +203,27 @@ func (c *client) pace(si int) (time.Time, bool) {
 			continue
 		}
 		return at, !r.stopping.Load()
+	}
+}
+
+// awaitArrival waits until the next arrival, due at at, may be taken: a client on an
+// event loop until its loop says so, one on a goroutine until the pacer wakes it.
+// False: the run stopped.
+func (c *client) awaitArrival(at time.Time) bool {
+	if co := c.co; co != nil {
+		if !co.away {
+			co.stopped = false
+			co.wait(waitArrival)
+			return !co.stopped
+		}
+		// Released from its loop for good: no pacer may be running.
+		return c.timer.sleep(max(0, time.Until(at)-earlyStart), c.r.stop, nil)
+	}
+	select {
+	case <-c.r.sched.wake:
+		return true
+	case <-c.r.stop:
+		return false
 	}
 }
 

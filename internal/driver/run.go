@@ -396,7 +396,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	if r.sched != nil {
-		go r.sched.pace(r.stop, finished)
+		if len(rest) > 0 {
+			go r.sched.pace(r.stop, finished)
+		} else {
+			close(r.sched.done) // the event loops pace their clients
+		}
 	}
 	var stopChooser chan struct{}
 	chosen := make(chan float64, 1)

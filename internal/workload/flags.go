@@ -37,7 +37,7 @@ func BindRun(w Workload, fs *pflag.FlagSet) *RunFlags {
 	fs.IntVarP(&s.Jobs, "jobs", "j", s.Jobs, "client threads (GOMAXPROCS) the clients share, as pgbench -j; one keeps the client's CPU per transaction lowest")
 	def := ""
 	if _, ok := f.Spec.Workload.(ThreadChooser); ok {
-		def = "; default: on for scripts that only read, off for scripts that write"
+		def = "; default: on for scripts that only read with at most four clients a core, else off"
 	}
 	fs.BoolVar(&s.ThreadPerClient, "thread-per-client", false, fmt.Sprintf("give each client its own thread, waiting in the kernel for its answers, as sysbench does: no CPU left idle between answers, more CPU per statement (up to %d clients%s)", driver.MaxThreadClients, def))
 	DurationVarP(fs, &s.Warmup, "warmup", "", s.Warmup, "time to run before measuring (not counted)")
