@@ -22,10 +22,10 @@ import (
 // -j threads do. The thread sleeps in epoll_wait until any of its clients' servers
 // has answered, reads each answer, and sends that client's next statement at once,
 // with no goroutine to wake, no runtime scheduler and no second thread between the
-// answer and the next request. It runs clients closed-loop: those of scripts of
-// statements (Script.Commands) as a small state it steps through, and those of
-// Programs or with pauses as coroutines (coro.go), which it also wakes from their
-// pauses. An open-loop run, a new connection per transaction and TLS need a
+// answer and the next request. Clients of scripts of statements (Script.Commands)
+// run closed-loop as a small state it steps through; those of Programs, with pauses,
+// or of an open-loop run as coroutines (coro.go), which it also wakes from their
+// pauses and for their arrivals. A new connection per transaction and TLS need a
 // goroutine per client and take the shared-thread transport.
 //
 // Each loop's goroutine holds its processor while it waits in the kernel, as a thread
