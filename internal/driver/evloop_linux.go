@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
-	"io"
 	"iter"
 	"os"
 	"strings"
@@ -445,23 +444,12 @@ func (l *evloop) welcomeCoroutine(c *client) {
 		}
 		l.clients[c.slot] = nil
 	}
-	// Released: a goroutine drives it for the rest of the run.
-	l.live--
-	go func() {
-		defer l.wg.Done()
-		defer l.r.clientDone()
-		defer c.close()
-		c.unloop(l.ctx)
-		for {
-			if _, ok := co.next(); !ok {
-				return
-			}
-		}
-	}()
+	l.release(c)
 }
 
 // release hands c, connected again but not fit for the loop (its new connection
-// uses TLS, or epoll refused it), to a goroutine of its own for the rest of the run.
+// uses TLS, or epoll refused it), to a goroutine of its own for the rest of the run;
+// a coroutine's goes on driving it, away from the loop.
 func (l *evloop) release(c *client) {
 	l.live--
 	go func() {
@@ -469,6 +457,13 @@ func (l *evloop) release(c *client) {
 		defer l.r.clientDone()
 		defer c.close()
 		c.unloop(l.ctx)
+		if co := c.co; co != nil {
+			for {
+				if _, ok := co.next(); !ok {
+					return
+				}
+			}
+		}
 		c.loop(l.ctx)
 	}()
 }
@@ -627,16 +622,8 @@ func (c *wire) coRead() (int, error) {
 			co.err = nil
 			return 0, err
 		}
-		n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
-		switch err {
-		case nil:
-			if n == 0 {
-				return 0, io.EOF
-			}
-			return n, nil
-		case syscall.EAGAIN, syscall.EINTR:
-		default:
-			return 0, err
+		if n, err := c.readNow(); err != syscall.EAGAIN && err != syscall.EINTR {
+			return n, err
 		}
 	}
 }

@@ -94,13 +94,10 @@ func (c *wire) readBlocking() (int, error) {
 			}
 		}
 		if err == nil {
-			n, err = rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
+			n, err = c.readNow()
 		}
 		switch err {
 		case nil:
-			if n == 0 {
-				return 0, io.EOF
-			}
 			return n, nil
 		case syscall.EAGAIN, syscall.EINTR:
 			if err := c.waited(err); err != nil {
@@ -110,6 +107,16 @@ func (c *wire) readBlocking() (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// readNow reads what the blocking socket holds into in[w:], waiting if it holds
+// nothing; the end of the connection is io.EOF.
+func (c *wire) readNow() (int, error) {
+	n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
+	if err == nil && n == 0 {
+		return 0, io.EOF
+	}
+	return n, err
 }
 
 // writeBlocking sends out whole, then empties it.
