@@ -48,7 +48,7 @@ type client struct {
 	onLoop bool
 	slot   int
 	ev     evState
-	co     *coro // a Program's, or pausing client's, coroutine on its loop
+	co     *coro // its coroutine on its loop, unless it is a small state there (coro.go)
 }
 
 // never is later than any transaction starts.

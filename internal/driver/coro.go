@@ -2,10 +2,11 @@ package driver
 
 import "time"
 
-// A client whose transactions are code (a Program) or pause (keying and think times)
-// cannot be a small state the event loop steps through, so on a loop it runs as a
-// coroutine: its goroutine's code, unchanged, on the loop's thread. Where it would
-// wait (an answer, a pause, a new connection) it hands the thread back to the loop,
+// A client whose transactions are code (a Program), pause (keying and think times)
+// or wait for arrivals (an open-loop run) cannot be a small state the event loop
+// steps through, so on a loop it runs as a coroutine: its goroutine's code,
+// unchanged, on the loop's thread. Where it would wait (an answer, a pause, an
+// arrival, a new connection) it hands the thread back to the loop,
 // which resumes it once the wait is over. The hand-off is a direct switch between
 // two goroutines on one thread (iter.Pull), not a trip through the scheduler.
 
