@@ -95,7 +95,7 @@ func TestPgbenchCommand(t *testing.T) {
 // contaminated for the way its script is written.
 func TestScriptCommitsMatchServer(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	pgtest.Query(t, dsn, "create table c (v int)")
+	pgtest.Query(t, dsn, "create table c (v int) with (autovacuum_enabled = off)")
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
 	for i, c := range []struct{ protocol, src string }{
@@ -110,25 +110,36 @@ func TestScriptCommitsMatchServer(t *testing.T) {
 		if err := os.WriteFile(path, []byte(c.src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		code, out, errOut := run(t, "run", "pgbench", "-f", path, "-M", c.protocol, "-c", "2", "-t", "20", "--json", "--results", results, "--dsn", dsn)
-		if code != 0 {
-			t.Fatalf("%q: exit %d\n%s", c.src, code, errOut)
-		}
-		var sum struct {
-			Transactions int64 `json:"transactions"`
-			CommitsTotal int64 `json:"commits_total"`
-			Server       struct {
-				Commits int64 `json:"commits"`
-			} `json:"server"`
-			Flags []struct {
-				Name string `json:"name"`
-			} `json:"flags"`
-		}
-		if err := json.Unmarshal([]byte(out), &sum); err != nil {
-			t.Fatalf("--json: %v\n%s", err, out)
-		}
-		if sum.Transactions != 40 || sum.CommitsTotal != sum.Server.Commits {
-			t.Errorf("%s %q: %d transactions; commits: client %d, server %d; flags %v", c.protocol, c.src, sum.Transactions, sum.CommitsTotal, sum.Server.Commits, sum.Flags)
+		// An autovacuum worker's visit to the database commits transactions of its
+		// own, which no client made: a count off by that is tried once more.
+		for try := 1; ; try++ {
+			code, out, errOut := run(t, "run", "pgbench", "-f", path, "-M", c.protocol, "-c", "2", "-t", "20", "--json", "--results", results, "--dsn", dsn)
+			if code != 0 {
+				t.Fatalf("%q: exit %d\n%s", c.src, code, errOut)
+			}
+			var sum struct {
+				Transactions int64 `json:"transactions"`
+				CommitsTotal int64 `json:"commits_total"`
+				Server       struct {
+					Commits int64 `json:"commits"`
+				} `json:"server"`
+				Flags []struct {
+					Name string `json:"name"`
+				} `json:"flags"`
+			}
+			if err := json.Unmarshal([]byte(out), &sum); err != nil {
+				t.Fatalf("--json: %v\n%s", err, out)
+			}
+			if sum.Transactions != 40 {
+				t.Fatalf("%s %q: %d transactions, want 40", c.protocol, c.src, sum.Transactions)
+			}
+			if sum.CommitsTotal == sum.Server.Commits {
+				break
+			}
+			if extra := sum.Server.Commits - sum.CommitsTotal; try == 2 || extra < 0 || extra > 3 {
+				t.Errorf("%s %q: commits: client %d, server %d; flags %v", c.protocol, c.src, sum.CommitsTotal, sum.Server.Commits, sum.Flags)
+				break
+			}
 		}
 	}
 }
