@@ -408,43 +408,27 @@ func (l *evloop) welcome() {
 	l.back = nil
 	l.mu.Unlock()
 	for _, c := range back {
-		if c.co != nil {
-			l.welcomeCoroutine(c)
-			continue
-		}
-		if c.w == nil { // the run stopped first
+		// Ended: a statement client when the run stopped first, a coroutine when
+		// its client's loop returned.
+		if c.co == nil && c.w == nil || c.co != nil && c.co.ended {
 			l.end()
 			continue
 		}
-		if c.w.blocking {
+		if c.w != nil && c.w.blocking {
 			l.clients[c.slot] = c
 			if l.watch(c) {
-				l.begin(c)
+				if c.co != nil {
+					c.co.away = false
+					l.resume(c)
+				} else {
+					l.begin(c)
+				}
 				continue
 			}
 			l.clients[c.slot] = nil
 		}
 		l.release(c)
 	}
-}
-
-// welcomeCoroutine takes back a coroutine that has connected again, or ends it.
-func (l *evloop) welcomeCoroutine(c *client) {
-	co := c.co
-	if co.ended {
-		l.end()
-		return
-	}
-	if c.w != nil && c.w.blocking {
-		l.clients[c.slot] = c
-		if l.watch(c) {
-			co.away = false
-			l.resume(c)
-			return
-		}
-		l.clients[c.slot] = nil
-	}
-	l.release(c)
 }
 
 // release hands c, connected again but not fit for the loop (its new connection
