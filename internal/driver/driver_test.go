@@ -126,6 +126,12 @@ func testReconnectAfterTerminate(t *testing.T, perClient, program bool) {
 	if elapsed := time.Since(start); elapsed > 6*time.Second {
 		t.Errorf("run took %s, want about 3s", elapsed)
 	}
+	// The clients' statements take milliseconds: a run that ends later than that
+	// after its window waited for its end timer (clients that hold their threads must
+	// leave the runtime a way to fire timers on idle processors).
+	if late := res.End.Sub(res.WindowEnd); late > time.Second {
+		t.Errorf("the run ended %s after its window", late)
+	}
 	if len(res.Outages) != 3 {
 		t.Errorf("outages %d, want one per client (3): %+v", len(res.Outages), res.Outages)
 	}

@@ -205,7 +205,7 @@ func (l *evloop) run() {
 		n, errno := epollWait(l.epfd, l.events, wait)
 		if errno != 0 {
 			// A signal: how the runtime asks this goroutine to stop (see waited).
-			goyield()
+			yield(time.Now().UnixNano())
 		}
 		for _, e := range l.events[:n] {
 			if e.Fd == wakeIndex {
@@ -225,7 +225,7 @@ func (l *evloop) run() {
 		}
 		now := time.Now().UnixNano()
 		if now >= yieldAt {
-			goyield()
+			yield(now)
 			yieldAt = now + int64(yieldEvery)
 		}
 		if now >= nextScan {

@@ -3,6 +3,8 @@ package driver
 import (
 	"io"
 	"os"
+	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -36,6 +38,30 @@ var yieldEvery = 2 * time.Millisecond // a variable only for a test to compare w
 //go:linkname goyield runtime.goyield
 func goyield()
 
+// timerCheckEvery is how often, at most, one of the process's clients or loops that
+// hold their processors yields through runtime.Gosched instead of goyield. Go fires
+// an idle processor's timers from a thread that passes through the scheduler's work
+// stealing, or that sleeps in the network poller until the first of them. Threads
+// that only ever yield to their own queues never steal, and once the last idle thread
+// has parked without polling, a timer left on an idle processor (the runner's end of
+// the window, its interval ticker) waits until something else wakes a thread:
+// seconds, at times. Gosched wakes an idle thread, which looks at every processor's
+// timers; the client, back on the global queue, is taken again at once by its own.
+const timerCheckEvery = 10 * time.Millisecond
+
+// nextTimerCheck is when, in unix nanoseconds, the next yield is to be a Gosched.
+var nextTimerCheck atomic.Int64
+
+// yield hands the thread back to the runtime for a moment: goyield, or runtime.Gosched
+// when the process is due to have its idle processors' timers looked at.
+func yield(now int64) {
+	if t := nextTimerCheck.Load(); now >= t && nextTimerCheck.CompareAndSwap(t, now+int64(timerCheckEvery)) {
+		runtime.Gosched()
+		return
+	}
+	goyield()
+}
+
 // blockingDup duplicates a socket into a blocking descriptor with blockingTick
 // timeouts, or returns -1.
 func blockingDup(fd int) int {
@@ -62,14 +88,15 @@ func blockingDup(fd int) int {
 // passed) or EINTR (a signal): it fails once the deadline has passed. A signal is
 // how the runtime asks a goroutine to stop, for the garbage collector or because it
 // ran 10 ms without a break (a wait longer than yieldEvery): rawIO has no point
-// where the goroutine could stop, so it yields here, to its own processor's queue.
+// where the goroutine could stop, so it yields here (see yield).
 //
 //go:noinline
 func (c *wire) waited(err error) error {
+	now := time.Now().UnixNano()
 	if err == syscall.EINTR {
-		goyield()
+		yield(now)
 	}
-	if d := c.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+	if d := c.deadline.Load(); d != 0 && now >= d {
 		return os.ErrDeadlineExceeded
 	}
 	return nil
@@ -84,7 +111,7 @@ func (c *wire) readBlocking() (int, error) {
 		var n int
 		var err error
 		if now := time.Now().UnixNano(); now >= c.yieldAt {
-			goyield()
+			yield(now)
 			c.yieldAt = now + int64(yieldEvery)
 		}
 		if c.unixSock {
