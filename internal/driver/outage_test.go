@@ -481,14 +481,14 @@ func testBlackHole(t *testing.T, perClient bool) {
 	}()
 	start := time.Now()
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
-		Clients: 2, Duration: 3 * time.Second, MaxBackoff: 100 * time.Millisecond,
-		TxTimeout: 500 * time.Millisecond, ConnectTimeout: 300 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
+		Clients: 2, Duration: 4 * time.Second, MaxBackoff: 100 * time.Millisecond,
+		TxTimeout: 500 * time.Millisecond, ConnectTimeout: 800 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
 		ThreadPerClient: perClient})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if elapsed := time.Since(start); elapsed > 4*time.Second {
-		t.Errorf("run took %s, want 3s: no client may hang", elapsed)
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("run took %s, want 4s: no client may hang", elapsed)
 	}
 	if len(res.Outages) != 2 {
 		t.Errorf("outages %+v, want one per client", res.Outages)
