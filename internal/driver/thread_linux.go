@@ -3,7 +3,7 @@ package driver
 import (
 	"io"
 	"os"
-	"runtime"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -39,27 +39,41 @@ var yieldEvery = 2 * time.Millisecond // a variable only for a test to compare w
 func goyield()
 
 // timerCheckEvery is how often, at most, one of the process's clients or loops that
-// hold their processors yields through runtime.Gosched instead of goyield. Go fires
-// an idle processor's timers from a thread that passes through the scheduler's work
-// stealing, or that sleeps in the network poller until the first of them. Threads
-// that only ever yield to their own queues never steal, and once the last idle thread
-// has parked without polling, a timer left on an idle processor (the runner's end of
-// the window, its interval ticker) waits until something else wakes a thread:
-// seconds, at times. Gosched wakes an idle thread, which looks at every processor's
-// timers; the client, back on the global queue, is taken again at once by its own.
-const timerCheckEvery = 10 * time.Millisecond
+// hold their processors wakes an idle thread to look at the timers. Go fires an idle
+// processor's timers from a thread that passes through the scheduler's work stealing,
+// or that sleeps in the network poller until the first of them. Threads that only ever
+// yield to their own queues never steal, and once the last idle thread has parked
+// without polling, a timer left on an idle processor (the runner's end of the window,
+// its interval ticker) waits until something else wakes a thread: seconds, at times.
+// Readying a goroutine wakes an idle thread, which steals it and, stealing, looks at
+// every processor's timers; the client that readied it goes on where it was.
+const timerCheckEvery = 20 * time.Millisecond
 
-// nextTimerCheck is when, in unix nanoseconds, the next yield is to be a Gosched.
-var nextTimerCheck atomic.Int64
+var (
+	nextTimerCheck atomic.Int64 // unix nanoseconds
+	timerPump      = make(chan struct{})
+	startPump      sync.Once
+)
 
-// yield hands the thread back to the runtime for a moment: goyield, or runtime.Gosched
-// when the process is due to have its idle processors' timers looked at.
+// yield hands the thread back to the runtime for a moment (goyield) and, when the
+// process is due to have its idle processors' timers looked at, then readies a
+// goroutine that does nothing else, so that an idle thread wakes up to take it.
 func yield(now int64) {
-	if t := nextTimerCheck.Load(); now >= t && nextTimerCheck.CompareAndSwap(t, now+int64(timerCheckEvery)) {
-		runtime.Gosched()
-		return
-	}
 	goyield()
+	if t := nextTimerCheck.Load(); now >= t && nextTimerCheck.CompareAndSwap(t, now+int64(timerCheckEvery)) {
+		startPump.Do(func() {
+			go func() {
+				for range timerPump {
+				}
+			}()
+		})
+		// Readied after the yield, the goroutine waits in this processor's queue
+		// while the client runs on, and the thread that wakes takes it from there.
+		select {
+		case timerPump <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // blockingDup duplicates a socket into a blocking descriptor with blockingTick
