@@ -43,6 +43,11 @@ func TestJudge(t *testing.T) {
 		{"an open-loop run that fell behind", evidence{committed: 8000, rate: 1000, doneTPS: 800, rates: lagging,
 			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 2000}}, []Flag{
 			{flagRate, true, "the target did not keep up with 1000 tx/s: 800 tx/s done; of 10000 transactions due in the window, 2000 had not begun when it closed and 0 were skipped past the latency limit; the schedule lag grew from 100.00 ms to 1s"}}},
+		{"a short window that left a fifth of its arrivals waiting", evidence{committed: 188, rate: 116, doneTPS: 94, rates: steady(2, 94),
+			rateFigures: driver.RateFigures{Scheduled: 232, Untaken: 44}}, []Flag{
+			{flagRate, true, "the target did not keep up with 116 tx/s: 94 tx/s done; of 232 transactions due in the window, 44 had not begun when it closed and 0 were skipped past the latency limit"}}},
+		{"a short window's queue of a few arrivals", evidence{committed: 190, rate: 95, doneTPS: 94, rates: steady(2, 94),
+			rateFigures: driver.RateFigures{Scheduled: 190, Untaken: 17}}, nil},
 		{"skipped past the latency limit", evidence{committed: 9000, rate: 1000, doneTPS: 900, rates: steady(10, 900),
 			rateFigures: driver.RateFigures{Scheduled: 10000, Untaken: 5, Skipped: 995}}, []Flag{
 			{flagRate, true, "the target did not keep up with 1000 tx/s: 900 tx/s done; of 10000 transactions due in the window, 5 had not begun when it closed and 995 were skipped past the latency limit"}}},
