@@ -455,7 +455,8 @@ func TestOwnCommits(t *testing.T) {
 	if err != nil || !after.Settled {
 		t.Fatalf("settled reading %+v: %v", after, err)
 	}
-	if got, want := after.Commits(0)-before.Commits(0), s.Commits(); got != want {
+	// Exact but for a visit of autovacuum's to the database (two commits) now and then.
+	if got, want := after.Commits(0)-before.Commits(0), s.Commits(); got < want || got > want+3 {
 		t.Errorf("xact_commit grew by %d besides the control's own, Commits = %d", got, want)
 	}
 	// Without the sampler's own, about 13 a second, they would add up to

@@ -27,10 +27,13 @@ func TestKilledDuringStudy(t *testing.T) {
 	clitest.WriteFile(t, file, fmt.Sprintf(`name: killed
 targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 1}, dataset: keep}]
-matrix: {clients: [1], duration: 3s, repeat: 3}
+matrix: {clients: [1], duration: 6s, repeat: 3}
 `, dsn))
 	seen := killChild(t, []string{"study", "run", file, "--results", results, "--progress", "0"},
-		func(line string) bool { return strings.HasPrefix(line, "[2/3]") }, 2500*time.Millisecond) // into the second run's window
+		func(line string) bool { return strings.HasPrefix(line, "[2/3]") },
+		// Into the second run's window, past its first interval even when a loaded
+		// machine takes seconds to prepare the run, and well before its end.
+		4*time.Second)
 	if !strings.Contains(seen, "[2/3]") {
 		t.Fatalf("the child never reached the second run:\n%s", seen)
 	}
