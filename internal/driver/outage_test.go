@@ -551,15 +551,24 @@ func TestResolveOnce(t *testing.T) {
 			n.Add(1)
 			return system(ctx, host)
 		}
-		go func() {
-			time.Sleep(500 * time.Millisecond)
-			pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'resolve-once-test'")
-		}()
+		// The backends are terminated once the clients run, however long a loaded
+		// machine took to connect them.
+		terminated := make(chan struct{})
 		res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
-			Clients: 3, Duration: 1500 * time.Millisecond, ResolveOnce: true})
+			Clients: 3, Duration: 3 * time.Second, ResolveOnce: true,
+			OnWindow: func(open bool) {
+				if open {
+					go func() {
+						defer close(terminated)
+						time.Sleep(300 * time.Millisecond)
+						pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'resolve-once-test'")
+					}()
+				}
+			}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		<-terminated
 		host, port, err := net.SplitHostPort(res.Address)
 		if err != nil || (host != "127.0.0.1" && host != "::1") || port != strconv.Itoa(pgtest.Server(t).Port) {
 			t.Errorf("address %q, want localhost's: 127.0.0.1 or ::1, port %d", res.Address, pgtest.Server(t).Port)
@@ -603,19 +612,28 @@ func TestDNSFailureOnReconnect(t *testing.T) {
 	tg.Config.LookupFunc = l.lookup
 	var ivs series
 	var healed atomic.Int64
-	go func() {
-		time.Sleep(500 * time.Millisecond)
-		l.broken.Store(true)
-		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'dns-test'")
-		time.Sleep(500 * time.Millisecond)
-		l.broken.Store(false)
-		healed.Store(time.Now().UnixNano())
-	}()
+	healedCh := make(chan struct{})
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
-		Clients: 2, Duration: 2 * time.Second, MaxBackoff: 100 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add})
+		Clients: 2, Duration: 3 * time.Second, MaxBackoff: 100 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
+		OnWindow: func(open bool) {
+			if !open {
+				return
+			}
+			// Once the clients run, however long a loaded machine took to connect them.
+			go func() {
+				defer close(healedCh)
+				time.Sleep(300 * time.Millisecond)
+				l.broken.Store(true)
+				pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'dns-test'")
+				time.Sleep(500 * time.Millisecond)
+				l.broken.Store(false)
+				healed.Store(time.Now().UnixNano())
+			}()
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-healedCh
 	dns := slices.IndexFunc(res.ConnectErrors, func(e driver.ConnectErrorCount) bool { return e.Cause == "dns: no such host" })
 	if dns < 0 || res.ConnectErrors[dns].Count < 2 {
 		t.Errorf("connect errors %+v, want repeated dns: no such host", res.ConnectErrors)
