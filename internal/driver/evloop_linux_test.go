@@ -101,8 +101,10 @@ func TestEventLoopCoroutines(t *testing.T) {
 			t.Errorf("%d event loops, want %d", res.EventLoops, loops)
 		}
 		s := res.Scripts[0]
-		if s.Failed != 0 || s.Committed < 150 || s.Committed > 3*333 {
-			t.Fatalf("%+v: want no failure and, at one transaction per 3 ms pause or more, 150 to 999 committed", s)
+		// The ceiling is the pauses' own; the floor leaves a loaded machine 50 ms a
+		// transaction for the wake-ups around each pause.
+		if s.Failed != 0 || s.Committed < 60 || s.Committed > 3*333 {
+			t.Fatalf("%+v: want no failure and, at one transaction per 3 ms pause or more, 60 to 999 committed", s)
 		}
 		if low := time.Duration(s.Latency.Min()) * time.Microsecond; low < pause {
 			t.Errorf("shortest transaction %s, shorter than its %s pause", low, pause)

@@ -268,7 +268,7 @@ func TestServerGone(t *testing.T) {
 		}
 	})
 
-	t.Run("stopped/outage-timeout=1s", func(t *testing.T) {
+	t.Run("stopped/outage-timeout=3s", func(t *testing.T) {
 		var ivs series
 		go func() {
 			time.Sleep(time.Second)
@@ -278,12 +278,14 @@ func TestServerGone(t *testing.T) {
 		}()
 		start := time.Now()
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
-			Clients: 2, Duration: 30 * time.Second, MaxBackoff: 200 * time.Millisecond, OutageTimeout: time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add})
+			Clients: 2, Duration: 30 * time.Second, MaxBackoff: 200 * time.Millisecond, OutageTimeout: 3 * time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if elapsed := time.Since(start); elapsed > 4*time.Second {
-			t.Errorf("run took %s, want it to end about 1s after the server stopped", elapsed)
+		// The outage timeout leaves time for attempts refused once the postmaster has
+		// exited, which a loaded machine takes a while to reach.
+		if elapsed := time.Since(start); elapsed > 7*time.Second {
+			t.Errorf("run took %s, want it to end about 3s after the server stopped", elapsed)
 		}
 		if !res.Incomplete || !strings.Contains(res.IncompleteReason, "outage timeout") {
 			t.Errorf("incomplete %v (%q), want an incomplete run for the outage timeout", res.Incomplete, res.IncompleteReason)
@@ -291,7 +293,7 @@ func TestServerGone(t *testing.T) {
 		if res.Committed == 0 || ivs.committedAfter(start) != res.Committed {
 			t.Errorf("%d committed in the result, %d in the intervals; want the same, before the stop", res.Committed, ivs.committedAfter(start))
 		}
-		if res.WindowEnd.Sub(res.WindowStart) > 4*time.Second {
+		if res.WindowEnd.Sub(res.WindowStart) > 6*time.Second {
 			t.Errorf("window %s, want it closed as the run stopped", res.WindowEnd.Sub(res.WindowStart))
 		}
 		if len(res.Outages) != 2 {

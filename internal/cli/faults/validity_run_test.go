@@ -273,12 +273,25 @@ func TestControlSessionLost(t *testing.T) {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
 	results := filepath.Join(t.TempDir(), "r.db")
+	// Half a second after the run's two clients are connected, however long a loaded
+	// machine takes to prepare the run.
+	db := pgtest.Query(t, dsn, "select current_database()")
+	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
-		time.Sleep(1500 * time.Millisecond)
-		pgtest.Query(t, pgtest.DSN(t), "select pg_terminate_backend(pid) from pg_stat_activity where datname = '"+
-			pgtest.Query(t, dsn, "select current_database()")+"'")
+		defer close(done)
+		for pgtest.Query(t, pgtest.DSN(t), "select count(*) >= 2 from pg_stat_activity where datname = '"+db+"' and application_name like 'pgbakeoff-run-%'") != "t" {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+		pgtest.Query(t, pgtest.DSN(t), "select pg_terminate_backend(pid) from pg_stat_activity where datname = '"+db+"'")
 	}()
 	code, out, errOut := run(t, "run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "4s", "--results", results, "--dsn", dsn)
+	close(stop)
+	<-done
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
