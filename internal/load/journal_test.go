@@ -226,7 +226,16 @@ func TestJournalStepOutlivesItsClient(t *testing.T) {
 	step := "create table s (v int); select pg_sleep(1); alter table s add primary key (v)"
 	close(stalled)
 	go j.Step(ctx, gone, step) // never returns: its replies are never read
-	time.Sleep(300 * time.Millisecond)
+	// Until the step is under way (it holds the journal's lock through its sleep),
+	// however long a loaded machine takes to send it.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if pgtest.Query(t, dsn, "select count(*) > 0 from pg_stat_activity where pid = "+strconv.Itoa(int(gone.PID()))+" and wait_event = 'PgSleep'") == "t" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the step never began its sleep")
+		}
+	}
 
 	resumed, err := load.ResumeJournal(ctx, conn, "slow", "p")
 	if err != nil {
