@@ -167,7 +167,7 @@ func (c *client) loop(ctx context.Context) {
 		for try := 1; ; try++ {
 			ev.Tries = try
 			var err error
-			if s.Program != nil {
+			if s.Program != nil || s.Steps != nil {
 				err = c.runProgram(si, s, try)
 			} else {
 				err = c.exec(si, s)
@@ -180,15 +180,7 @@ func (c *client) loop(ctx context.Context) {
 			ev.Failed = true
 			var ab *Abort
 			if errors.As(err, &ab) {
-				// The script cannot go on: the client stops, as pgbench aborts it.
-				if ab.Done {
-					c.r.record(c.hist, si, ev.Start, ev.End, try > 1, false)
-					ev.Failed = false
-					if cfg.OnTransaction != nil {
-						cfg.OnTransaction(ev)
-					}
-				}
-				c.r.abortClient(si, ev.End, ab, try > 1)
+				c.aborted(ev, ab)
 				return
 			}
 			var pe *pgconn.PgError
@@ -240,6 +232,19 @@ func (c *client) completed(ev TxEvent, rolledBack bool) Phase {
 		c.rate.tickLate.Add(1)
 	}
 	return phase
+}
+
+// aborted counts transaction ev, after which its client stops on ab: the script
+// cannot go on, as pgbench aborts a client.
+func (c *client) aborted(ev TxEvent, ab *Abort) {
+	if ab.Done {
+		c.r.record(c.hist, ev.Script, ev.Start, ev.End, ev.Tries > 1, false)
+		ev.Failed = false
+		if c.r.cfg.OnTransaction != nil {
+			c.r.cfg.OnTransaction(ev)
+		}
+	}
+	c.r.abortClient(ev.Script, ev.End, ab, ev.Tries > 1)
 }
 
 // retrying tells whether try of script si, failed with pe, is tried again, and

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
+	"errors"
 	"iter"
 	"os"
 	"strings"
@@ -22,8 +23,8 @@ import (
 // has answered, reads each answer, and sends that client's next statement at once,
 // with no goroutine to wake, no runtime scheduler and no second thread between the
 // answer and the next request. Clients of scripts of statements (Script.Commands)
-// run closed-loop as a small state it steps through; those of Programs, with pauses,
-// or of an open-loop run as coroutines (coro.go), which it also wakes from their
+// or of Steps run closed-loop as a small state it steps through; those of Programs,
+// with pauses, or of an open-loop run as coroutines (coro.go), which it also wakes from their
 // pauses and for their arrivals. A new connection per transaction and TLS need a
 // goroutine per client and take the shared-thread transport.
 //
@@ -57,7 +58,7 @@ func coroutines(cfg *Config) bool {
 		return true
 	}
 	for _, s := range cfg.Scripts {
-		if s.Program != nil || s.Keying > 0 || s.ThinkMean > 0 {
+		if s.Program != nil || s.Pauses || s.Keying > 0 || s.ThinkMean > 0 {
 			return true
 		}
 	}
@@ -70,6 +71,11 @@ type evState struct {
 	start       time.Time
 	// pe is the error of a failed statement while the ROLLBACK after it is under way.
 	pe *pgconn.PgError
+	// steps is the script's Stepper, for a script of Steps; outcome is how its
+	// transaction ended while the ROLLBACK after it is under way (rollback).
+	steps    Stepper
+	outcome  error
+	rollback bool
 }
 
 type evloop struct {
@@ -292,6 +298,11 @@ func (l *evloop) begin(c *client) {
 		c.armTimeout(start)
 	}
 	c.ev = evState{si: si, try: 1, start: start}
+	if st := r.cfg.Scripts[si].Steps; st != nil {
+		c.ev.steps = st
+		l.startSteps(c)
+		return
+	}
 	c.request(si, 0)
 	l.send(c)
 }
@@ -328,6 +339,10 @@ func (l *evloop) readable(c *client) {
 		l.lost(c, err)
 		return
 	}
+	if c.ev.steps != nil {
+		l.answered(c)
+		return
+	}
 	switch {
 	case c.ev.pe != nil: // the ROLLBACK after a failed statement
 		pe := c.ev.pe
@@ -355,6 +370,10 @@ func (l *evloop) readable(c *client) {
 func (l *evloop) failed(c *client, pe *pgconn.PgError) {
 	if c.retrying(c.ev.si, pe, c.ev.try) {
 		c.ev.try++
+		if c.ev.steps != nil {
+			l.startSteps(c)
+			return
+		}
 		c.ev.ci = 0
 		c.request(c.ev.si, 0)
 		l.send(c)
@@ -363,6 +382,79 @@ func (l *evloop) failed(c *client, pe *pgconn.PgError) {
 	ev := c.evTx()
 	c.finish(ev, c.failedTx(&ev, pe))
 	l.begin(c)
+}
+
+// startSteps begins an attempt of c's transaction of Steps.
+func (l *evloop) startSteps(c *client) {
+	next, err := c.ev.steps.Start(c.session(c.ev.si, c.ev.try))
+	l.stepped(c, next, err)
+}
+
+// answered goes on with c's transaction of Steps once the answer to its request, or
+// to the ROLLBACK after it ended, is read.
+func (l *evloop) answered(c *client) {
+	if c.ev.rollback {
+		c.ev.rollback = false
+		l.stepsOver(c, c.ev.outcome)
+		return
+	}
+	next, err := c.ev.steps.Resume(&c.sess, c.sess.answer())
+	l.stepped(c, next, err)
+}
+
+// stepped sends the request c's Stepper wrote or, once its transaction is over,
+// brings the connection back to idle as runProgram does and counts it.
+func (l *evloop) stepped(c *client, next Step, err error) {
+	switch next {
+	case Await:
+		l.send(c)
+		return
+	case Pause:
+		// coroutines takes such scripts off this path.
+		err = &Abort{Err: errors.New("driver: a script of Steps paused without Script.Pauses")}
+	}
+	w := c.w
+	if w.queued > 0 || len(w.out) > 0 {
+		w.out, w.queued = w.out[:0], 0 // written, never sent (see runProgram)
+	}
+	if err != nil && w.status != 'I' && (errors.As(err, new(*pgconn.PgError)) || errors.Is(err, ErrRollback)) {
+		c.ev.outcome, c.ev.rollback = err, true
+		w.appendQuery([]byte("ROLLBACK"))
+		l.send(c)
+		return
+	}
+	l.stepsOver(c, err)
+}
+
+// stepsOver counts c's transaction of Steps, over with err, and goes on as a
+// client's loop goes on after a Program's.
+func (l *evloop) stepsOver(c *client, err error) {
+	ev := c.evTx()
+	if err == nil {
+		c.finish(ev, c.completed(ev, false))
+		l.begin(c)
+		return
+	}
+	var pe *pgconn.PgError
+	isPE := errors.As(err, &pe)
+	if rs := l.r.cfg.Scripts[c.ev.si].RollbackState; isPE && rs != "" && pe.Code == rs {
+		err = ErrRollback
+	}
+	var ab *Abort
+	switch {
+	case errors.Is(err, ErrRollback):
+		c.finish(ev, c.completed(ev, true))
+		l.begin(c)
+	case errors.As(err, &ab):
+		c.aborted(ev, ab)
+		l.unwatch(c)
+		c.close()
+		l.end()
+	case isPE && !errors.Is(err, errClosed):
+		l.failed(c, pe)
+	default:
+		l.lost(c, err)
+	}
 }
 
 // evTx is c's transaction under way, ending now.

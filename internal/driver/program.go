@@ -41,6 +41,7 @@ type Session struct {
 	si      int
 	attempt int
 	params  packedParams
+	pause   time.Duration // a Stepper's (Pause)
 }
 
 // Attempt is which try of the transaction this is, from 1 (see Config.MaxTries).
@@ -112,47 +113,11 @@ func (s *Session) Query(sql []byte) error {
 	return s.roundTrip()
 }
 
-// The methods below run statements a script builds as it goes (pgbench's custom
-// scripts, with Script.CountsCommits). With results set, the answer's rows are kept
-// and its result sets apart with their column names (Results, Columns); else no
-// row is kept.
+// The methods below read the answers of requests a Stepper wrote (steps.go): with
+// results set, the answer's rows are kept and its result sets apart with their
+// column names.
 
-// ExecPrepared runs prepared statement i with the parameters added since, as Exec
-// does, keeping result sets apart when results is set.
-func (s *Session) ExecPrepared(i int, results bool) error {
-	return s.bindExec(s.c.r.names[s.si][i], results)
-}
-
-// ExecSQL parses sql as the unnamed statement and runs it with the parameters added
-// since (the extended protocol, one statement).
-func (s *Session) ExecSQL(sql []byte, results bool) error {
-	appendParse(s.c.w, sql)
-	return s.bindExec("", results)
-}
-
-// bindExec binds stmt to the parameters added since, executes it and waits.
-func (s *Session) bindExec(stmt string, results bool) error {
-	w := s.c.w
-	w.appendBindText(stmt, &s.params)
-	if results {
-		w.appendDescribePortal()
-	}
-	w.appendExecuteSync()
-	s.params.reset()
-	w.results, w.keep = results, results
-	return s.countedTrip()
-}
-
-// QueryText sends sql with the simple protocol; it may hold several statements,
-// each answering with its own result.
-func (s *Session) QueryText(sql []byte, results bool) error {
-	w := s.c.w
-	w.appendQuery(sql)
-	w.results, w.keep = results, results
-	return s.countedTrip()
-}
-
-// Results is how many results the last statement kept (see ExecPrepared).
+// Results is how many results the last request kept (see RequestPrepared).
 func (s *Session) Results() int { return len(s.c.w.sets) }
 
 // Result describes result r: whether it has rows at all (a result set, even an
@@ -248,11 +213,11 @@ func (s *Session) roundTrip() error {
 	return nil
 }
 
-// countedTrip is roundTrip for a script that counts its commits: an exchange that
-// succeeds and leaves no transaction block open committed one (an autocommitted
-// statement, or the COMMIT of a block), unless the block had failed.
-func (s *Session) countedTrip() error {
-	err := s.roundTrip()
+// counted is the outcome err of a Stepper's request (steps.go), whose commits are
+// counted as they complete: an exchange that succeeds and leaves no transaction
+// block open committed one (an autocommitted statement, or the COMMIT of a block),
+// unless the block had failed.
+func (s *Session) counted(err error) error {
 	if n := s.c.w.committed; n > 0 {
 		s.c.r.commits.Add(int64(n))
 	}
@@ -271,8 +236,8 @@ func (s *Session) Pending() int { return len(s.c.w.out) }
 
 // In a pipeline (pgbench's \startpipeline) statements go out without waiting for
 // their answers: SendPrepared and SendSQL queue them without a Sync, PipelineSync
-// ends the implicit transaction so far, and EndPipeline sends the last Sync and
-// reads every answer, returning the first error.
+// ends the implicit transaction so far, and RequestPipelineEnd writes the last Sync,
+// whose answer is every statement's, with the first error.
 
 // SendPrepared queues prepared statement i with the parameters added since.
 func (s *Session) SendPrepared(i int) {
@@ -295,12 +260,6 @@ func (s *Session) SendSQL(sql []byte) {
 func (s *Session) PipelineSync() {
 	s.c.w.appendSync()
 	s.c.w.queued++
-}
-
-// EndPipeline sends the pipeline and waits for all of its answers.
-func (s *Session) EndPipeline() error {
-	s.c.w.appendSync()
-	return s.countedTrip()
 }
 
 // Rows is how many rows the last Exec returned.
@@ -356,15 +315,26 @@ func (s *Session) IntValue(row, col int) int64 {
 	return n
 }
 
-// runProgram runs one program transaction and brings the connection back to idle
-// when it failed inside a transaction block.
-func (c *client) runProgram(si int, s *Script, attempt int) error {
+// session readies the client's Session for an attempt of script si.
+func (c *client) session(si, attempt int) *Session {
 	c.w.keep = true
 	sess := &c.sess
 	sess.c, sess.si, sess.attempt = c, si, attempt
 	sess.params.reset()
-	err := s.Program(sess)
-	if c.w != nil && c.w.queued > 0 {
+	return sess
+}
+
+// runProgram runs one program transaction and brings the connection back to idle
+// when it failed inside a transaction block.
+func (c *client) runProgram(si int, s *Script, attempt int) error {
+	sess := c.session(si, attempt)
+	var err error
+	if s.Steps != nil {
+		err = runSteps(sess, s.Steps)
+	} else {
+		err = s.Program(sess)
+	}
+	if c.w != nil && (c.w.queued > 0 || len(c.w.out) > 0) {
 		// The program returned with statements queued but never sent: drop them,
 		// or they would go out with the ROLLBACK or the next transaction.
 		c.w.out, c.w.queued = c.w.out[:0], 0

@@ -239,7 +239,7 @@ type runner struct {
 	// Each session's start and each statement prepared outside a transaction
 	// block is a transaction the server counts as committed.
 	prepares atomic.Int64
-	commits  atomic.Int64 // commits counted as they complete (Script.CountsCommits)
+	commits  atomic.Int64 // commits counted as they complete (Script.Steps)
 	// Config.ConnectPerTx: connections made between transactions, and the time
 	// spent connecting and disconnecting.
 	connects, connectNs atomic.Int64
@@ -696,7 +696,7 @@ const MaxSpan = 100 * 365 * 24 * time.Hour
 // serverTransactions is how many transactions the server counts for one execution
 // of s: one for an explicit transaction block, else one per statement.
 func serverTransactions(s *Script) int64 {
-	if s.CountsCommits {
+	if s.Steps != nil {
 		return 0 // counted in runner.commits
 	}
 	if s.Program != nil {

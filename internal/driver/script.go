@@ -58,21 +58,23 @@ type Command struct {
 // waiting for the server's answer before the next is sent, as pgbench does.
 //
 // A script may instead be a Program: Go code that runs the prepared Statements through
-// a Session and decides from their results what to send next (TPC-C's transactions).
+// a Session and decides from their results what to send next (TPC-C's transactions),
+// or the same written as Steps.
 type Script struct {
 	Name     string
 	Weight   int
 	Vars     []Var
 	Commands []Command
 
-	Statements []string             // prepared on every connection for Program
+	Statements []string             // prepared on every connection for Program or Steps
 	Program    func(*Session) error // the transaction; Vars and Commands are then unused
 	ServerTx   int64                // server transactions per committed run of Program; 0 = 1
-	// CountsCommits says that the Program's statements vary from run to run, so
-	// that the commits the server counts for them are counted as they complete
-	// (ServerTx is then unused): a script of pgbench's may run statements one by
-	// one or in blocks, and skip some.
-	CountsCommits bool
+	// Steps is a Program written as steps (see Stepper), for a script whose
+	// statements vary from run to run (pgbench's scripts run statements one by one or
+	// in blocks, and skip some): the commits the server counts for them are counted
+	// as each answer comes (ServerTx is unused). Pauses says that it may Pause.
+	Steps  Stepper
+	Pauses bool
 	// RollbackState is an SQLSTATE the server raises to roll back on purpose; such a
 	// transaction counts as rolled back rather than failed.
 	RollbackState string
@@ -99,7 +101,7 @@ func (s *Script) Validate() error {
 			}
 		}
 	}
-	if s.Program == nil && len(s.Statements) > 0 {
+	if s.Program == nil && s.Steps == nil && len(s.Statements) > 0 {
 		return fmt.Errorf("script %s: statements without a program", s.Name)
 	}
 	if s.Weight < 0 {

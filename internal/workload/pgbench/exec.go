@@ -37,6 +37,10 @@ type client struct {
 	pipeline bool
 	// The command running, for debug()'s lines.
 	script, command int
+	// next is the command to run next, or the one whose answer or pause is awaited;
+	// began is when it began, with -r.
+	next  int
+	began time.Time
 }
 
 // condState is an \if block's state in a transaction.
@@ -163,10 +167,9 @@ func (p *program) abort(client, cmd int, name, what string, cause error) error {
 	return &driver.Abort{Err: errors.New(msg)}
 }
 
-// run is the script's transaction: driver.Script.Program.
-func (p *program) run(s *driver.Session) error {
-	id := s.Client()
-	st := &p.cl.state[id]
+// Start begins the script's transaction (driver.Stepper).
+func (p *program) Start(s *driver.Session) (driver.Step, error) {
+	st := &p.cl.state[s.Client()]
 	env := st.env
 	if s.Attempt() == 1 {
 		st.saved = env.Rand
@@ -174,60 +177,104 @@ func (p *program) run(s *driver.Session) error {
 		env.Rand = st.saved // a retry draws the same values again, as pgbench's does
 	}
 	st.cond = st.cond[:0]
-	for ci, c := range p.script.Commands {
+	st.next = 0
+	return p.steps(s, st)
+}
+
+// Resume goes on once the command st.next waited for is over: an SQL command's or
+// \endpipeline's answer is there, or a \sleep has passed.
+func (p *program) Resume(s *driver.Session, answer error) (driver.Step, error) {
+	st := &p.cl.state[s.Client()]
+	ci := st.next
+	c := p.script.Commands[ci]
+	var err error
+	switch c.Kind {
+	case pgbscript.SQL:
+		err = p.sqlError(s, ci, answer)
+		if err == nil && c.Store != pgbscript.NoStore {
+			err = p.store(s, st, ci, c)
+		}
+	case pgbscript.EndPipeline:
+		err = p.sqlError(s, ci, answer)
+	}
+	p.timed(s, st, ci, err)
+	if err != nil {
+		return driver.Finished, err
+	}
+	st.next++
+	return p.steps(s, st)
+}
+
+// steps runs the commands from st.next on until one waits for the server or a
+// pause, or the script ends.
+func (p *program) steps(s *driver.Session, st *client) (driver.Step, error) {
+	id := s.Client()
+	for ; st.next < len(p.script.Commands); st.next++ {
+		ci := st.next
+		c := p.script.Commands[ci]
 		if !p.conditional(st, c) {
 			continue
 		}
 		st.script, st.command = p.index, ci
-		var start time.Time
 		if p.stats != nil {
-			start = time.Now()
+			st.began = time.Now()
 		}
 		var err error
+		wait := driver.Finished
 		switch c.Kind {
 		case pgbscript.SQL:
-			err = p.sql(s, st, ci, c)
+			wait, err = p.sql(s, st, ci, c)
 		case pgbscript.Set:
 			err = p.set(st, id, ci, c)
 		case pgbscript.If, pgbscript.Elif:
 			err = p.branch(st, id, ci, c)
 		case pgbscript.Sleep:
-			err = p.sleep(s, st, id, ci, c)
+			wait, err = p.sleep(s, st, id, ci, c)
 		case pgbscript.Shell, pgbscript.SetShell:
 			err = p.shell(s, st, id, ci, c)
 		case pgbscript.StartPipeline, pgbscript.SyncPipeline, pgbscript.EndPipeline:
-			err = p.pipeline(s, st, id, ci, c)
+			wait, err = p.pipeline(s, st, id, ci, c)
 		}
-		if p.stats != nil {
-			if end := time.Now(); s.InWindow(end) {
-				cs := &p.stats[ci]
-				if err != nil {
-					cs.failures.Add(1)
-				} else {
-					cs.count.Add(1)
-					cs.nanos.Add(int64(end.Sub(start)))
-				}
-			}
+		if wait != driver.Finished {
+			return wait, nil
 		}
+		p.timed(s, st, ci, err)
 		if err != nil {
-			return err
+			return driver.Finished, err
 		}
 	}
 	if st.pipeline {
 		st.pipeline = false
-		return &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached with pipeline open", id)}
+		return driver.Finished, &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached with pipeline open", id)}
 	}
 	if s.InTransaction() {
 		// The transaction counts as done, as in pgbench; then the client stops.
-		return &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached without completing the last transaction", id), Done: true}
+		return driver.Finished, &driver.Abort{Err: fmt.Errorf("client %d aborted: end of script reached without completing the last transaction", id), Done: true}
 	}
-	return nil
+	return driver.Finished, nil
+}
+
+// timed counts command ci, begun at st.began and over now, in the -r statistics
+// when it ends inside the window.
+func (p *program) timed(s *driver.Session, st *client, ci int, err error) {
+	if p.stats == nil {
+		return
+	}
+	if end := time.Now(); s.InWindow(end) {
+		cs := &p.stats[ci]
+		if err != nil {
+			cs.failures.Add(1)
+		} else {
+			cs.count.Add(1)
+			cs.nanos.Add(int64(end.Sub(st.began)))
+		}
+	}
 }
 
 // pipeline runs \startpipeline, \syncpipeline and \endpipeline: between them SQL
-// goes out without waiting, and \endpipeline reads every answer.
-func (p *program) pipeline(s *driver.Session, st *client, id, ci int, c *pgbscript.Command) error {
-	fail := func(what string) error { return p.abort(id, ci, c.Name, what, nil) }
+// goes out without waiting, and \endpipeline sends it and awaits every answer.
+func (p *program) pipeline(s *driver.Session, st *client, id, ci int, c *pgbscript.Command) (driver.Step, error) {
+	fail := func(what string) (driver.Step, error) { return driver.Finished, p.abort(id, ci, c.Name, what, nil) }
 	switch c.Kind {
 	case pgbscript.StartPipeline:
 		if p.protocol == driver.Simple {
@@ -237,19 +284,20 @@ func (p *program) pipeline(s *driver.Session, st *client, id, ci int, c *pgbscri
 			return fail("already in pipeline mode")
 		}
 		st.pipeline = true
-		return nil
+		return driver.Finished, nil
 	case pgbscript.SyncPipeline:
 		if !st.pipeline {
 			return fail("not in pipeline mode")
 		}
 		s.PipelineSync()
-		return nil
+		return driver.Finished, nil
 	}
 	if !st.pipeline {
 		return fail("not in pipeline mode")
 	}
 	st.pipeline = false
-	return p.sqlError(s, ci, s.EndPipeline())
+	s.RequestPipelineEnd()
+	return driver.Await, nil
 }
 
 // conditional runs \if, \elif, \else and \endif, and says whether command c is
@@ -318,17 +366,18 @@ func (p *program) set(st *client, id, ci int, c *pgbscript.Command) error {
 	return nil
 }
 
-// sql sends a SQL command with the run's protocol and stores what \gset or \aset
-// asks for. Variables are sent as text; one not set goes as NULL with the extended
-// and prepared protocols and stays in the text as written with the simple one, as
-// pgbench does.
-func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Command) error {
+// sql writes a SQL command with the run's protocol, for its answer to be awaited;
+// Resume then stores what \gset or \aset asks for. Variables are sent as text; one
+// not set goes as NULL with the extended and prepared protocols and stays in the
+// text as written with the simple one, as pgbench does. In a pipeline the command
+// is queued, to go out at \endpipeline.
+func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Command) (driver.Step, error) {
 	env := st.env
 	results := c.Store != pgbscript.NoStore
 	if st.pipeline {
 		if results {
 			name := storeName(c.Store)
-			return p.abort(s.Client(), ci, name, "\\"+name+" is not allowed in pipeline mode", nil)
+			return driver.Finished, p.abort(s.Client(), ci, name, "\\"+name+" is not allowed in pipeline mode", nil)
 		}
 		p.params1(s, env, c)
 		switch {
@@ -340,31 +389,24 @@ func (p *program) sql(s *driver.Session, st *client, ci int, c *pgbscript.Comman
 			s.SendSQL(p.params[ci])
 		}
 		if s.Pending() > maxPipeline {
-			return p.abort(s.Client(), ci, "SQL", fmt.Sprintf("the pipeline holds more than %d KiB of statements; end it sooner with \\endpipeline", maxPipeline>>10), nil)
+			return driver.Finished, p.abort(s.Client(), ci, "SQL", fmt.Sprintf("the pipeline holds more than %d KiB of statements; end it sooner with \\endpipeline", maxPipeline>>10), nil)
 		}
-		return nil
+		return driver.Finished, nil
 	}
-	var err error
 	switch {
 	case p.protocol == driver.Simple:
-		err = s.QueryText(p.text(st, c), results)
+		s.RequestText(p.text(st, c), results)
 	case p.stmt[ci] < 0:
 		p.params1(s, env, c)
-		err = s.ExecSQL(p.text(st, c), results)
+		s.RequestSQL(p.text(st, c), results)
 	case p.protocol == driver.Prepared:
 		p.params1(s, env, c)
-		err = s.ExecPrepared(p.stmt[ci], results)
+		s.RequestPrepared(p.stmt[ci], results)
 	default:
 		p.params1(s, env, c)
-		err = s.ExecSQL(p.params[ci], results)
+		s.RequestSQL(p.params[ci], results)
 	}
-	if err != nil {
-		return p.sqlError(s, ci, err)
-	}
-	if results {
-		return p.store(s, st, ci, c)
-	}
-	return nil
+	return driver.Await, nil
 }
 
 // maxPipeline bounds the statements of one pipeline, in bytes. The pipeline is
@@ -391,10 +433,11 @@ func (p *program) params1(s *driver.Session, env *pgbscript.Env, c *pgbscript.Co
 // deadlock goes to the driver, which retries it or counts it; any other aborts the
 // client, as in pgbench; a lost connection is the driver's to handle.
 func (p *program) sqlError(s *driver.Session, ci int, err error) error {
+	if err == nil {
+		return nil // before pe, which escapes: no allocation on the way of every answer
+	}
 	var pe *pgconn.PgError
 	switch {
-	case err == nil:
-		return nil
 	case errors.Is(err, driver.ErrCopy):
 		return &driver.Abort{Err: fmt.Errorf("client %d script %d aborted in command %d: COPY is not supported in pgbench, aborting", s.Client(), p.index, ci)}
 	case errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01"):
@@ -470,20 +513,20 @@ func (p *program) storeError(s *driver.Session, ci, query int, what string) erro
 }
 
 // sleep runs \sleep; the pause counts in the transaction's latency, as in pgbench.
-func (p *program) sleep(s *driver.Session, st *client, id, ci int, c *pgbscript.Command) error {
+func (p *program) sleep(s *driver.Session, st *client, id, ci int, c *pgbscript.Command) (driver.Step, error) {
 	n := c.SleepN
 	if c.SleepVar != "" {
 		text, ok := st.env.Text(c.Var)
 		if !ok {
-			return p.abort(id, ci, c.Name, "execution of meta-command failed", fmt.Errorf("sleep: undefined variable \"%s\"", c.SleepVar))
+			return driver.Finished, p.abort(id, ci, c.Name, "execution of meta-command failed", fmt.Errorf("sleep: undefined variable \"%s\"", c.SleepVar))
 		}
 		n = pgbscript.Atoi(string(text))
 		if n == 0 && (len(text) == 0 || text[0] < '0' || text[0] > '9') {
-			return p.abort(id, ci, c.Name, "execution of meta-command failed", fmt.Errorf("sleep: invalid sleep time \"%s\" for variable \"%s\"", text, c.SleepVar))
+			return driver.Finished, p.abort(id, ci, c.Name, "execution of meta-command failed", fmt.Errorf("sleep: invalid sleep time \"%s\" for variable \"%s\"", text, c.SleepVar))
 		}
 	}
-	s.Sleep(time.Duration(max(n, 0)*c.SleepUs) * time.Microsecond)
-	return nil
+	s.Pause(time.Duration(max(n, 0)*c.SleepUs) * time.Microsecond)
+	return driver.Pause, nil
 }
 
 // maxShell is the longest shell command pgbench runs, in bytes.
@@ -559,4 +602,15 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// pauses tells whether script s may \sleep, which takes its clients off the event
+// loops' fast path (driver.Script.Pauses).
+func pauses(s *pgbscript.Script) bool {
+	for _, c := range s.Commands {
+		if c.Kind == pgbscript.Sleep {
+			return true
+		}
+	}
+	return false
 }

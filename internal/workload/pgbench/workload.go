@@ -289,7 +289,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 			return nil, engine.UsageError{Err: err}
 		}
 		progs = append(progs, p)
-		scripts = append(scripts, &driver.Script{Name: f.script.Name, Weight: f.weight, Statements: statements, Program: p.run, CountsCommits: true})
+		scripts = append(scripts, &driver.Script{Name: f.script.Name, Weight: f.weight, Statements: statements, Steps: p, Pauses: pauses(f.script)})
 		names = append(names, fmt.Sprintf("%s@%d", f.script.Name, f.weight))
 	}
 	size := fmt.Sprintf("scale %d", scale)

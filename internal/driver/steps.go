@@ -1,0 +1,113 @@
+package driver
+
+import (
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// A Stepper is a Program written as steps: rather than waiting for each answer, it
+// writes a request into the session and returns, and is called again with the
+// answer. A client on an event loop then runs it as a small state, as it runs a
+// script of Commands, with no coroutine to switch to and back for each statement;
+// elsewhere the driver waits for each answer and calls it again, as a Program runs.
+//
+// Start begins an attempt of the transaction (Session.Attempt), Resume goes on after
+// what the last step waited for. Each returns Await once it has written a request
+// (RequestPrepared, RequestSQL, RequestText, RequestPipelineEnd), Pause after
+// Session.Pause, or Finished with the transaction's outcome, an error as a Program
+// returns one. Resume's answer is the request's outcome: nil, a *pgconn.PgError
+// (the connection is usable) or ErrCopy; a lost connection never reaches it.
+type Stepper interface {
+	Start(s *Session) (Step, error)
+	Resume(s *Session, answer error) (Step, error)
+}
+
+// Step is what a Stepper waits for next.
+type Step uint8
+
+const (
+	Finished Step = iota // the transaction is over, with the error returned
+	Await                // the answer to the request written
+	Pause                // the time given to Session.Pause
+)
+
+// RequestPrepared writes an execution of prepared statement i with the parameters
+// added since, for a Stepper to await; with results set the answer's rows are kept
+// as ExecPrepared keeps them.
+func (s *Session) RequestPrepared(i int, results bool) {
+	s.requestBound(s.c.r.names[s.si][i], results)
+}
+
+// RequestSQL writes sql, parsed as the unnamed statement, with the parameters added
+// since (the extended protocol, one statement).
+func (s *Session) RequestSQL(sql []byte, results bool) {
+	appendParse(s.c.w, sql)
+	s.requestBound("", results)
+}
+
+// RequestText writes sql with the simple protocol, as QueryText sends it.
+func (s *Session) RequestText(sql []byte, results bool) {
+	w := s.c.w
+	w.appendQuery(sql)
+	w.results, w.keep = results, results
+}
+
+// RequestPipelineEnd writes the Sync that ends a pipeline (see SendPrepared); the
+// answer is the first error among all of the pipeline's statements.
+func (s *Session) RequestPipelineEnd() { s.c.w.appendSync() }
+
+func (s *Session) requestBound(stmt string, results bool) {
+	w := s.c.w
+	w.appendBindText(stmt, &s.params)
+	if results {
+		w.appendDescribePortal()
+	}
+	w.appendExecuteSync()
+	s.params.reset()
+	w.results, w.keep = results, results
+}
+
+// Pause sets the pause a Stepper returns Pause for; it counts in the transaction's
+// latency, as a Program's Sleep does.
+func (s *Session) Pause(d time.Duration) { s.pause = d }
+
+// answer is the outcome of a request whose answer has been read, for a Stepper:
+// the first SQL error among its statements, or ErrCopy, with the commits it made
+// counted.
+func (s *Session) answer() error {
+	var err error
+	if w := s.c.w; w.err != nil {
+		err = w.err
+	}
+	return s.counted(err)
+}
+
+// runSteps runs a Stepper's transaction where each answer is waited for in place:
+// on a goroutine, a thread of its own, or a coroutine.
+func runSteps(s *Session, st Stepper) error {
+	next, err := st.Start(s)
+	for {
+		switch next {
+		case Await:
+			answer := s.roundTrip()
+			if answer != nil && !sqlAnswer(answer) {
+				return answer // the connection is lost
+			}
+			next, err = st.Resume(s, s.counted(answer))
+		case Pause:
+			s.Sleep(s.pause)
+			next, err = st.Resume(s, nil)
+		default:
+			return err
+		}
+	}
+}
+
+// sqlAnswer tells whether err, from a round trip, is the statements' own error with
+// the connection still usable.
+func sqlAnswer(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && !errors.Is(err, errClosed)
+}
