@@ -37,6 +37,8 @@ import (
 
 // loopable tells whether cfg's clients can run on event loops. A COPY would make
 // the loop feed or refuse it, a round trip in which it could serve no other client.
+// (A script of Steps may hold one too: it is refused in such a round trip, and the
+// script's client then stops, as pgbench aborts it.)
 func loopable(cfg *Config) bool {
 	if cfg.ConnectPerTx || cfg.ThreadPerClient {
 		return false
@@ -91,6 +93,12 @@ type evloop struct {
 	// arrivals are the coroutines waiting for an open-loop run's next arrival, first
 	// come first served: the first is resumed as one comes due.
 	arrivals []*client
+	// beginning is set while begin runs; due are the clients whose next transaction
+	// begins in the loop's next round, their last having ended within begin (a
+	// script of Steps that sent nothing): so a loop never recurses, and its other
+	// clients are served between such transactions.
+	beginning  bool
+	due, spare []*client
 
 	mu     sync.Mutex
 	back   []*client // back from reconnecting, connected or not
@@ -202,6 +210,9 @@ func (l *evloop) run() {
 	nextScan := int64(0)
 	for l.live > 0 {
 		wait := int64(blockingTick)
+		if len(l.due) > 0 {
+			wait = 0
+		}
 		if len(l.sleep) > 0 {
 			wait = max(0, min(wait, l.sleep[0].co.wake-monotonic()))
 		}
@@ -228,6 +239,9 @@ func (l *evloop) run() {
 		}
 		if len(l.arrivals) > 0 {
 			l.arrive()
+		}
+		if len(l.due) > 0 {
+			l.beginDue()
 		}
 		now := time.Now().UnixNano()
 		if now >= yieldAt {
@@ -284,6 +298,27 @@ var noPwait2 atomic.Bool
 
 // begin starts c's next transaction, or ends the client.
 func (l *evloop) begin(c *client) {
+	if l.beginning {
+		l.due = append(l.due, c)
+		return
+	}
+	l.beginning = true
+	l.begin1(c)
+	l.beginning = false
+}
+
+// beginDue begins the transactions deferred to this round (see evloop.due).
+func (l *evloop) beginDue() {
+	due := l.due
+	l.due = l.spare[:0]
+	for i, c := range due {
+		due[i] = nil
+		l.begin(c)
+	}
+	l.spare = due[:0]
+}
+
+func (l *evloop) begin1(c *client) {
 	r := l.r
 	if r.stopping.Load() || r.cfg.Transactions > 0 && c.done >= r.cfg.Transactions {
 		l.unwatch(c)
@@ -315,6 +350,7 @@ func (l *evloop) end() {
 }
 
 func (l *evloop) send(c *client) {
+	c.w.scanned, c.w.scanNeed = 0, 0
 	if err := c.w.writeBlocking(); err != nil {
 		l.lost(c, err)
 	}
@@ -336,6 +372,9 @@ func (l *evloop) readable(c *client) {
 	// A whole answer, or the end of the connection: await reads what is buffered
 	// (a FATAL error says why the server left) and, at the end, the failure.
 	if err := w.await(); err != nil {
+		if c.ev.steps != nil {
+			c.sess.countCommits()
+		}
 		l.lost(c, err)
 		return
 	}
@@ -565,10 +604,13 @@ func (c *wire) readMore() (int, error) {
 }
 
 // answered tells whether the buffer holds the whole answer await waits for: the
-// ReadyForQuery of every exchange sent.
+// ReadyForQuery of every exchange sent. It goes on from where it stopped the last
+// time, so that a large answer read in many pieces is scanned once.
 func (c *wire) answered() bool {
-	need := c.queued + 1
-	for p := c.r; c.w-p >= 5; {
+	if c.scanNeed == 0 {
+		c.scanned, c.scanNeed = 0, c.queued+1
+	}
+	for p := c.r + c.scanned; c.w-p >= 5; {
 		n := int(binary.BigEndian.Uint32(c.in[p+1:])) + 1
 		if n < 5 {
 			return true // await reports the broken message
@@ -578,17 +620,18 @@ func (c *wire) answered() bool {
 		}
 		switch c.in[p] {
 		case 'Z':
-			if need--; need == 0 {
+			if c.scanNeed--; c.scanNeed == 0 {
 				return true
 			}
 		case 'G':
-			return true // COPY FROM STDIN (see loopable): await refuses it
+			return true // COPY FROM STDIN: await refuses it (see loopable)
 		case 'E':
 			if sev := parseError(c.in[p+5 : p+n]).Severity; sev == "FATAL" || sev == "PANIC" {
 				return true // the server is leaving: no ReadyForQuery follows
 			}
 		}
 		p += n
+		c.scanned = p - c.r
 	}
 	return false
 }

@@ -218,13 +218,20 @@ func (s *Session) roundTrip() error {
 // block open committed one (an autocommitted statement, or the COMMIT of a block),
 // unless the block had failed.
 func (s *Session) counted(err error) error {
-	if n := s.c.w.committed; n > 0 {
-		s.c.r.commits.Add(int64(n))
-	}
+	s.countCommits()
 	if s.c.w.copied && (err == nil || errors.As(err, new(*pgconn.PgError))) {
 		return ErrCopy
 	}
 	return err
+}
+
+// countCommits counts the commits of the answer read last, once: also those that came
+// before the connection was lost in the middle of it.
+func (s *Session) countCommits() {
+	if n := s.c.w.committed; n > 0 {
+		s.c.r.commits.Add(int64(n))
+		s.c.w.committed = 0
+	}
 }
 
 // ErrCopy is what a statement that started COPY returns: a script has no data to

@@ -101,6 +101,9 @@ func (s *Script) Validate() error {
 			}
 		}
 	}
+	if s.Program != nil && s.Steps != nil {
+		return fmt.Errorf("script %s: both a program and steps", s.Name)
+	}
 	if s.Program == nil && s.Steps == nil && len(s.Statements) > 0 {
 		return fmt.Errorf("script %s: statements without a program", s.Name)
 	}

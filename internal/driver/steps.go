@@ -34,8 +34,8 @@ const (
 )
 
 // RequestPrepared writes an execution of prepared statement i with the parameters
-// added since, for a Stepper to await; with results set the answer's rows are kept
-// as ExecPrepared keeps them.
+// added since, for a Stepper to await; with results set the answer's rows are kept,
+// and its result sets apart with their column names (Results, Result, Columns).
 func (s *Session) RequestPrepared(i int, results bool) {
 	s.requestBound(s.c.r.names[s.si][i], results)
 }
@@ -47,7 +47,8 @@ func (s *Session) RequestSQL(sql []byte, results bool) {
 	s.requestBound("", results)
 }
 
-// RequestText writes sql with the simple protocol, as QueryText sends it.
+// RequestText writes sql with the simple protocol; it may hold several statements,
+// each answering with its own result.
 func (s *Session) RequestText(sql []byte, results bool) {
 	w := s.c.w
 	w.appendQuery(sql)
@@ -93,6 +94,7 @@ func runSteps(s *Session, st Stepper) error {
 		case Await:
 			answer := s.roundTrip()
 			if answer != nil && !sqlAnswer(answer) {
+				s.countCommits()
 				return answer // the connection is lost
 			}
 			next, err = st.Resume(s, s.counted(answer))

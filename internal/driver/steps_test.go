@@ -152,3 +152,69 @@ func (aborter) Resume(s *driver.Session, answer error) (driver.Step, error) {
 	}
 	return driver.Finished, &driver.Abort{Err: errors.New("the script cannot go on")}
 }
+
+// idle is a transaction of Steps that sends nothing.
+type idle struct{}
+
+func (idle) Start(*driver.Session) (driver.Step, error)         { return driver.Finished, nil }
+func (idle) Resume(*driver.Session, error) (driver.Step, error) { return driver.Finished, nil }
+
+// big asks for an answer of many reads and checks it.
+type big struct{ n int }
+
+func (b big) Start(s *driver.Session) (driver.Step, error) {
+	s.Int(int64(b.n)).RequestPrepared(0, true)
+	return driver.Await, nil
+}
+
+func (b big) Resume(s *driver.Session, answer error) (driver.Step, error) {
+	if answer == nil && len(s.Value(0, 0)) != b.n {
+		answer = &driver.Abort{Err: fmt.Errorf("a value of %d bytes, want %d", len(s.Value(0, 0)), b.n)}
+	}
+	return driver.Finished, answer
+}
+
+// TestStepsOnOneLoop: transactions of Steps that send nothing run one after another
+// on an event loop without growing its stack, and beside others that wait for
+// answers of many megabytes they do not crowd those out; the large answers arrive
+// whole.
+func TestStepsOnOneLoop(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	procs := runtime.GOMAXPROCS(0)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn),
+		Scripts: []*driver.Script{{Name: "idle", Weight: 1, Steps: idle{}}}, Clients: procs, Duration: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	// A loop that began each transaction from the end of the one before would have
+	// grown its stack by hundreds of megabytes in that second.
+	if grown := int64(after.StackSys) - int64(before.StackSys); grown > 64<<20 {
+		t.Errorf("goroutine stacks grew by %d MiB during the run", grown>>20)
+	}
+	if s := res.Scripts[0]; s.Committed < 10_000 || s.Failed != 0 || res.EventLoops != procs {
+		t.Fatalf("%+v on %d event loops: want at least 10,000 transactions sending nothing, none failed, on %d", s, res.EventLoops, procs)
+	}
+
+	scripts := []*driver.Script{
+		{Name: "idle", Weight: 1000, Steps: idle{}},
+		{Name: "big", Weight: 1, Statements: []string{"select repeat('x', $1::int)"}, Steps: big{n: 3 << 20}},
+	}
+	res, err = driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: scripts, Clients: 2 * procs,
+		Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EventLoops != procs {
+		t.Errorf("%d event loops, want %d, two clients each", res.EventLoops, procs)
+	}
+	i, b := res.Scripts[0], res.Scripts[1]
+	if i.Failed+b.Failed != 0 || res.Aborted != 0 {
+		t.Fatalf("idle %+v, big %+v, aborted %d (%s): want no failure", i, b, res.Aborted, res.Abort)
+	}
+	if i.Committed < 10_000 || b.Committed < 10 {
+		t.Errorf("%d transactions sending nothing and %d of 3 MiB answers in 2 s: want at least 10,000 and 10", i.Committed, b.Committed)
+	}
+}

@@ -39,6 +39,11 @@ type wire struct {
 	// werr is a write's broken pipe or reset, or an event loop's failed read, kept
 	// until the server's last words have been read.
 	werr error
+	// On an event loop, how far answered has looked at an answer coming in pieces:
+	// the bytes of whole messages past r it has passed, and the ReadyForQuery
+	// messages still to come (0 before it starts; see evloop.send).
+	scanned, scanNeed int
+
 	out  []byte
 	in   []byte // read buffer
 	r, w int    // unread bytes are in[r:w]
@@ -316,7 +321,8 @@ func (c *wire) room(need int) {
 		c.r = 0
 	}
 	if need > len(c.in) {
-		grown := make([]byte, need+4096)
+		// Doubled at least, so that an answer of many reads costs linear copying.
+		grown := make([]byte, max(need+4096, 2*len(c.in)))
 		copy(grown, c.in[:c.w])
 		c.in = grown
 	}

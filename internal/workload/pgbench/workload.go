@@ -1,6 +1,6 @@
 // Package pgbench runs pgbench's custom scripts (pgbench -f file@weight) with the
 // meaning pgbench gives them, beside its builtin scripts: files are parsed by
-// internal/pgbscript, and each runs as a driver program that keeps every client's
+// internal/pgbscript, and each runs as driver Steps that keep every client's
 // variables and random state from one transaction to the next.
 package pgbench
 
