@@ -240,7 +240,9 @@ func (l *evloop) run() {
 		if len(l.arrivals) > 0 {
 			l.arrive()
 		}
-		if len(l.due) > 0 {
+		// Up to dueRounds rounds of them before the next look at the sockets: a round
+		// of such transactions takes microseconds, a wait for events a system call.
+		for i := 0; i < dueRounds && len(l.due) > 0; i++ {
 			l.beginDue()
 		}
 		now := time.Now().UnixNano()
@@ -306,6 +308,10 @@ func (l *evloop) begin(c *client) {
 	l.begin1(c)
 	l.beginning = false
 }
+
+// dueRounds bounds the rounds of deferred transactions (evloop.due) a loop begins
+// between two looks at its sockets.
+const dueRounds = 64
 
 // beginDue begins the transactions deferred to this round (see evloop.due).
 func (l *evloop) beginDue() {
