@@ -218,3 +218,35 @@ func TestStepsOnOneLoop(t *testing.T) {
 		t.Errorf("%d transactions sending nothing and %d of 3 MiB answers in 2 s: want at least 10,000 and 10", i.Committed, b.Committed)
 	}
 }
+
+// suicide commits a statement and, in the same write, ends its own session.
+type suicide struct{}
+
+func (suicide) Start(s *driver.Session) (driver.Step, error) {
+	s.SendQuery([]byte("select 1"))
+	s.RequestText([]byte("select pg_terminate_backend(pg_backend_pid())"), false)
+	return driver.Await, nil
+}
+
+func (suicide) Resume(_ *driver.Session, answer error) (driver.Step, error) {
+	return driver.Finished, answer
+}
+
+// TestStepsCommitsBeforeLoss: the commits of an answer cut off by a lost connection
+// are counted, on a loop and on a thread per client.
+func TestStepsCommitsBeforeLoss(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	for _, thread := range []bool{false, true} {
+		script := &driver.Script{Name: "suicide", Weight: 1, Steps: suicide{}}
+		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+			Clients: 2, Transactions: 1, ThreadPerClient: thread})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each client's commit, and a session start for each of its two connections
+		// (the first, and the one that replaced it before the client ended).
+		if s := res.Scripts[0]; s.Failed != 2 || res.CommitsTotal != 2+2*2 {
+			t.Errorf("thread per client %v: %+v, %d commits counted: want both transactions lost, each after one commit, and four session starts", thread, s, res.CommitsTotal)
+		}
+	}
+}
