@@ -48,7 +48,9 @@ type client struct {
 	onLoop bool
 	slot   int
 	ev     evState
-	co     *coro // its coroutine on its loop, unless it is a small state there (coro.go)
+	// deferred is set while the client waits in its loop's due list (evloop.begin).
+	deferred bool
+	co       *coro // its coroutine on its loop, unless it is a small state there (coro.go)
 }
 
 // never is later than any transaction starts.

@@ -227,7 +227,9 @@ func (l *evloop) run() {
 		for _, e := range l.events[:n] {
 			if e.Fd == wakeIndex {
 				l.welcome()
-			} else if c := l.clients[e.Fd]; c == nil {
+			} else if c := l.clients[e.Fd]; c == nil || c.deferred {
+				// A deferred client is between transactions: what its server
+				// said (an end of the session) is read once it sends again.
 			} else if c.co != nil {
 				l.ready(c)
 			} else {
@@ -240,9 +242,11 @@ func (l *evloop) run() {
 		if len(l.arrivals) > 0 {
 			l.arrive()
 		}
-		// Up to dueRounds rounds of them before the next look at the sockets: a round
-		// of such transactions takes microseconds, a wait for events a system call.
-		for i := 0; i < dueRounds && len(l.due) > 0; i++ {
+		// Up to about dueBudget of them before the next look at the sockets: such
+		// a transaction takes a fraction of a microsecond, a wait for events a
+		// system call.
+		for n := 0; n < dueBudget && len(l.due) > 0; {
+			n += len(l.due)
 			l.beginDue()
 		}
 		now := time.Now().UnixNano()
@@ -253,7 +257,7 @@ func (l *evloop) run() {
 		if now >= nextScan {
 			nextScan = now + int64(blockingTick)
 			for _, c := range l.clients {
-				if c == nil || c.co != nil && c.co.want != waitRead {
+				if c == nil || c.deferred || c.co != nil && c.co.want != waitRead {
 					continue
 				}
 				if d := c.w.deadline.Load(); d == 0 || now < d {
@@ -301,6 +305,7 @@ var noPwait2 atomic.Bool
 // begin starts c's next transaction, or ends the client.
 func (l *evloop) begin(c *client) {
 	if l.beginning {
+		c.deferred = true
 		l.due = append(l.due, c)
 		return
 	}
@@ -309,9 +314,9 @@ func (l *evloop) begin(c *client) {
 	l.beginning = false
 }
 
-// dueRounds bounds the rounds of deferred transactions (evloop.due) a loop begins
-// between two looks at its sockets.
-const dueRounds = 64
+// dueBudget bounds the deferred transactions (evloop.due) a loop begins between two
+// looks at its sockets: whole rounds of them, until this many have begun.
+const dueBudget = 256
 
 // beginDue begins the transactions deferred to this round (see evloop.due).
 func (l *evloop) beginDue() {
@@ -319,6 +324,7 @@ func (l *evloop) beginDue() {
 	l.due = l.spare[:0]
 	for i, c := range due {
 		due[i] = nil
+		c.deferred = false
 		l.begin(c)
 	}
 	l.spare = due[:0]

@@ -92,6 +92,7 @@ func runSteps(s *Session, st Stepper) error {
 	for {
 		switch next {
 		case Await:
+			s.c.w.committed = 0 // what a Commands or Program transaction left: not this one's
 			answer := s.roundTrip()
 			if answer != nil && !sqlAnswer(answer) {
 				s.countCommits()

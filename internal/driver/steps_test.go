@@ -117,8 +117,8 @@ func TestSteps(t *testing.T) {
 	}
 }
 
-// TestStepsAbort: a Stepper's Abort stops its client, after rolling back the block
-// it left open, and counts the transaction as failed.
+// TestStepsAbort: a Stepper's Abort stops its client and closes its connection,
+// which ends the block it left open, and counts the transaction as failed.
 func TestStepsAbort(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	script := &driver.Script{Name: "abort", Weight: 1, Steps: aborter{}}
@@ -134,8 +134,15 @@ func TestStepsAbort(t *testing.T) {
 	if took := res.End.Sub(res.Start); took > 3*time.Second {
 		t.Errorf("the run took %s: it should end once both clients stopped", took)
 	}
-	if got := pgtest.Query(t, dsn, "select count(*) from pg_stat_activity where state like 'idle in transaction%'"); got != "0" {
-		t.Errorf("%s sessions left in a transaction block", got)
+	// Its connection closed, the server rolls the block back as the session ends.
+	left := ""
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if left = pgtest.Query(t, dsn, "select count(*) from pg_stat_activity where state like 'idle in transaction%'"); left == "0" {
+			break
+		}
+	}
+	if left != "0" {
+		t.Errorf("%s sessions still in a transaction block 5 s after the run", left)
 	}
 }
 
@@ -159,26 +166,26 @@ type idle struct{}
 func (idle) Start(*driver.Session) (driver.Step, error)         { return driver.Finished, nil }
 func (idle) Resume(*driver.Session, error) (driver.Step, error) { return driver.Finished, nil }
 
-// big asks for an answer of many reads and checks it.
-type big struct{ n int }
+// big asks for an answer of many reads, rows of 100 bytes, and checks it.
+type big struct{ rows int }
 
 func (b big) Start(s *driver.Session) (driver.Step, error) {
-	s.Int(int64(b.n)).RequestPrepared(0, true)
+	s.Int(int64(b.rows)).RequestPrepared(0, true)
 	return driver.Await, nil
 }
 
 func (b big) Resume(s *driver.Session, answer error) (driver.Step, error) {
-	if answer == nil && len(s.Value(0, 0)) != b.n {
-		answer = &driver.Abort{Err: fmt.Errorf("a value of %d bytes, want %d", len(s.Value(0, 0)), b.n)}
+	if answer == nil && (s.Rows() != b.rows || len(s.Value(b.rows-1, 0)) != 100) {
+		answer = &driver.Abort{Err: fmt.Errorf("%d rows, want %d of 100 bytes", s.Rows(), b.rows)}
 	}
 	return driver.Finished, answer
 }
 
-// TestStepsOnOneLoop: transactions of Steps that send nothing run one after another
+// TestStepsOnTheLoops: transactions of Steps that send nothing run one after another
 // on an event loop without growing its stack, and beside others that wait for
 // answers of many megabytes they do not crowd those out; the large answers arrive
 // whole.
-func TestStepsOnOneLoop(t *testing.T) {
+func TestStepsOnTheLoops(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	procs := runtime.GOMAXPROCS(0)
 	var before, after runtime.MemStats
@@ -200,7 +207,7 @@ func TestStepsOnOneLoop(t *testing.T) {
 
 	scripts := []*driver.Script{
 		{Name: "idle", Weight: 1000, Steps: idle{}},
-		{Name: "big", Weight: 1, Statements: []string{"select repeat('x', $1::int)"}, Steps: big{n: 3 << 20}},
+		{Name: "big", Weight: 1, Statements: []string{"select repeat('x', 100) from generate_series(1, $1::int)"}, Steps: big{rows: 30_000}},
 	}
 	res, err = driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: scripts, Clients: 2 * procs,
 		Duration: 2 * time.Second})
@@ -215,7 +222,7 @@ func TestStepsOnOneLoop(t *testing.T) {
 		t.Fatalf("idle %+v, big %+v, aborted %d (%s): want no failure", i, b, res.Aborted, res.Abort)
 	}
 	if i.Committed < 10_000 || b.Committed < 10 {
-		t.Errorf("%d transactions sending nothing and %d of 3 MiB answers in 2 s: want at least 10,000 and 10", i.Committed, b.Committed)
+		t.Errorf("%d transactions sending nothing and %d answers of 3 MB in 2 s: want at least 10,000 and 10", i.Committed, b.Committed)
 	}
 }
 
@@ -245,8 +252,54 @@ func TestStepsCommitsBeforeLoss(t *testing.T) {
 		}
 		// Each client's commit, and a session start for each of its two connections
 		// (the first, and the one that replaced it before the client ended).
+		if !thread && res.EventLoops == 0 {
+			t.Errorf("no event loop")
+		}
 		if s := res.Scripts[0]; s.Failed != 2 || res.CommitsTotal != 2+2*2 {
 			t.Errorf("thread per client %v: %+v, %d commits counted: want both transactions lost, each after one commit, and four session starts", thread, s, res.CommitsTotal)
 		}
+	}
+}
+
+// one runs one statement.
+type one struct{}
+
+func (one) Start(s *driver.Session) (driver.Step, error) {
+	s.RequestText([]byte("select 1"), false)
+	return driver.Await, nil
+}
+
+func (one) Resume(_ *driver.Session, answer error) (driver.Step, error) {
+	return driver.Finished, answer
+}
+
+// TestStepsTerminatedBetween: sessions ended by the server while their clients run
+// transactions that send nothing, between ones that do: each such client notices
+// when it next sends, counts one transaction lost, connects again and goes on.
+func TestStepsTerminatedBetween(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	tg := parse(t, dsn)
+	tg.Config.RuntimeParams["application_name"] = "steps-terminated"
+	scripts := []*driver.Script{{Name: "idle", Weight: 200, Steps: idle{}}, {Name: "one", Weight: 1, Steps: one{}}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(time.Second)
+		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'steps-terminated'")
+	}()
+	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: scripts, Clients: 4, Duration: 3 * time.Second})
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EventLoops == 0 {
+		t.Errorf("no event loop")
+	}
+	o := res.Scripts[1]
+	if o.Failed < 1 || o.Failed > 4 || res.Scripts[0].Failed != 0 {
+		t.Errorf("idle %+v, one %+v: want one lost transaction of one for each client whose session ended, and no other failure", res.Scripts[0], o)
+	}
+	if o.Committed < 100 || res.End.Sub(res.WindowEnd) > time.Second {
+		t.Errorf("%d statements committed, the run ended %s after its window: want the clients back at work and the run on time", o.Committed, res.End.Sub(res.WindowEnd))
 	}
 }
