@@ -24,9 +24,9 @@ import (
 // with no goroutine to wake, no runtime scheduler and no second thread between the
 // answer and the next request. Clients of scripts of statements (Script.Commands)
 // or of Steps run closed-loop as a small state it steps through; those of Programs,
-// with pauses, or of an open-loop run as coroutines (coro.go), which it also wakes from their
-// pauses and for their arrivals. A new connection per transaction and TLS need a
-// goroutine per client and take the shared-thread transport.
+// with pauses, or of an open-loop run as coroutines (coro.go), which it also wakes
+// from their pauses and for their arrivals. A new connection per transaction and TLS
+// need a goroutine per client and take the shared-thread transport.
 //
 // Each loop's goroutine holds its processor while it waits in the kernel, as a thread
 // per client does (Run raises GOMAXPROCS by the loops). The connections are blocking
