@@ -73,11 +73,10 @@ type evState struct {
 	start       time.Time
 	// pe is the error of a failed statement while the ROLLBACK after it is under way.
 	pe *pgconn.PgError
-	// steps is the script's Stepper, for a script of Steps; outcome is how its
-	// transaction ended while the ROLLBACK after it is under way (rollback).
-	steps    Stepper
-	outcome  error
-	rollback bool
+	// steps is the script's Stepper, for a script of Steps; outcome, set only while
+	// the ROLLBACK after its transaction is under way, is how that transaction ended.
+	steps   Stepper
+	outcome error
 }
 
 type evloop struct {
@@ -444,9 +443,9 @@ func (l *evloop) startSteps(c *client) {
 // answered goes on with c's transaction of Steps once the answer to its request, or
 // to the ROLLBACK after it ended, is read.
 func (l *evloop) answered(c *client) {
-	if c.ev.rollback {
-		c.ev.rollback = false
-		l.stepsOver(c, c.ev.outcome)
+	if err := c.ev.outcome; err != nil {
+		c.ev.outcome = nil
+		l.stepsOver(c, err)
 		return
 	}
 	next, err := c.ev.steps.Resume(&c.sess, c.sess.answer())
@@ -469,7 +468,7 @@ func (l *evloop) stepped(c *client, next Step, err error) {
 		w.out, w.queued = w.out[:0], 0 // written, never sent (see runProgram)
 	}
 	if err != nil && w.status != 'I' && (errors.As(err, new(*pgconn.PgError)) || errors.Is(err, ErrRollback)) {
-		c.ev.outcome, c.ev.rollback = err, true
+		c.ev.outcome = err
 		w.appendQuery([]byte("ROLLBACK"))
 		l.send(c)
 		return

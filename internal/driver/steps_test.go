@@ -226,16 +226,19 @@ func TestStepsOnTheLoops(t *testing.T) {
 	}
 }
 
-// suicide commits a statement and, in the same write, ends its own session.
-type suicide struct{}
+// texts sends its statements with the simple protocol in one write, and awaits all
+// of their answers.
+type texts []string
 
-func (suicide) Start(s *driver.Session) (driver.Step, error) {
-	s.SendQuery([]byte("select 1"))
-	s.RequestText([]byte("select pg_terminate_backend(pg_backend_pid())"), false)
+func (t texts) Start(s *driver.Session) (driver.Step, error) {
+	for _, sql := range t[:len(t)-1] {
+		s.SendQuery([]byte(sql))
+	}
+	s.RequestText([]byte(t[len(t)-1]), false)
 	return driver.Await, nil
 }
 
-func (suicide) Resume(_ *driver.Session, answer error) (driver.Step, error) {
+func (texts) Resume(_ *driver.Session, answer error) (driver.Step, error) {
 	return driver.Finished, answer
 }
 
@@ -244,7 +247,8 @@ func (suicide) Resume(_ *driver.Session, answer error) (driver.Step, error) {
 func TestStepsCommitsBeforeLoss(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	for _, thread := range []bool{false, true} {
-		script := &driver.Script{Name: "suicide", Weight: 1, Steps: suicide{}}
+		// A commit, and the end of its own session.
+		script := &driver.Script{Name: "suicide", Weight: 1, Steps: texts{"select 1", "select pg_terminate_backend(pg_backend_pid())"}}
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
 			Clients: 2, Transactions: 1, ThreadPerClient: thread})
 		if err != nil {
@@ -261,18 +265,6 @@ func TestStepsCommitsBeforeLoss(t *testing.T) {
 	}
 }
 
-// one runs one statement.
-type one struct{}
-
-func (one) Start(s *driver.Session) (driver.Step, error) {
-	s.RequestText([]byte("select 1"), false)
-	return driver.Await, nil
-}
-
-func (one) Resume(_ *driver.Session, answer error) (driver.Step, error) {
-	return driver.Finished, answer
-}
-
 // TestStepsTerminatedBetween: sessions ended by the server while their clients run
 // transactions that send nothing, between ones that do: each such client notices
 // when it next sends, counts one transaction lost, connects again and goes on.
@@ -280,7 +272,7 @@ func TestStepsTerminatedBetween(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	tg := parse(t, dsn)
 	tg.Config.RuntimeParams["application_name"] = "steps-terminated"
-	scripts := []*driver.Script{{Name: "idle", Weight: 200, Steps: idle{}}, {Name: "one", Weight: 1, Steps: one{}}}
+	scripts := []*driver.Script{{Name: "idle", Weight: 200, Steps: idle{}}, {Name: "one", Weight: 1, Steps: texts{"select 1"}}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
