@@ -26,6 +26,7 @@ type demoServer struct {
 func newDemoCmd(env *Env) *cobra.Command {
 	var version, dir string
 	var scale int
+	var ports localpg.PortRange
 	var duration, warmup time.Duration
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -38,7 +39,7 @@ func newDemoCmd(env *Env) *cobra.Command {
 			results, _ := cmd.Flags().GetString("results")
 			ctx, stop := env.Interrupt(cmd.Context())
 			defer stop()
-			return runDemo(ctx, env, version, dir, scale, warmup, duration, results)
+			return runDemo(ctx, env, demoOptions{version, dir, ports, scale, warmup, duration}, results)
 		},
 	}
 	f := cmd.Flags()
@@ -47,10 +48,20 @@ func newDemoCmd(env *Env) *cobra.Command {
 	workload.DurationVarP(f, &warmup, "warmup", "", 5*time.Second, "warm-up before each measured run")
 	workload.DurationVarP(f, &duration, "duration", "", 15*time.Second, "measured window of each run")
 	f.StringVar(&dir, "servers-dir", "", "directory for the two servers, removed at the end (default: pgbakeoff's servers directory)")
+	portRangeFlag(f, &ports)
 	return cmd
 }
 
-func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warmup, duration time.Duration, results string) error {
+// demoOptions are the demo's flags.
+type demoOptions struct {
+	version, dir     string
+	ports            localpg.PortRange
+	scale            int
+	warmup, duration time.Duration
+}
+
+func runDemo(ctx context.Context, env *Env, o demoOptions, results string) error {
+	scale, warmup, duration := o.scale, o.warmup, o.duration
 	out := env.Stdout
 	servers := []*demoServer{
 		{label: "default"},
@@ -70,7 +81,7 @@ func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warm
   4. print throughput and p99 latency side by side; every run is kept in %s
 `, scale, clients[0], clients[1], warmup, duration, target.Redact(results))
 
-	base, err := demoBaseDir(dir)
+	base, err := demoBaseDir(o.dir)
 	if err != nil {
 		return err
 	}
@@ -82,7 +93,7 @@ func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warm
 			}
 		}
 	}()
-	if err := startDemoServers(ctx, env, servers, version, base, scale); err != nil {
+	if err := startDemoServers(ctx, env, servers, o, base); err != nil {
 		return err
 	}
 
@@ -132,9 +143,10 @@ func runDemo(ctx context.Context, env *Env, version, dir string, scale int, warm
 }
 
 // startDemoServers starts the servers and loads TPC-B at scale into each.
-func startDemoServers(ctx context.Context, env *Env, servers []*demoServer, version, base string, scale int) error {
+func startDemoServers(ctx context.Context, env *Env, servers []*demoServer, o demoOptions, base string) error {
 	for _, s := range servers {
-		srv, err := localpg.Start(ctx, localpg.Options{Name: "demo-" + s.label, Version: version, Settings: s.settings, BaseDir: base, Log: env.Stderr})
+		srv, err := localpg.Start(ctx, localpg.Options{Name: "demo-" + s.label, Version: o.version, Settings: s.settings,
+			BaseDir: base, Log: env.Stderr, Ports: o.ports})
 		if err != nil {
 			return fmt.Errorf("start the %s server: %w", s.label, err)
 		}
@@ -145,7 +157,7 @@ func startDemoServers(ctx context.Context, env *Env, servers []*demoServer, vers
 		}
 		fmt.Fprintf(env.Stdout, "\nserver %s: PostgreSQL %s, port %d, log %s\n", s.label, srv.Version, srv.Port, srv.LogFile)
 		ds := tpcb.Workload{}.NewLoad().(*tpcb.Dataset)
-		ds.Opt.Scale = scale
+		ds.Opt.Scale = o.scale
 		if err := loadDataset(ctx, env, s.t, tpcb.Workload{}.Name(), ds, false); err != nil {
 			return err
 		}

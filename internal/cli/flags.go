@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -51,4 +52,9 @@ func suggestCommand(c *cobra.Command, name string) string {
 		}
 	}
 	return study.Suggest(strings.ToLower(name), names)
+}
+
+// portRangeFlag is --port-range: the ports local servers may take.
+func portRangeFlag(fs *pflag.FlagSet, r *localpg.PortRange) {
+	fs.Var(r, "port-range", "ports the local servers may take, as 56100-56199 (default: $"+localpg.PortsEnv+", else any free port)")
 }

@@ -39,6 +39,7 @@ func newServerStartCmd(env *Env) *cobra.Command {
 	var name, version string
 	var sets, initdb []string
 	var port int
+	var ports localpg.PortRange
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start a named local server (downloading the PostgreSQL version if needed) and print its DSN",
@@ -46,7 +47,7 @@ func newServerStartCmd(env *Env) *cobra.Command {
 		Example: `  pgbakeoff server start --name a --version 16 --set shared_buffers=1GB
   pgbakeoff server start --name b --version 11 --initdb --data-checksums`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := localpg.Options{Name: name, Version: version, InitdbArgs: initdb, Port: port, Log: env.Stderr}
+			opts := localpg.Options{Name: name, Version: version, InitdbArgs: initdb, Port: port, Ports: ports, Log: env.Stderr}
 			for _, s := range sets {
 				st, err := localpg.ParseSetting(s)
 				if err != nil {
@@ -78,6 +79,7 @@ func newServerStartCmd(env *Env) *cobra.Command {
 	f.StringArrayVar(&sets, "set", nil, "server setting name=value (repeatable)")
 	f.StringArrayVar(&initdb, "initdb", nil, "extra initdb option, such as --data-checksums (repeatable)")
 	f.IntVar(&port, "port", 0, "TCP port on 127.0.0.1 (default: a free one)")
+	portRangeFlag(f, &ports)
 	return cmd
 }
 

@@ -43,6 +43,7 @@ func newStudyCmd(env *Env) *cobra.Command {
 	fl := run.Flags()
 	fl.BoolVar(&sr.Restart, "restart", false, "forget the runs this study made before (they stay in the results store) and start again")
 	fl.StringVar(&sr.ServersDir, "servers-dir", "", "directory for the study's local servers (default: pgbakeoff's servers directory)")
+	portRangeFlag(fl, &sr.Ports)
 	fl.BoolVar(&sr.KeepServers, "keep-servers", false, "leave the local servers running at the end (by default they stop, and once every run is made their data is removed)")
 	workload.DurationVarP(fl, &sr.Progress, "progress", "", 10*time.Second, "print a progress line this often during each run; 0 for none")
 

@@ -70,7 +70,10 @@ type Options struct {
 	InitdbArgs []string  // extra initdb arguments, such as "--data-checksums"
 	BaseDir    string    // parent of the server's directory; "" = DefaultServersDir()
 	Log        io.Writer // progress lines for people; nil = discard
-	Port       int       // TCP port on 127.0.0.1; 0 = a free one
+	Port       int       // TCP port on 127.0.0.1; 0 = a free one from Ports
+	// Ports confines the free port chosen when Port is 0; the zero range is
+	// DefaultPorts ($PGBAKEOFF_PORTS), and without it any port the kernel gives.
+	Ports PortRange
 
 	// StartTimeout bounds the wait for the server to accept connections;
 	// 0 means one minute.
@@ -126,6 +129,13 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	}
 	for _, set := range opts.Settings {
 		if err := set.Validate(); err != nil {
+			return nil, fmt.Errorf("start server %q: %w", name, err)
+		}
+	}
+	ports := opts.Ports
+	if ports.Lo == 0 && opts.Port == 0 {
+		var err error
+		if ports, err = DefaultPorts(); err != nil {
 			return nil, fmt.Errorf("start server %q: %w", name, err)
 		}
 	}
@@ -195,12 +205,11 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	if timeout == 0 {
 		timeout = time.Minute
 	}
-	// A free port found by the kernel can be taken by someone else before
-	// postgres binds it, so a start that fails on a port now in use is
-	// retried with another one.
+	// A free port found can be taken by someone else before postgres binds
+	// it, so a start that fails on a port now in use is retried with another.
 	for attempt := 1; ; attempt++ {
 		if s.Port = opts.Port; s.Port == 0 {
-			if s.Port, err = freePort(); err != nil {
+			if s.Port, err = ports.free(); err != nil {
 				return nil, fmt.Errorf("start server %q: %w", name, err)
 			}
 		}

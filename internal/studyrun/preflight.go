@@ -120,7 +120,7 @@ func (st *studyTarget) open(ctx context.Context, sr *Runner, studyName, serversD
 		}
 	}
 	srv, err := localpg.Start(ctx, localpg.Options{Name: name, Version: t.Local.Version, Settings: settings,
-		InitdbArgs: t.Local.Initdb, BaseDir: serversDir, Log: sr.Log})
+		InitdbArgs: t.Local.Initdb, BaseDir: serversDir, Log: sr.Log, Ports: sr.Ports})
 	if err != nil {
 		return err
 	}

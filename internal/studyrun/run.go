@@ -50,6 +50,8 @@ type Options struct {
 	Restart bool
 	// ServersDir holds the local servers ("": pgbakeoff's servers directory).
 	ServersDir string
+	// Ports confines the ports of the local servers (the zero range: localpg's default).
+	Ports localpg.PortRange
 	// KeepServers leaves the local servers running at the end; by default they
 	// stop, and once every run is made their data is removed.
 	KeepServers bool
