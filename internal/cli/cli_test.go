@@ -130,6 +130,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown workload", []string{"run", "tpcx"}, `unknown run "tpcx"`, 2},
 		{"no workload", []string{"run"}, "run needs one of: tpcb, tpcc, sysbench", 2},
 		{"no workload to check", []string{"check"}, "check needs one of: tpcc", 2},
+		{"workload without a check", []string{"check", "sysbench", "--dsn", dsn}, "sysbench has no check: pgbakeoff check takes tpcc", 2},
 		{"unknown command", []string{"frobnicate"}, "unknown command", 2},
 		{"malformed DSN", []string{"run", "tpcb", "--dsn", "host=localhost port=notaport password=" + password}, "invalid DSN", 2},
 		{"malformed URI", []string{"run", "tpcb", "--dsn", "postgres://u:" + password + "@host:99999999/db"}, "invalid DSN", 2},
@@ -170,7 +171,19 @@ func TestBadInput(t *testing.T) {
 					t.Errorf("output contains %q:\n%s%s", bad, out, errOut)
 				}
 			}
+			// An error that several attempts met (with and without TLS) is said once.
+			if n := strings.Count(last, "connection refused"); n > 1 {
+				t.Errorf("error says %d times why the connection failed: %q", n, last)
+			}
 		})
+	}
+}
+
+// --version names the build, and exits 0.
+func TestVersion(t *testing.T) {
+	code, out, errOut := run(t, "--version")
+	if code != 0 || !regexp.MustCompile(`^pgbakeoff \S+.* \(go1\.\d+.*, \w+/\w+\)\n$`).MatchString(out) {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q; want one line naming the build and its Go", code, out, errOut)
 	}
 }
 

@@ -121,7 +121,9 @@ func NewRoot(env *Env) *cobra.Command {
 		Short:         "Benchmark PostgreSQL deployments side by side: pgbench's TPC-B, HammerDB's TPC-C and sysbench's OLTP, compared honestly",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("pgbakeoff {{.Version}}\n")
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
 	root.SetFlagErrorFunc(flagError)

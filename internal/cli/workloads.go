@@ -48,8 +48,10 @@ func newCheckCmd(env *Env) *cobra.Command {
 
 // parentCmd is a command whose subcommands are workloads; it refuses others,
 // naming its own in the registry's order.
+// A workload of the registry without this command (check sysbench) is named as
+// such, whatever flags follow it, rather than refused for a flag.
 func parentCmd(use, short string) *cobra.Command {
-	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs}
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ArbitraryArgs, DisableFlagParsing: true}
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		has := map[string]bool{}
 		for _, sub := range c.Commands() {
@@ -61,7 +63,23 @@ func parentCmd(use, short string) *cobra.Command {
 				names = append(names, name)
 			}
 		}
-		return unknownSub(strings.Join(names, ", "))(c, args)
+		var words []string
+		help := false
+		for _, a := range args {
+			help = help || a == "-h" || a == "--help"
+			if !strings.HasPrefix(a, "-") {
+				words = append(words, a)
+			}
+		}
+		if len(words) > 0 {
+			if _, ok := workload.Find(words[0]); ok {
+				return usageError{fmt.Errorf("%s has no %s: %s takes %s", words[0], c.Name(), c.CommandPath(), strings.Join(names, ", "))}
+			}
+		}
+		if help {
+			return c.Help()
+		}
+		return unknownSub(strings.Join(names, ", "))(c, words)
 	}
 	return cmd
 }

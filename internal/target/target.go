@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -208,12 +209,43 @@ func (t *Target) explain(ctx context.Context, err error) error {
 	if errors.As(err, &dnsErr) {
 		return &ConnectError{Target: t, Reason: fmt.Sprintf("cannot resolve host %q: %s", t.Config.Host, dnsErr.Err), Err: err}
 	}
-	reason := Scrub(innermost(err).Error(), t.Config.Password)
+	reason := Scrub(dialReason(err), t.Config.Password)
 	addr := t.Address()
 	if addrs, rerr := t.Resolve(ctx); rerr == nil && len(addrs) > 0 && !strings.HasPrefix(t.Config.Host, "/") {
 		addr = fmt.Sprintf("%s (%s)", addr, strings.Join(addrs, ", "))
 	}
 	return &ConnectError{Target: t, Reason: fmt.Sprintf("cannot connect to %s: %s", addr, reason), Err: err}
+}
+
+// dialAttempt is the "address (host): " pgconn puts before each attempt's error.
+var dialAttempt = regexp.MustCompile(`^\S+ \([^)]*\): `)
+
+// dialReason is why the connection failed: the innermost error or, where pgconn
+// joined one error per attempt (each address, with and without TLS), each
+// distinct one once, without the address when every attempt was to the same.
+func dialReason(err error) string {
+	inner := innermost(err)
+	j, ok := inner.(interface{ Unwrap() []error })
+	if !ok {
+		return inner.Error()
+	}
+	var parts, addrs []string
+	for _, e := range j.Unwrap() {
+		s := e.Error()
+		if a := dialAttempt.FindString(s); !slices.Contains(addrs, a) {
+			addrs = append(addrs, a)
+		}
+		if !slices.Contains(parts, s) {
+			parts = append(parts, s)
+		}
+	}
+	if len(addrs) == 1 && addrs[0] != "" {
+		for i, p := range parts {
+			parts[i] = strings.TrimPrefix(p, addrs[0])
+		}
+		parts = slices.Compact(parts)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func innermost(err error) error {
