@@ -123,11 +123,11 @@ func writeFindMax(w io.Writer, res *findmax.Result) {
 	for _, s := range res.Steps {
 		rate := strconv.FormatFloat(s.Rate, 'f', 0, 64)
 		verdict := "met"
-		switch {
-		case s.Rate == 0:
-			rate, verdict = "closed", "the ceiling"
-		case !s.Met:
+		if !s.Met {
 			verdict = "not met: " + s.Why
+		}
+		if s.Rate == 0 {
+			rate, verdict = "closed", "the ceiling, "+verdict
 		}
 		if s.Confirm {
 			verdict += " (confirmation)"
@@ -135,10 +135,9 @@ func writeFindMax(w io.Writer, res *findmax.Result) {
 		p, _ := s.Summary.LatencyAt(res.Objective.Quantile)
 		fmt.Fprintf(w, "%6d %12s %10.0f %12.3f %8d  %s\n", s.Summary.RunID, rate, s.Summary.TPS, p, s.Summary.Failed, verdict)
 	}
-	if res.Rate > 0 {
-		fmt.Fprintf(w, "max rate within the objective: %.0f tx/s\n", res.Rate)
-	} else {
-		fmt.Fprintln(w, "max rate within the objective: none found")
+	fmt.Fprintf(w, "max rate within the objective: %s\n", res.Answer())
+	if d := res.Found.Doubt; d != "" {
+		fmt.Fprintf(w, "unreliable: %s\n", d)
 	}
 	fmt.Fprintf(w, "how sure: %s\n", res.Sure())
 }
@@ -154,19 +153,30 @@ func writeFindMaxJSON(w io.Writer, res *findmax.Result) {
 		Why     string  `json:"why,omitempty"`
 		Confirm bool    `json:"confirmation,omitempty"`
 	}
+	f := res.Found
 	out := struct {
 		Objective string  `json:"objective"`
 		Quantile  float64 `json:"quantile"`
 		LimitMs   float64 `json:"limit_ms"`
-		MaxRate   float64 `json:"max_rate"`
-		Above     float64 `json:"lowest_rate_not_met"`
-		Ceiling   float64 `json:"ceiling_tps"`
-		Confirmed int     `json:"confirmed"`
-		Budget    bool    `json:"budget_spent"`
-		Sure      string  `json:"how_sure"`
-		Steps     []step  `json:"runs"`
+		// MaxRate is null when no rate met the objective; LowerBound: it is the
+		// closed-loop run's throughput, which met it, and the answer is at least it.
+		MaxRate    *float64 `json:"max_rate"`
+		LowerBound bool     `json:"lower_bound,omitempty"`
+		Answer     string   `json:"answer"`
+		Above      float64  `json:"lowest_rate_not_met"`
+		Ceiling    float64  `json:"ceiling_tps"`
+		Confirmed  int      `json:"confirmed"`
+		Confirm    int      `json:"confirmations_asked"`
+		Budget     bool     `json:"budget_spent"`
+		Unreliable string   `json:"unreliable,omitempty"`
+		Sure       string   `json:"how_sure"`
+		Steps      []step   `json:"runs"`
 	}{Objective: res.Objective.String(), Quantile: res.Objective.Quantile, LimitMs: float64(res.Objective.Limit) / float64(time.Millisecond),
-		MaxRate: res.Rate, Above: res.Above, Ceiling: res.Ceiling, Confirmed: res.Confirmed, Budget: res.BudgetSpent, Sure: res.Sure()}
+		LowerBound: f.Bound, Answer: res.Answer(), Above: res.Above, Ceiling: res.Ceiling, Confirmed: f.Confirmed, Confirm: res.Confirm,
+		Budget: res.BudgetSpent, Unreliable: f.Doubt, Sure: res.Sure()}
+	if f.OK {
+		out.MaxRate = &f.Rate
+	}
 	for _, s := range res.Steps {
 		p, _ := s.Summary.LatencyAt(res.Objective.Quantile)
 		out.Steps = append(out.Steps, step{s.Summary.RunID, s.Rate, s.Summary.TPS, p, s.Summary.Failed, s.Met, s.Why, s.Confirm})

@@ -120,6 +120,8 @@ type Options struct {
 type Step struct {
 	Rate    float64 // requested; 0 for the closed-loop run that measured the ceiling
 	Confirm bool    // a confirmation run
+	// Met: the run met the objective; the closed-loop run did so at the
+	// throughput it reached (Summary.TPS).
 	Met     bool
 	Why     string // why it did not meet the objective
 	Summary *engine.Summary
@@ -128,29 +130,63 @@ type Step struct {
 // Result is what the search found.
 type Result struct {
 	Objective Objective
-	// Rate is the highest rate that met the objective and its confirmations; 0
-	// when none did. Above is the lowest that did not, the bracket's other side.
-	Rate, Above float64
-	Ceiling     float64 // the closed-loop throughput the search started from
-	Steps       []Step
-	// Confirmed is how many confirmation runs met the objective at Rate.
-	Confirmed int
+	// Found is the answer, as Read reads it back from Steps.
+	Found Found
+	// Above is the lowest open-loop rate that did not meet the objective, the
+	// bracket's upper side (the ceiling when every rate tried met it).
+	Above   float64
+	Ceiling float64 // the closed-loop throughput the search started from
+	Steps   []Step
+	// Confirm is how many confirmation runs were asked for (Options.Confirm).
+	Confirm int
 	// BudgetSpent: the budget ended the search before the bracket was narrow
 	// enough or the confirmations were run.
 	BudgetSpent bool
 }
 
+// Answer is what the search found, in a few words: "900 tx/s", "900 tx/s, not
+// confirmed (...)", "at least 20725 tx/s", "none: no rate met p99 < 5ms"; Sure
+// says why and how sure, and Found.Doubt whether the runs can be trusted at all.
+func (r *Result) Answer() string {
+	f := r.Found
+	if !f.OK {
+		return "none: " + r.Objective.NoRate()
+	}
+	s := fmt.Sprintf("%.0f tx/s", f.Rate)
+	switch {
+	case f.Bound:
+		s = "at least " + s
+	case f.Confirmed < r.Confirm:
+		s += fmt.Sprintf(", not confirmed (%d of %d confirmation runs made)", f.Confirmed, r.Confirm)
+	}
+	return s
+}
+
 // Sure says how sure the result is, in a sentence.
 func (r *Result) Sure() string {
+	f := r.Found
+	edge := highestMet(r.Steps, math.Inf(1)) // the open-loop side of the bracket
+	var s string
 	switch {
-	case r.Rate == 0 && len(r.Steps) == 0:
+	case len(r.Steps) == 0:
 		return "no run was made"
-	case r.Rate == 0:
-		return fmt.Sprintf("no rate met the objective: the lowest tried, %.0f tx/s, did not", r.Above)
-	}
-	s := fmt.Sprintf("the edge lies between %.0f and %.0f tx/s (%.1f%% apart)", r.Rate, r.Above, 100*(r.Above-r.Rate)/r.Above)
-	if r.Confirmed > 0 {
-		s += fmt.Sprintf("; %.0f tx/s met it again in %d confirmation run(s)", r.Rate, r.Confirmed)
+	case !f.OK && edge == 0 && r.Above > 0 && r.Above < r.Ceiling:
+		s = fmt.Sprintf("no rate met the objective: the lowest tried, %.0f tx/s, did not", r.Above)
+	case !f.OK:
+		s = "no rate met the objective"
+	case f.Bound:
+		s = fmt.Sprintf("the closed-loop run met the objective at %.0f tx/s, the most its clients carried, so the answer is at least that", f.Rate)
+		if edge > 0 {
+			s += fmt.Sprintf("; open loop, the edge lies between %.0f and %.0f tx/s", edge, r.Above)
+		}
+	default:
+		s = fmt.Sprintf("the edge lies between %.0f and %.0f tx/s (%.1f%% apart)", f.Rate, r.Above, 100*(r.Above-f.Rate)/r.Above)
+		if f.Confirmed > 0 {
+			s += fmt.Sprintf("; %.0f tx/s met it again in %d confirmation run(s)", f.Rate, f.Confirmed)
+		}
+		if f.Confirmed < r.Confirm {
+			s += fmt.Sprintf("; %.0f tx/s is not confirmed: %d of the %d confirmation runs asked for were made", f.Rate, f.Confirmed, r.Confirm)
+		}
 	}
 	if r.BudgetSpent {
 		s += "; the time budget ended the search early"
@@ -167,7 +203,7 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 	if o.Resolution <= 0 {
 		o.Resolution = 0.05
 	}
-	res := &Result{Objective: o.Objective}
+	res := &Result{Objective: o.Objective, Confirm: o.Confirm}
 	start := time.Now()
 	out := o.Progress
 	if out == nil {
@@ -194,9 +230,6 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 		}
 		st := Step{Rate: rate, Confirm: confirm, Summary: sum}
 		st.Met, st.Why = o.Objective.Check(sum)
-		if rate == 0 {
-			st.Met = false // the ceiling's run only measures
-		}
 		res.Steps = append(res.Steps, st)
 		verdict := "met"
 		if !st.Met {
@@ -204,7 +237,9 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 		}
 		what := fmt.Sprintf("%.0f tx/s", rate)
 		if rate == 0 {
-			what, verdict = "closed loop", fmt.Sprintf("ceiling %.0f tx/s", sum.TPS)
+			// The ceiling's run measures; when it met the objective too, its
+			// throughput is a lower bound of the answer.
+			what, verdict = "closed loop", fmt.Sprintf("ceiling %.0f tx/s, objective %s", sum.TPS, verdict)
 		} else if confirm {
 			what += " (confirming)"
 		}
@@ -217,7 +252,7 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 	hi := o.Ceiling
 	if hi <= 0 {
 		if _, err := step(0, false); err != nil {
-			return res, err
+			return finish(res, 0), err
 		}
 		hi = res.Steps[0].Summary.TPS
 		if hi <= 0 {
@@ -235,7 +270,7 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 		for open() && !overBudget() {
 			met, err := step(r, false)
 			if err != nil {
-				return finish(res, lo, hi), err
+				return finish(res, hi), err
 			}
 			if met {
 				lo = r
@@ -245,14 +280,14 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 			r = math.Floor((lo + hi) / 2)
 		}
 		if lo == 0 || res.BudgetSpent {
-			return finish(res, lo, hi), nil
+			return finish(res, hi), nil
 		}
 		// Confirm the edge; a miss makes it the new upper side.
 		confirmed := 0
 		for confirmed < o.Confirm && !overBudget() {
 			met, err := step(lo, true)
 			if err != nil {
-				return finish(res, lo, hi), err
+				return finish(res, hi), err
 			}
 			if !met {
 				break
@@ -260,23 +295,16 @@ func Search(ctx context.Context, spec engine.Spec, run Runner, o Options) (*Resu
 			confirmed++
 		}
 		if confirmed == o.Confirm || res.BudgetSpent {
-			res.Confirmed = confirmed
-			return finish(res, lo, hi), nil
+			return finish(res, hi), nil
 		}
 		hi, lo = lo, highestMet(res.Steps, lo)
 		r = math.Floor((lo + hi) / 2)
 	}
 }
 
-// Best is what a search whose runs were steps found: the highest rate that met
-// the objective in a run not refuted by another at the same rate; 0 if none.
-// It is the Rate Search returns, read back from the runs alone.
-func Best(steps []Step) float64 {
-	return highestMet(steps, math.Inf(1))
-}
-
-// highestMet is the highest rate below limit that met the objective in a run that
-// was not then refuted by a confirmation at the same rate; 0 if none.
+// highestMet is the highest open-loop rate below limit that met the objective
+// in a run that was not then refuted by a confirmation at the same rate; 0 if
+// none.
 func highestMet(steps []Step, limit float64) float64 {
 	best := 0.0
 	failed := map[float64]bool{}
@@ -286,14 +314,17 @@ func highestMet(steps []Step, limit float64) float64 {
 		}
 	}
 	for _, s := range steps {
-		if s.Met && s.Rate < limit && !failed[s.Rate] && s.Rate > best {
+		if s.Met && s.Rate > 0 && s.Rate < limit && !failed[s.Rate] && s.Rate > best {
 			best = s.Rate
 		}
 	}
 	return best
 }
 
-func finish(res *Result, lo, hi float64) *Result {
-	res.Rate, res.Above = lo, hi
+// finish closes the search with hi the bracket's upper side and reads its answer back
+// from its steps, as a report will.
+func finish(res *Result, hi float64) *Result {
+	res.Above = hi
+	res.Found = Read(res.Steps)
 	return res
 }

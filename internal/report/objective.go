@@ -64,7 +64,7 @@ func (a *analysis) maxRates(wl workload, target string, clients int) (rates []fl
 	slices.SortStableFunc(order, func(x, y key) int { return cmp.Or(cmp.Compare(x.repeat, y.repeat), cmp.Compare(x.search, y.search)) })
 	for _, k := range order {
 		c := curves[k]
-		best, id := findmax.Best(c.steps), c.ids[0]
+		best, id := findmax.Read(c.steps).Rate, c.ids[0]
 		for i, st := range c.steps {
 			if best > 0 && st.Met && st.Rate == best {
 				id = c.ids[i]

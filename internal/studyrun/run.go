@@ -662,12 +662,12 @@ func planSize(plan []study.Cell) string {
 	return fmt.Sprintf("%s and %d searches", runs, searches)
 }
 
-// printSearch says what a search found, and how sure it is.
+// printSearch says what a search found, how sure it is, and why it is not to be
+// trusted when its runs contradict each other.
 func printSearch(w io.Writer, res *findmax.Result) {
-	if res.Rate > 0 {
-		fmt.Fprintf(w, "  max rate within the objective: %.0f tx/s; %s\n", res.Rate, res.Sure())
-	} else {
-		fmt.Fprintf(w, "  max rate within the objective: none found; %s\n", res.Sure())
+	fmt.Fprintf(w, "  max rate within the objective: %s; %s\n", res.Answer(), res.Sure())
+	if d := res.Found.Doubt; d != "" {
+		fmt.Fprintf(w, "  unreliable: %s\n", d)
 	}
 }
 

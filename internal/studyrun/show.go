@@ -131,7 +131,7 @@ func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[
 		met, _ := obj.Check(sum)
 		steps = append(steps, findmax.Step{Rate: rate, Met: met && rate > 0})
 	}
-	return findmax.Best(steps), nil
+	return findmax.Read(steps).Rate, nil
 }
 
 // cellGroup names a target's cells of one workload, client count and rate.
