@@ -565,6 +565,7 @@ func (p *parser) workloads(kv pair) []*Workload {
 		first[w.Name] = w.Pos
 		workloads = append(workloads, w)
 	}
+	p.dataOf(workloads)
 	return workloads
 }
 
@@ -576,7 +577,7 @@ func (p *parser) workload(n *yaml.Node, i int) *Workload {
 	w := &Workload{Pos: posOf(n), Dataset: DatasetClone, Vacuum: VacuumNone, Checkpoint: true}
 	pairs := p.pairs(n)
 	where := label(pairs, "workload", i, "name", "kind") // the kind is the default name
-	var named, database pair
+	var named, database, dataset pair
 	for _, kv := range pairs {
 		switch kv.name() {
 		case "name":
@@ -595,7 +596,8 @@ func (p *parser) workload(n *yaml.Node, i int) *Workload {
 		case "run":
 			w.Run = p.options(kv)
 		case "dataset":
-			if s, ok := p.enum(kv, datasets); ok {
+			dataset = kv
+			if s, ok := p.str(kv); ok && slices.Contains(datasets, s) {
 				w.Dataset = Dataset(s)
 			}
 		case "vacuum":
@@ -629,10 +631,55 @@ func (p *parser) workload(n *yaml.Node, i int) *Workload {
 	if database.key != nil && len(w.Load) > 0 {
 		p.errorf(w.Load[0].Pos, "load: has no effect with database: the study runs on the data already in %q and loads nothing; remove load:", w.Database)
 	}
+	if dataset.key != nil && !slices.Contains(datasets, deref(dataset.val).Value) && deref(dataset.val).Kind == yaml.ScalarNode {
+		v := deref(dataset.val)
+		// The name of another workload, found once all are read (dataOf).
+		w.dataOf = dataset
+		switch {
+		case database.key != nil:
+			p.errorf(posOf(database.key), "database: has no effect with dataset: %s, which runs on that workload's data; remove one", v.Value)
+		case len(w.Load) > 0:
+			p.errorf(w.Load[0].Pos, "load: has no effect with dataset: %s, which runs on that workload's data; remove load:", v.Value)
+		}
+		return w
+	}
 	if database.key != nil && w.Dataset != DatasetKeep {
 		p.errorf(posOf(database.key), "database needs dataset: keep; with dataset: %s every run gets its own copy of the data", w.Dataset)
 	}
 	return w
+}
+
+// dataOf resolves the workloads whose dataset: names another workload: that one
+// must load data of its own, and w takes its dataset policy.
+func (p *parser) dataOf(workloads []*Workload) {
+	byName := map[string]*Workload{}
+	var names []string
+	for _, w := range workloads {
+		byName[w.Name] = w
+		names = append(names, w.Name)
+	}
+	for _, w := range workloads {
+		if w.dataOf.key == nil {
+			continue
+		}
+		name := w.dataOf.val.Value
+		src := byName[name]
+		switch {
+		case src == nil:
+			choices := append(slices.Clone(datasets), slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == w.Name })...)
+			if sug := Suggest(name, choices); sug != "" {
+				p.errorf(w.dataOf.valPos(), "unknown dataset %q; did you mean %q?", name, sug)
+			} else {
+				p.errorf(w.dataOf.valPos(), "unknown dataset %q; want %s, or the name of another workload whose data this one runs on", name, oneOf(datasets))
+			}
+		case src == w:
+			p.errorf(w.dataOf.valPos(), "dataset: %s names this workload itself; name another workload, whose data this one runs on", name)
+		case src.dataOf.key != nil:
+			p.errorf(w.dataOf.valPos(), "dataset: %s names a workload that runs on another's data itself; name the workload that loads it", name)
+		default:
+			w.DataOf, w.Dataset, w.Database = src, src.Dataset, src.Database
+		}
+	}
 }
 
 // options reads load or run options: each key takes a scalar or a list of

@@ -73,12 +73,17 @@ type Setting struct {
 
 // Workload is a benchmark and the options it is loaded and run with.
 type Workload struct {
-	Name       string // the kind when not given
-	Pos        Pos
-	Kind       string   // the workload's kind, one of workload.Names
-	Load       []Option // options of `pgbakeoff init <kind>`, in file order
-	Run        []Option // options of `pgbakeoff run <kind>`, in file order
-	Dataset    Dataset
+	Name    string // the kind when not given
+	Pos     Pos
+	Kind    string   // the workload's kind, one of workload.Names
+	Load    []Option // options of `pgbakeoff init <kind>`, in file order
+	Run     []Option // options of `pgbakeoff run <kind>`, in file order
+	Dataset Dataset
+	// DataOf is the workload whose data this one runs on, named by its dataset:
+	// (a script workload on the tables a TPC-B workload loads); it then has its
+	// dataset policy and loads nothing itself. nil: its own data.
+	DataOf     *Workload
+	dataOf     pair // the dataset: that names it, until resolved
 	Vacuum     Vacuum
 	Checkpoint bool   // CHECKPOINT before each run
 	Database   string // an existing database to run in; only with DatasetKeep
@@ -391,6 +396,9 @@ func SearchKey(key string) (string, bool) {
 // same kind with the same load options, in any order, share a key, so they can
 // share one dataset.
 func (s *Study) DatasetKey(w *Workload) string {
+	if w.DataOf != nil {
+		return s.DatasetKey(w.DataOf)
+	}
 	h := newHasher("dataset/1")
 	h.add("kind", w.Kind)
 	h.options("load", w.Load)
@@ -409,6 +417,9 @@ func (s *Study) fingerprint(t *Target, w *Workload, clients, rate int, search *F
 	h.add("vacuum", string(w.Vacuum))
 	h.add("checkpoint", fmt.Sprint(w.Checkpoint))
 	h.add("database", w.Database)
+	if w.DataOf != nil { // added only when set, so other fingerprints stay as they were
+		h.add("data_of", s.DatasetKey(w.DataOf))
+	}
 	h.add("clients", fmt.Sprint(clients))
 	if rate > 0 { // closed-loop runs keep the fingerprints they had before rates
 		h.add("rate", fmt.Sprint(rate))

@@ -70,7 +70,7 @@ func loadDatasets(ctx context.Context, sr *Runner, s *study.Study, st *store.Sto
 			defer conn.Close(context.Background())
 			for _, sw := range wls {
 				db := sw.database()
-				if sw.w.Database != "" || t.fresh[db] {
+				if sw.w.Database != "" || sw.source != nil || t.fresh[db] {
 					continue
 				}
 				fp := datasetFingerprint(t.t, db)
@@ -147,7 +147,7 @@ func prepareRun(ctx context.Context, sr *Runner, t *studyTarget, sw *studyWorklo
 		}
 	case study.DatasetReload:
 		if !t.fresh[sw.database()] {
-			if err := sr.load(ctx, t.tgt.WithDatabase(sw.database()), sw, false); err != nil {
+			if err := sr.load(ctx, t.tgt.WithDatabase(sw.database()), sw.loader(), false); err != nil {
 				return err
 			}
 		}

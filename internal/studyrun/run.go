@@ -67,6 +67,9 @@ type studyWorkload struct {
 	// data is the workload's dataset as load: describes it; nil for a workload
 	// with nothing to load, which runs on its own database:.
 	data load.Dataset
+	// source is the workload whose data this one runs on (study.Workload.DataOf);
+	// nil when it has data of its own.
+	source *studyWorkload
 	// db is the database its data is loaded into. Workloads of one study with the
 	// same data and the same policy share it; a cloned dataset is never one that
 	// runs write into.
@@ -166,7 +169,7 @@ func loadStudy(file string) (s *study.Study, wls []*studyWorkload, errs study.Er
 			if err := sw.data.Validate(); err != nil {
 				errs = append(errs, s.Errorf(w.Pos, "workload %s: load: %v", w.Name, err))
 			}
-		} else if w.Database == "" || w.Dataset == study.DatasetReload {
+		} else if w.DataOf == nil && (w.Database == "" || w.Dataset == study.DatasetReload) {
 			errs = append(errs, s.Errorf(w.Pos, "workload %s: %s has no data to load: give it the database: it runs on, with dataset: keep or clone", w.Name, w.Kind))
 		}
 		rate := s.Rates(w)[0]
@@ -184,7 +187,29 @@ func loadStudy(file string) (s *study.Study, wls []*studyWorkload, errs study.Er
 		}
 		out = append(out, sw)
 	}
+	shareData(out)
 	return s, out, errs, nil
+}
+
+// shareData gives each workload that runs on another's data that one's dataset
+// and database, and the workload that loads it.
+func shareData(wls []*studyWorkload) {
+	for _, sw := range wls {
+		for _, src := range wls {
+			if sw.w.DataOf == src.w {
+				sw.data, sw.db, sw.source = src.data, src.db, src
+			}
+		}
+	}
+}
+
+// loader is the workload that loads sw's data: sw itself, or the one whose data
+// it runs on.
+func (sw *studyWorkload) loader() *studyWorkload {
+	if sw.source != nil {
+		return sw.source
+	}
+	return sw
 }
 
 // loadValidStudy is loadStudy for commands that go no further with a bad file.
@@ -428,6 +453,7 @@ func (sr *Runner) makeRuns(ctx context.Context, s *study.Study, st *store.Store,
 		byTarget[t.t] = t
 	}
 	first := true
+	same := newSameFailures(len(targets))
 	for _, c := range plan {
 		if d, ok := done[c.Key]; ok && d.Status == store.StatusCompleted {
 			continue
@@ -456,10 +482,16 @@ func (sr *Runner) makeRuns(ctx context.Context, s *study.Study, st *store.Store,
 			if errors.Is(err, engine.ErrInterrupted) || ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: run %s stopped early; `study run` again makes it anew", engine.ErrInterrupted, c.Key)
 			}
-			// One failed run does not end a study of hours; it is made again next time.
-			fmt.Fprintf(sr.Log, "run %s failed: %v\n", c.Key, err)
+			// One failed run does not end a study of hours; it is made again next
+			// time. The same failure everywhere does.
 			failed = append(failed, c.Key)
+			if stop := same.failed(c, err); stop != nil {
+				return failed, stop
+			}
+			fmt.Fprintf(sr.Log, "run %s failed: %v\n", c.Key, err)
+			continue
 		}
+		same.succeeded(c)
 	}
 	return failed, nil
 }
