@@ -254,6 +254,39 @@ func TestRunsTable(t *testing.T) {
 	}
 }
 
+// TestRunsTableLocalServers: runs on different local servers, all on their
+// database postgres over a socket, are told apart by server name and port, and
+// targets whose short names would be alike by more of their DSN.
+func TestRunsTableLocalServers(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "results.db")
+	var runs []storedRun
+	for i, name := range []string{"pg11", "pg15", "pg16", "pg18"} {
+		runs = append(runs, storedRun{target: fmt.Sprintf("host=/var/lib/pgbakeoff/servers/%s/sock port=%d user=postgres dbname=postgres sslmode=disable", name, 56100+i),
+			version: "16.4", tps: 1000, p99: 2})
+	}
+	for _, dir := range []string{"/tmp/pgbk-123", "/tmp/pgbk-456"} {
+		runs = append(runs, storedRun{target: "host=" + dir + " port=5432 user=postgres dbname=postgres", version: "16.4", tps: 1000, p99: 2})
+	}
+	seedStore(t, results, runs...)
+	code, out, errOut := run(t, "runs", "--results", results)
+	if code != 0 {
+		t.Fatalf("runs: exit %d\n%s", code, errOut)
+	}
+	targets := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n")[1:] {
+		f := strings.Fields(l)
+		targets[f[len(f)-1]] = true
+	}
+	if len(targets) != len(runs) {
+		t.Errorf("runs names %d targets for %d different ones:\n%s", len(targets), len(runs), out)
+	}
+	for i, name := range []string{"pg11", "pg15", "pg16", "pg18"} {
+		if want := fmt.Sprintf("%s:%d/postgres", name, 56100+i); !targets[want] {
+			t.Errorf("runs does not name the server %s as %q:\n%s", name, want, out)
+		}
+	}
+}
+
 // TestReportOutputFormat: report writes HTML or Markdown; an output file named
 // for another format is refused, naming the ones it can write, and not made.
 func TestReportOutputFormat(t *testing.T) {

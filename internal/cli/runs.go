@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -151,7 +152,10 @@ func printRuns(w io.Writer, runs []store.Run) error {
 	widths[targetCol] = len(header[targetCol])
 	for i, n := range names {
 		rows[i+1][targetCol] = fitName(n, targetRoom)
-		widths[targetCol] = max(widths[targetCol], utf8.RuneCountInString(rows[i+1][targetCol]))
+	}
+	distinguish(rows[1:], targetCol, names, targetRoom)
+	for _, row := range rows[1:] {
+		widths[targetCol] = max(widths[targetCol], utf8.RuneCountInString(row[targetCol]))
 	}
 	widths[workloadCol] = max(12, min(widths[workloadCol], room-widths[targetCol]))
 	var b strings.Builder
@@ -173,6 +177,39 @@ func printRuns(w io.Writer, runs []store.Run) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// distinguish gives rows whose names in column col are alike but whose targets
+// differ (four servers must not all read "postgres") the longest of their names
+// that fits in n columns and that no other target has, else their full name cut
+// in the middle.
+func distinguish(rows [][]string, col int, names [][]string, n int) {
+	full := map[string][]string{} // the targets each shown name stands for
+	for i, row := range rows {
+		if !slices.Contains(full[row[col]], names[i][0]) {
+			full[row[col]] = append(full[row[col]], names[i][0])
+		}
+	}
+	taken := map[string][]string{} // the targets that have each name
+	for _, ns := range names {
+		for _, name := range ns {
+			if !slices.Contains(taken[name], ns[0]) {
+				taken[name] = append(taken[name], ns[0])
+			}
+		}
+	}
+	for i, row := range rows {
+		if len(full[row[col]]) < 2 {
+			continue
+		}
+		row[col] = cutMiddle(names[i][0], n)
+		for _, name := range names[i] {
+			if utf8.RuneCountInString(name) <= n && len(taken[name]) == 1 {
+				row[col] = name
+				break
+			}
+		}
+	}
 }
 
 // fitName is the first of the names that fits in n columns, else the last cut

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -96,12 +97,27 @@ func RunNames(r *store.Run) []string {
 		return []string{r.Target} // stored without its password; unusual enough to show whole
 	}
 	out := []string{p.short()}
+	if strings.HasPrefix(p.host, "/") {
+		// A socket directory: a local server's is <servers>/<name>/sock, and its
+		// name tells it from the others where the database cannot; another
+		// directory is told by its last part.
+		dir, base := path.Split(p.host)
+		if base == "sock" && path.Base(dir) != "/" {
+			p.host = path.Base(dir)
+		} else {
+			p.host = "…/" + base
+		}
+		for _, n := range []string{p.short(), targetParts{host: p.host, dbname: p.dbname}.short(), p.dbname} {
+			if n != "" && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
 	if p.port != "" {
 		out = append(out, targetParts{host: p.host, dbname: p.dbname}.short())
 	}
-	if strings.HasPrefix(p.host, "/") && p.dbname != "" {
-		out = append(out, p.dbname)
-	} else if p.host != "" {
+	if p.host != "" {
 		out = append(out, p.host)
 	}
 	return out
