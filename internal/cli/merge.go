@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -20,14 +21,18 @@ import (
 // the whole run (engine.MergeShards).
 func newMergeCmd(env *Env) *cobra.Command {
 	var out string
+	var only []string
 	cmd := &cobra.Command{Use: "merge [STORE... -o OUT]",
 		Short: "Gather results stores from several machines into one, merging the shards of each sharded run",
 		Long: `merge copies the runs of the stores given into OUT, and makes the whole run of each sharded run
 whose shards are all there. Without stores it merges the sharded runs of --results in place:
-the shards of a run that shared one store (PostgreSQL) are already together.`,
+the shards of a run that shared one store (PostgreSQL) are already together. A sharded run
+that cannot be merged (a shard missing or different) is named with the reason and left
+out; merge fails only when it could merge none, or one asked for with --group.`,
 		Example: `  pgbakeoff merge a.db b.db c.db d.db -o all.db
   pgbakeoff merge --results postgres://bench@results/pgbakeoff`}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the results store to write the runs to, created if absent (with stores to merge)")
+	cmd.Flags().StringArrayVar(&only, "group", nil, "merge only this shard group (repeatable); it is an error if it cannot be merged")
 	cmd.RunE = func(cmd *cobra.Command, inputs []string) error {
 		inPlace := len(inputs) == 0
 		switch {
@@ -78,19 +83,14 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 				mergedBefore[d.Labels["shard_group"]] = true
 			}
 		}
-		var ready []string
-		for _, g := range order {
-			switch {
-			case mergedBefore[g]:
-				fmt.Fprintf(env.Stdout, "%s: merged before\n", g)
-			case engine.StillRunning(groups[g], env.Now()):
-				fmt.Fprintf(env.Stdout, "%s: a shard is still running; merge once every shard has ended\n", g)
-			default:
-				if _, _, err := engine.MergeShards(groups[g]); err != nil {
-					return usageError{fmt.Errorf("%v; nothing was written", err)}
-				}
-				ready = append(ready, g)
+		for _, g := range only {
+			if groups[g] == nil {
+				return usageError{fmt.Errorf("--group %s: no sharded run of that group in %s", g, redactAll(inputs))}
 			}
+		}
+		ready, refused := mergeable(env, order, groups, only, mergedBefore)
+		if err := refusedError(refused, len(ready), only); err != nil {
+			return fmt.Errorf("%w; nothing was written", err)
 		}
 
 		st, err := openForWriting(ctx, env, out)
@@ -149,6 +149,60 @@ the shards of a run that shared one store (PostgreSQL) are already together.`,
 		return nil
 	}
 	return cmd
+}
+
+// mergeable are the groups whose shards can be merged now, of those asked for
+// (all when only is empty); refused names each that cannot, with the reason,
+// which it also prints.
+func mergeable(env *Env, order []string, groups map[string][]engine.ShardRun, only []string, mergedBefore map[string]bool) (ready []string, refused map[string]error) {
+	refused = map[string]error{}
+	for _, g := range order {
+		if len(only) > 0 && !slices.Contains(only, g) {
+			continue
+		}
+		switch {
+		case mergedBefore[g]:
+			fmt.Fprintf(env.Stdout, "%s: merged before\n", g)
+		case engine.StillRunning(groups[g], env.Now()):
+			fmt.Fprintf(env.Stdout, "%s: a shard is still running; merge once every shard has ended\n", g)
+		default:
+			if _, _, err := engine.MergeShards(groups[g]); err != nil {
+				refused[g] = err
+				fmt.Fprintf(env.Stdout, "%s: not merged: %v\n", g, err)
+				continue
+			}
+			ready = append(ready, g)
+		}
+	}
+	return ready, refused
+}
+
+// refusedError fails merge when a group asked for by name could not be merged,
+// or when none could be while some could not.
+func refusedError(refused map[string]error, merged int, only []string) error {
+	for _, g := range only {
+		if err := refused[g]; err != nil {
+			return fmt.Errorf("--group %s cannot be merged: %w", g, err)
+		}
+	}
+	switch {
+	case merged > 0 || len(refused) == 0:
+		return nil
+	case len(refused) == 1:
+		for _, err := range refused {
+			return err
+		}
+	}
+	return fmt.Errorf("none of the %d sharded runs can be merged (each is named above with the reason)", len(refused))
+}
+
+// redactAll names stores for a message, without their passwords.
+func redactAll(paths []string) string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = target.Redact(p)
+	}
+	return strings.Join(out, ", ")
 }
 
 // checkMergePaths refuses an output that is one of the inputs (but in place),

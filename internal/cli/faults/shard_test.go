@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -417,4 +418,50 @@ func rawWindowLatencies(t *testing.T, dir string, from, to time.Time) (*hdrhisto
 		}
 	}
 	return h, n
+}
+
+// A shard group that cannot be merged (a shard missing) is named with the reason
+// and does not keep the complete groups beside it from being merged; asking for
+// it by name fails, and a store holding it alone is refused whole.
+func TestMergeSkipsGroupThatCannotBeMerged(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "select.sql")
+	clitest.WriteFile(t, script, "select 1;\n")
+	start := time.Now().Add(3 * time.Second).UTC().Truncate(time.Millisecond)
+	type shard struct{ group, shard, store string }
+	shards := []shard{{"pg-one", "0/2", "a.db"}, {"pg-one", "1/2", "b.db"}, {"pg-two", "0/2", "c.db"}}
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for _, s := range shards {
+		cmd, out := startPod(t, 0, 1, []string{"run", "pgbench", "-f", script, "--clients", "2", "--warmup", "0s", "--duration", "1s",
+			"--shard", s.shard, "--shard-group", s.group, "--start-at", start.Format(time.RFC3339Nano), "--dsn", dsn,
+			"--results", filepath.Join(dir, s.store)})
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("shard %v: %v\n%s", shards[i], err, outs[i])
+		}
+	}
+	stores := []string{filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "c.db")}
+
+	code, text, errOut := run(t, append([]string{"merge", "-o", filepath.Join(dir, "all.db")}, stores...)...)
+	if code != 0 || !strings.Contains(text, "pg-two: not merged: ") || !strings.Contains(text, "lacks shard 1/2") ||
+		!regexp.MustCompile(`run \d+: pg-one, merged from 2 shards`).MatchString(text) {
+		t.Errorf("merge of a complete and an incomplete group: exit %d, want 0, pg-one merged and pg-two named\n%s%s", code, text, errOut)
+	}
+	code, text, errOut = run(t, append([]string{"merge", "--group", "pg-two", "-o", filepath.Join(dir, "two.db")}, stores...)...)
+	if code == 0 || !strings.Contains(errOut, "--group pg-two cannot be merged") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("merge --group of the incomplete group: exit %d, want an error of one line\n%s%s", code, text, errOut)
+	}
+	code, text, errOut = run(t, "merge", "--group", "pg-three", "-o", filepath.Join(dir, "three.db"), stores[0])
+	if code != 2 || !strings.Contains(errOut, "--group pg-three: no sharded run of that group") {
+		t.Errorf("merge --group of an unknown group: exit %d, want 2\n%s%s", code, text, errOut)
+	}
+	for _, f := range []string{"two.db", "three.db"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("a refused merge wrote %s", f)
+		}
+	}
 }
