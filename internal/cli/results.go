@@ -8,6 +8,7 @@ import (
 	"io/fs"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +28,7 @@ func openReading(ctx context.Context, stderr io.Writer, path string) (*store.Sto
 	st, err := store.OpenReadOnly(ctx, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("no results store at %s: run a benchmark first, or pass --results FILE", path)
+		return nil, fmt.Errorf("no results store at %s: run a benchmark first, or pass --results FILE", target.Redact(path))
 	case errors.Is(err, store.ErrNotStore):
 		return nil, fmt.Errorf("%w: %s", err, storeHint)
 	case err != nil:

@@ -50,6 +50,11 @@ func TestSecretsNeverShown(t *testing.T) {
 	record("run", "tpcb", "--duration", "1s", "--results", results, "--dsn", "host=127.0.0.1 port=1 user=x password="+planted)
 	record("init", "tpcb", "--dsn", "postgres://x:"+planted+"@127.0.0.1:1/db")
 	record("run", "tpcb", "--dsn", "postgres://x:"+planted+"@[::1:bad/db")
+	// A scheme in capitals (which libpq rejects too), a mistyped key, and a
+	// --results that reads as a URL: refused without the password, and no file
+	// named after it is made.
+	record("run", "tpcb", "--dsn", "POSTGRES://x:"+planted+"@127.0.0.1:1/db")
+	record("run", "tpcb", "--dsn", "host=127.0.0.1 port=1 passwrd="+planted)
 
 	// A study whose password comes from the environment.
 	t.Setenv("PGBAKEOFF_TEST_SECRET", planted)
@@ -67,6 +72,26 @@ matrix: {clients: [1], duration: 1s, repeat: 1}
 	if code := record("study", "run", study, "--results", results, "--progress", "0"); code != 0 {
 		t.Fatalf("study failed:\n%s", seen.String())
 	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	badResults := "POSTGRES://x:" + planted + "@127.0.0.1:1/db"
+	for _, args := range [][]string{{"run", "tpcb", "--duration", "1s", "--dsn", secret}, {"runs"}, {"study", "run", "secret.yaml"}} {
+		code, out, errOut := run(t, append(args, "--results", badResults)...)
+		fmt.Fprintf(&seen, "%s: %s\n%s\n", args[0], out, errOut)
+		if code == 0 || !strings.Contains(errOut, `a URL of scheme "POSTGRES" is neither a file nor a PostgreSQL database`) {
+			t.Errorf("%s with --results POSTGRES://...: exit %d, %q; want it refused as neither a file nor a database", args[0], code, errOut)
+		}
+	}
+	t.Chdir(wd)
+	_ = filepath.WalkDir(dir, func(path string, _ os.DirEntry, _ error) error {
+		if strings.Contains(path, planted) {
+			t.Errorf("a file is named with the password: %s", path)
+		}
+		return nil
+	})
 	html, md := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.md")
 	record("report", "--study", "secret", "-o", html, "--results", results)
 	record("report", "--study", "secret", "-o", md, "--results", results)

@@ -439,7 +439,7 @@ func (l *Lister) get(ctx context.Context, u string) (io.ReadCloser, error) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 		resp.Body.Close()
 		cancel()
-		msg := strings.Join(strings.Fields(string(body)), " ")
+		msg := scrubKey(strings.Join(strings.Fields(string(body)), " "), u)
 		if msg != "" {
 			msg = ": " + msg
 		}
@@ -487,6 +487,21 @@ type fetchError struct{ error }
 func (e *fetchError) Unwrap() error { return e.error }
 
 // redact is an address for messages: without a key= parameter's value.
+// scrubKey removes from s, a server's answer that may repeat the request, the
+// key in address u, as it was sent and as it reads unescaped.
+func scrubKey(s, u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(the answer is withheld: the address does not parse)"
+	}
+	for _, k := range p.Query()["key"] {
+		if k != "" {
+			s = strings.ReplaceAll(strings.ReplaceAll(s, url.QueryEscape(k), "REDACTED"), k, "REDACTED")
+		}
+	}
+	return s
+}
+
 func redact(u string) string {
 	p, err := url.Parse(u)
 	if err != nil {

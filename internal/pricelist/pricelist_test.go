@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -489,5 +490,26 @@ func TestGCP(t *testing.T) {
 	}
 	if strings.Contains(fmt.Sprint(p), key) {
 		t.Errorf("the price holds the key")
+	}
+}
+
+// A price server whose error answer repeats the request, key and all: the
+// message quotes the answer without the key, as sent or unescaped.
+func TestErrorAnswerHidesKey(t *testing.T) {
+	const key = "AIza+echoed/key=0123"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error": {"message": "bad request %s (key %s)"}}`, r.URL.String(), r.URL.Query().Get("key"))
+	}))
+	defer srv.Close()
+	l, _ := lister(t, Options{CacheDir: t.TempDir(), GCPURL: srv.URL, GCPKey: key})
+	_, err := l.Price(context.Background(), Query{Cloud: "gcp", SKU: "db-custom-16-65536", Region: "us-central1"})
+	if err == nil || !strings.Contains(err.Error(), "400 Bad Request") || !strings.Contains(err.Error(), "bad request") {
+		t.Fatalf("an error answer: %v, want the status and the answer", err)
+	}
+	for _, k := range []string{key, url.QueryEscape(key), "AIza"} {
+		if strings.Contains(err.Error(), k) {
+			t.Errorf("the message holds the key as %q: %v", k, err)
+		}
 	}
 }

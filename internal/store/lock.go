@@ -32,6 +32,9 @@ func LockStudy(results, name string, now time.Time) (*StudyLock, error) {
 	if IsPostgres(results) {
 		return lockPostgresStudy(results, name)
 	}
+	if err := checkFile(results); err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(results)
 	if err != nil {
 		return nil, err

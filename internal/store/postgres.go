@@ -44,6 +44,18 @@ func IsPostgres(results string) bool {
 	return false
 }
 
+// checkFile refuses a results location that is to be a file but reads as a URL:
+// POSTGRES://user:pw@host is no DSN libpq takes, and as a file name it would
+// put the password into the file system.
+func checkFile(results string) error {
+	if target.LooksLikeURL(results) {
+		scheme, _, _ := strings.Cut(strings.TrimSpace(results), "://")
+		return fmt.Errorf("results store %s: a URL of scheme %q is neither a file nor a PostgreSQL database; write postgres:// (lower case, as libpq does) or give a file path",
+			target.Redact(results), scheme)
+	}
+	return nil
+}
+
 // openPostgres opens the store in the database dsn names, creating its schema and
 // bringing it up to date unless readOnly, when an out-of-date one is refused.
 func openPostgres(ctx context.Context, dsn string, readOnly bool) (*Store, error) {

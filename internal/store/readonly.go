@@ -28,6 +28,9 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if IsPostgres(path) {
 		return openPostgres(ctx, path, true)
 	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
 	s, err := openReadOnly(ctx, path)
 	if damaged(err) {
 		err = &damagedError{path: path, detail: err.Error()}

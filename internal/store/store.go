@@ -84,6 +84,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if IsPostgres(path) {
 		return openPostgres(ctx, path, false)
 	}
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
 	s, err := open(ctx, path)
 	if err != nil {
 		return nil, openError(path, err)

@@ -271,15 +271,28 @@ func (e *ConnectError) Error() string {
 
 func (e *ConnectError) Unwrap() error { return e.Err }
 
-// kvPassword matches a password (or sslpassword) and its value as libpq reads them: the
-// spaces around = are libpq's, a backslash escapes any character, even a
-// space, and a quote left open runs to the end.
+// kvPassword matches a password (or sslpassword) and its value anywhere, even
+// inside another key's value, as a typo can put it there.
 var kvPassword = regexp.MustCompile(`(?is)(password[ \t\n\r\v\f]*=[ \t\n\r\v\f]*)('(?:[^'\\]|\\.)*(?:'|$)|(?:[^ \t\n\r\v\f\\]|\\.?)*)`)
 
-// Redact removes the password from a DSN in either form.
+// kvParam matches a key and its value as libpq reads them: the spaces around =
+// are libpq's, a backslash escapes any character, even a space, and a quote left
+// open runs to the end.
+var kvParam = regexp.MustCompile(`(?s)([^ \t\n\r\v\f=]+)([ \t\n\r\v\f]*=[ \t\n\r\v\f]*)('(?:[^'\\]|\\.)*(?:'|$)|(?:[^ \t\n\r\v\f\\]|\\.?)*)`)
+
+// urlScheme is the start of a URL of any scheme: POSTGRES:// is no DSN libpq
+// takes, but its password is to be hidden all the same.
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// LooksLikeURL tells a string that begins as a URL does, of any scheme.
+func LooksLikeURL(s string) bool { return urlScheme.MatchString(strings.TrimSpace(s)) }
+
+// Redact removes the password from a DSN in either form, and the value of every
+// key that is not one of libpq's that holds no secret: a mistyped
+// passwrd=... holds one as surely as password=... does.
 func Redact(dsn string) string {
 	s := strings.TrimSpace(dsn)
-	if strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://") {
+	if LooksLikeURL(s) {
 		s = redactURI(s)
 		u, err := url.Parse(s)
 		if err != nil {
@@ -302,7 +315,7 @@ func Redact(dsn string) string {
 		q := u.Query()
 		changed := false
 		for k := range q {
-			if SecretKey(k) {
+			if !publicKey(k) {
 				q.Set(k, "xxxxx")
 				changed = true
 			}
@@ -312,8 +325,26 @@ func Redact(dsn string) string {
 		}
 		return strings.Replace(u.String(), ":xxxxx@", ":xxxxx@", 1)
 	}
-	return kvPassword.ReplaceAllString(s, "${1}xxxxx")
+	s = kvPassword.ReplaceAllString(s, "${1}xxxxx")
+	return kvParam.ReplaceAllStringFunc(s, func(m string) string {
+		p := kvParam.FindStringSubmatch(m)
+		if publicKey(p[1]) {
+			return m
+		}
+		return p[1] + p[2] + "xxxxx"
+	})
 }
+
+// publicKeys are libpq's connection keywords whose values are no secret.
+var publicKeys = []string{"host", "hostaddr", "port", "dbname", "user", "passfile", "require_auth", "channel_binding",
+	"connect_timeout", "client_encoding", "options", "application_name", "fallback_application_name", "keepalives",
+	"keepalives_idle", "keepalives_interval", "keepalives_count", "tcp_user_timeout", "replication", "gssencmode",
+	"sslmode", "sslnegotiation", "sslcompression", "sslcert", "sslkey", "sslcertmode", "sslrootcert", "sslcrl", "sslcrldir",
+	"sslsni", "requirepeer", "ssl_min_protocol_version", "ssl_max_protocol_version", "min_protocol_version",
+	"max_protocol_version", "krbsrvname", "gsslib", "gssdelegation", "service", "target_session_attrs", "load_balance_hosts"}
+
+// publicKey tells a connection keyword whose value may be shown.
+func publicKey(key string) bool { return slices.Contains(publicKeys, key) }
 
 // redactURI removes the password from where libpq reads one in a URI, which
 // url.Parse does not always see: the user information runs to the first '@'
@@ -345,7 +376,7 @@ func redactURI(s string) string {
 		if u, err := url.PathUnescape(key); err == nil {
 			key = u
 		}
-		if SecretKey(key) {
+		if !publicKey(key) {
 			params[i] = k + "=xxxxx"
 		}
 	}

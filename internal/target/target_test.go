@@ -17,6 +17,10 @@ func TestRedact(t *testing.T) {
 		{"uri sslpassword", "postgres://bench@db.example/app?sslcert=c.crt&sslkey=c.key&sslpassword=" + pw},
 		{"uri query spaced", "postgres://db.example/app?sslmode=require& password =" + pw},
 		{"key=value sslpassword", "host=db.example sslkey=c.key sslpassword=" + pw},
+		{"uri scheme in capitals", "POSTGRES://bench:" + pw + "@db.example/app"},
+		{"uri of another scheme", "mysql://bench:" + pw + "@db.example/app"},
+		{"key=value mistyped key", "host=db.example passwrd=" + pw + " dbname=app"},
+		{"uri query mistyped key", "postgres://db.example/app?passwort=" + pw},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -28,6 +32,15 @@ func TestRedact(t *testing.T) {
 				t.Errorf("Redact(%q) = %q lost the host", tc.dsn, got)
 			}
 		})
+	}
+}
+
+// The values of libpq's keys that hold no secret stay, so that a target can
+// still be told from another.
+func TestRedactKeepsPublicKeys(t *testing.T) {
+	dsn := "host=db.example port=6432 user=bench dbname=app sslmode=require application_name=x target_session_attrs=read-write"
+	if got := Redact(dsn); got != dsn {
+		t.Errorf("Redact(%q) = %q, want it unchanged", dsn, got)
 	}
 }
 
