@@ -120,6 +120,8 @@ type Reading struct {
 	// Settled says the counters had stopped moving: every session whose work
 	// is counted had reported it (see Settled).
 	Settled bool
+	// Epoch tells whether Values can be compared with another reading's.
+	Epoch Epoch
 }
 
 // Commits is xact_commit without the control's own transactions and extra
@@ -140,15 +142,15 @@ func (c *Control) Database(ctx context.Context) (Reading, error) {
 		}
 	}
 	own := c.own
-	rows, err := c.query(ctx, databaseQuery())
+	rows, err := c.query(ctx, databaseQuery(c.version))
 	if err != nil {
 		return Reading{}, fmt.Errorf("read pg_stat_database: %w", err)
 	}
 	if c.own-own > 1 {
 		own = c.own - 1 // a new session: its start counts, the reading's own does not
 	}
-	v, err := parseDatabase(rows)
-	return Reading{Values: v, Own: own}, err
+	v, epoch, err := parseDatabase(rows)
+	return Reading{Values: v, Own: own, Epoch: epoch}, err
 }
 
 // settle says how to wait for the statistics to hold everything that ended
@@ -202,11 +204,11 @@ func (c *Control) Settled(ctx context.Context, timeout time.Duration) (Reading, 
 			return Reading{}, err
 		}
 		own := c.own
-		rows, err := c.query(ctx, flush+databaseQuery())
+		rows, err := c.query(ctx, flush+databaseQuery(c.version))
 		if err != nil {
 			return Reading{}, fmt.Errorf("read pg_stat_database: %w", err)
 		}
-		v, err := parseDatabase(rows)
+		v, epoch, err := parseDatabase(rows)
 		if err != nil {
 			return Reading{}, err
 		}
@@ -215,7 +217,7 @@ func (c *Control) Settled(ctx context.Context, timeout time.Duration) (Reading, 
 			// another session's counts, and this one may lack its start.
 			own, i = c.own-1, 0
 		}
-		cur := Reading{Values: v, Own: own}
+		cur := Reading{Values: v, Own: own, Epoch: epoch}
 		if i > 0 && cur.Values["xact_commit"]-prev.Values["xact_commit"] == cur.Own-prev.Own &&
 			cur.Values["xact_rollback"] == prev.Values["xact_rollback"] {
 			cur.Settled = true
@@ -259,27 +261,34 @@ func (c *Control) WaitGone(ctx context.Context, appName string, pids []uint32, t
 	}
 }
 
-func databaseQuery() string {
-	return "select pg_stat_clear_snapshot(); select " + strings.Join(DatabaseCounters, ", ") +
-		" from pg_stat_database where datname = current_database()"
+// databaseQuery reads the counters and their Epoch on a server of the given
+// version (server_version_num).
+func databaseQuery(version int) string {
+	return "select pg_stat_clear_snapshot(); select " + strings.Join(DatabaseCounters, ", ") + ", " + epochColumns(version) +
+		" from pg_stat_database d where datname = current_database()"
 }
 
-// parseDatabase reads the counters from the last row of databaseQuery's
-// statements.
-func parseDatabase(rows [][]string) (map[string]int64, error) {
-	if len(rows) < 2 || len(rows[len(rows)-1]) != len(DatabaseCounters) {
-		return nil, errors.New("read pg_stat_database: no row for the current database")
+// parseDatabase reads the counters and their Epoch from the last row of
+// databaseQuery's statements.
+func parseDatabase(rows [][]string) (map[string]int64, Epoch, error) {
+	n := len(DatabaseCounters)
+	if len(rows) < 2 || len(rows[len(rows)-1]) != n+3 {
+		return nil, Epoch{}, errors.New("read pg_stat_database: no row for the current database")
 	}
 	row := rows[len(rows)-1]
-	out := make(map[string]int64, len(DatabaseCounters))
+	out := make(map[string]int64, n)
 	for i, name := range DatabaseCounters {
 		v, err := strconv.ParseInt(row[i], 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("read pg_stat_database: %s %q: %w", name, row[i], err)
+			return nil, Epoch{}, fmt.Errorf("read pg_stat_database: %s %q: %w", name, row[i], err)
 		}
 		out[name] = v
 	}
-	return out, nil
+	epoch, err := parseEpoch(row[n:])
+	if err != nil {
+		return nil, Epoch{}, fmt.Errorf("read pg_stat_database: %w", err)
+	}
+	return out, epoch, nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

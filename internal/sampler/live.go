@@ -118,10 +118,19 @@ type Sample struct {
 type Result struct {
 	Samples   int
 	Restarted bool // pg_postmaster_start_time() changed: a restart, or another server at the address
-	// Reset is set when the database's commit counter went backwards under the same
-	// postmaster: a crash and recovery (which discards the statistics) or a
-	// pg_stat_reset().
-	Reset          bool
+	// Reset is set when the server's statistics were reset: a stats_reset of the
+	// Epoch changed, or the database's commit counter went backwards under the
+	// same postmaster. A crash and recovery does it, and so does pg_stat_reset().
+	// ResetAt is when, as the server says; zero when it does not.
+	Reset   bool
+	ResetAt time.Time
+	// Crashed is set when the shared statistics were reset under the same
+	// postmaster, as a crash and recovery does (Epoch.Crashed).
+	Crashed bool
+	// Down is the first error by which the server told a session of the
+	// sampler that it was not running normally: 57P02 (another server process
+	// crashed) or 57P03 (starting up, in recovery, shutting down); nil if none.
+	Down           *pgconn.PgError
 	AddressChanged bool // the server's address changed (a failover) or it entered or left recovery
 	// Others are the other client sessions seen active in the benchmark's
 	// database, as "application_name (pid N)", the most often seen first.
@@ -153,13 +162,14 @@ type Sampler struct {
 	pids     []uint32      // of every session opened
 	own      atomic.Int64  // transactions the sampler has run in the database
 	statsPID atomic.Uint32 // backend of the statistics connection, left out of the wait-event polls
+	down     atomic.Pointer[pgconn.PgError]
 
 	// Owned by the sampling goroutine.
 	conn   *pgconn.PgConn // nil until (re)connected
 	seq    int
 	last   time.Time  // end of the previous interval
 	prev   readings   // at the end of the previous interval
-	known  *dbReading // the last reading, to notice a restart or a failover
+	known  *dbReading // the last reading that succeeded, to notice a restart, a reset or a failover
 	owed   float64    // own commits not yet left out of commits
 	result Result
 }
@@ -247,6 +257,7 @@ func (s *Sampler) Stop() Result {
 	s.stopOnce.Do(func() { close(s.stop) })
 	s.wg.Wait()
 	r := s.result
+	r.Down = s.down.Load()
 	r.Errors = s.errs.list()
 	r.Others = s.waits.seenOthers()
 	s.pidsMu.Lock()
@@ -298,24 +309,15 @@ func (s *Sampler) sample(ctx context.Context) {
 		sm.Values["other_sessions"] = others
 	}
 	if db := cur.db; db != nil {
-		sm.ServerStarted, sm.ServerAddr, sm.InRecovery = db.started, db.addr, db.inRecovery
+		sm.ServerStarted, sm.ServerAddr, sm.InRecovery = db.epoch.Started, db.addr, db.inRecovery
 		if k := s.known; k != nil {
-			if !db.started.Equal(k.started) {
-				s.result.Restarted = true
-			}
-			if db.addr != k.addr || db.inRecovery != k.inRecovery {
-				s.result.AddressChanged = true
-			}
+			s.compare(k, db)
 		}
 		s.known = db
-		// Counters of another postmaster are not comparable: they were
-		// reset, or restored from the last clean shutdown.
-		if p := s.prev.db; p != nil && p.started.Equal(db.started) {
-			// The postmaster keeps its start time through a crash and recovery, which
-			// discards the statistics: commits going backwards tell of it.
-			if db.counters["xact_commit"] < p.counters["xact_commit"] {
-				s.result.Reset = true
-			}
+		// Rates come from two readings in a row of one Epoch: the counters of
+		// another postmaster were restored from its last clean shutdown, or
+		// reset, as those of a crash and recovery or a pg_stat_reset() are.
+		if p := s.prev.db; p != nil && p.epoch.Same(db.epoch) {
 			s.owed = dbValues(p, db, float64(db.own-p.own)+s.owed, sm.Values)
 		}
 	}
@@ -335,6 +337,41 @@ func (s *Sampler) sample(ctx context.Context) {
 	s.result.Samples++
 	if s.cfg.OnSample != nil {
 		s.cfg.OnSample(sm)
+	}
+}
+
+// compare notes what changed between the last reading that succeeded and db,
+// however many failed in between: the samples taken while a crashed server
+// recovers fail, and must not hide the crash.
+func (s *Sampler) compare(known, db *dbReading) {
+	k, e := known.epoch, db.epoch
+	if !e.Started.Equal(k.Started) {
+		s.result.Restarted = true
+	}
+	if db.addr != known.addr || db.inRecovery != known.inRecovery {
+		s.result.AddressChanged = true
+	}
+	reset, at := e.ResetSince(k)
+	// Under one postmaster the commits only grow until a reset; another restores
+	// them from its last clean shutdown.
+	if e.Started.Equal(k.Started) && db.counters["xact_commit"] < known.counters["xact_commit"] {
+		reset = true
+	}
+	if reset {
+		s.result.Reset = true
+		if at.After(s.result.ResetAt) {
+			s.result.ResetAt = at
+		}
+	}
+	if e.Crashed(k) {
+		s.result.Crashed = true
+	}
+}
+
+// noteDown keeps the first error that says the server is not running normally.
+func (s *Sampler) noteDown(err error) {
+	if pe := DownError(err); pe != nil {
+		s.down.CompareAndSwap(nil, pe)
 	}
 }
 
@@ -397,6 +434,7 @@ func (s *Sampler) readDB(ctx context.Context) *dbReading {
 		if ctx.Err() != nil {
 			return nil
 		}
+		s.noteDown(err)
 		s.errs.add("statistics query: %v", err)
 		if !broken(s.conn, err) {
 			return nil
@@ -414,6 +452,7 @@ func (s *Sampler) connect(ctx context.Context) (*pgconn.PgConn, error) {
 	defer cancel()
 	conn, err := s.cfg.Connect(ctx)
 	if err != nil {
+		s.noteDown(err)
 		return nil, err
 	}
 	s.own.Add(connectCommits)

@@ -12,7 +12,7 @@ import (
 )
 
 // The counters the statistics query returns, in its column order, followed by
-// the server's identity (postmaster start, address, port, recovery).
+// their Epoch (epochColumns) and the server's address, port and recovery state.
 var counters = []string{"xact_commit", "xact_rollback", "blks_read", "blks_hit",
 	"io_reads", "io_writes", "wal", "checkpoints", "autovacuums", "autoanalyzes"}
 
@@ -66,10 +66,10 @@ func statsQuery(version int) string {
 		coalesce(sum(autoanalyze_count), 0) as analyzes from pg_stat_all_tables) av`)
 	return fmt.Sprintf(`select pg_stat_clear_snapshot();
 select d.xact_commit, d.xact_rollback, d.blks_read, d.blks_hit, %s, %s, %s, %s, av.vacuums, av.analyzes,
-	(extract(epoch from pg_postmaster_start_time()) * 1000000)::bigint,
+	%s,
 	host(inet_server_addr()), inet_server_port(), pg_is_in_recovery()
 from %s
-where d.datname = current_database()`, ioReads, ioWrites, wal, checkpoints, strings.Join(from, " cross join "))
+where d.datname = current_database()`, ioReads, ioWrites, wal, checkpoints, epochColumns(version), strings.Join(from, " cross join "))
 }
 
 // dbReading is one reading of the server's cumulative statistics.
@@ -77,7 +77,7 @@ type dbReading struct {
 	at         time.Time         // halfway through the query's round trip
 	counters   map[string]uint64 // by the names in counters; absent when NULL
 	own        int64             // the sampler's own transactions so far
-	started    time.Time         // pg_postmaster_start_time()
+	epoch      Epoch             // the postmaster's start and the statistics' last resets
 	addr       string            // host:port, "" over a Unix socket
 	inRecovery bool
 }
@@ -94,8 +94,8 @@ func queryStats(ctx context.Context, conn *pgconn.PgConn, sql string, version in
 		return nil, fmt.Errorf("pg_stat_database has no row for the current database")
 	}
 	row := results[1].Rows[0]
-	if len(row) != len(counters)+4 {
-		return nil, fmt.Errorf("statistics query returned %d columns, want %d", len(row), len(counters)+4)
+	if len(row) != len(counters)+6 {
+		return nil, fmt.Errorf("statistics query returned %d columns, want %d", len(row), len(counters)+6)
 	}
 	r := &dbReading{at: before.Add(after.Sub(before) / 2), counters: make(map[string]uint64, len(counters))}
 	for i, name := range counters {
@@ -114,15 +114,13 @@ func queryStats(ctx context.Context, conn *pgconn.PgConn, sql string, version in
 		r.counters[name] = v
 	}
 	id := row[len(counters):]
-	us, err := strconv.ParseInt(string(id[0]), 10, 64)
-	if err != nil {
-		return nil, fmt.Errorf("statistics query: postmaster start time %q: %w", id[0], err)
+	if r.epoch, err = parseEpoch([]string{string(id[0]), string(id[1]), string(id[2])}); err != nil {
+		return nil, fmt.Errorf("statistics query: %w", err)
 	}
-	r.started = time.UnixMicro(us)
-	if id[1] != nil {
-		r.addr = net.JoinHostPort(string(id[1]), string(id[2]))
+	if id[3] != nil {
+		r.addr = net.JoinHostPort(string(id[3]), string(id[4]))
 	}
-	r.inRecovery = string(id[3]) == "t"
+	r.inRecovery = string(id[5]) == "t"
 	return r, nil
 }
 
@@ -159,8 +157,8 @@ func serverVersion(ctx context.Context, conn *pgconn.PgConn) (int, error) {
 	return v, nil
 }
 
-// dbValues adds to values the rates between two readings of the same
-// postmaster. own is the number of the sampler's own commits to leave out of
+// dbValues adds to values the rates between two readings of one postmaster
+// and one Epoch. own is the number of the sampler's own commits to leave out of
 // commits; it returns those it could not, because the server had not yet
 // counted them, for the next interval.
 func dbValues(prev, cur *dbReading, own float64, values map[string]float64) (owed float64) {

@@ -70,6 +70,7 @@ func (s *Sampler) pollWaits(ctx context.Context, conn *pgconn.PgConn) {
 			if ctx.Err() != nil {
 				return
 			}
+			s.noteDown(err)
 			s.errs.add("wait events: %v", err)
 			if broken(conn, err) {
 				closeConn(conn)
