@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/machine"
@@ -83,7 +84,7 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 	if err := info.CheckSlots(spec.Clients); err != nil {
 		return nil, err
 	}
-	r := &running{spec: spec, info: info, stats: serverStats{values: map[string]map[string]int64{}, unread: map[string]string{}}}
+	r := &running{spec: spec, info: info, stats: newServerStats()}
 	if r.ctl, err = sampler.NewControl(ctx, t.Connect); err != nil {
 		return nil, err
 	}
@@ -242,7 +243,7 @@ func (r *running) ownCommits() int64 {
 // compared without the transactions of pgbakeoff's own sessions.
 func (r *running) readStats(point string, settle bool) {
 	if r.spec.Shard.Index > 0 {
-		r.stats.unread[point] = "shard 0 reads the server's counters for the whole run"
+		r.stats.unread[point] = shardUnread
 		return
 	}
 	// Its own deadline: the window's end is still read after Ctrl-C.
@@ -257,6 +258,9 @@ func (r *running) readStats(point string, settle bool) {
 	}
 	if err != nil {
 		r.stats.unread[point] = err.Error()
+		if pe := sampler.DownError(err); pe != nil && r.stats.down == nil {
+			r.stats.down = pe
+		}
 		fmt.Fprintf(r.spec.Log, "warning: %v\n", err)
 		return
 	}
@@ -267,6 +271,7 @@ func (r *running) readStats(point string, settle bool) {
 	adjusted := maps.Clone(rd.Values)
 	adjusted["xact_commit"] = rd.Commits(r.ownCommits())
 	r.stats.values[point] = adjusted
+	r.stats.epochs[point], r.stats.raw[point] = rd.Epoch, rd.Values["xact_commit"]
 	if err := r.st.AddServerStats(rctx, r.rec.ID, store.ServerStats{Point: point, At: r.spec.Now(), Values: rd.Values}); err != nil {
 		fmt.Fprintf(r.spec.Log, "warning: %v\n", err)
 	}
@@ -384,8 +389,8 @@ func (r *running) evidence(ctx context.Context, res *driver.Result, sres sampler
 	ev.commitsRead, ev.unsettled = sum.Server.CommitsUnread == "" && !r.spec.Shard.On(), sum.Server.CommitsUnsettled
 	ev.shard, ev.shardGroup, ev.clockOffset = r.spec.Shard, r.spec.Group(), r.clockOffset
 	ev.seen = sres.Others
-	ev.restarted = sres.Restarted
-	ev.statsReset = sres.Reset
+	ev.restarts = restartEvidence(res, sres, r.stats)
+	ev.statsReset, ev.resetAt = statsReset(sres, r.stats)
 	if sres.AddressChanged {
 		ev.addressChanged = "the server's address or its recovery state changed"
 	}
@@ -445,11 +450,36 @@ func storePhase(p driver.Phase) string {
 }
 
 // serverStats are the server's counters read at each point of a run (store.Point*),
-// with pgbakeoff's own commits left out, and why a point could not be read.
+// with pgbakeoff's own commits left out, their epochs, and why a point could not
+// be read.
 type serverStats struct {
 	values    map[string]map[string]int64
+	epochs    map[string]sampler.Epoch
+	raw       map[string]int64 // xact_commit as the server reported it
 	unread    map[string]string
 	unsettled []string // points read before the counters stopped moving
+	// down is the first error by which the server told the control session it
+	// was not running normally (sampler.DownError).
+	down *pgconn.PgError
+}
+
+func newServerStats() serverStats {
+	return serverStats{values: map[string]map[string]int64{}, epochs: map[string]sampler.Epoch{}, raw: map[string]int64{}, unread: map[string]string{}}
+}
+
+// compare tells whether the counters read at two points can be compared: both
+// were read, and the statistics were not reset in between, as a crash and
+// recovery or pg_stat_reset() does (their epochs differ, or the commits went
+// backwards). reset says whether they were, and at when, if the server says.
+func (st serverStats) compare(from, to string) (ok, reset bool, at time.Time) {
+	if st.values[from] == nil || st.values[to] == nil {
+		return false, false, time.Time{}
+	}
+	reset, at = st.epochs[to].ResetSince(st.epochs[from])
+	if st.raw[to] < st.raw[from] {
+		reset = true
+	}
+	return !reset, reset, at
 }
 
 // settleTimeout is how long the counters may take to settle once the sessions

@@ -115,9 +115,19 @@ type serverSummary struct {
 	// monitoring transactions: the span of commits_total.
 	Commits        int64   `json:"commits"`
 	CommitsDiffPct float64 `json:"commits_diff_pct"`
-	// CommitsUnread says why Commits could not be read; Commits is then 0 and
-	// means nothing.
+	// CommitsUnread says why Commits could not be read or is not known; Commits
+	// is then 0 and means nothing.
 	CommitsUnread string `json:"commits_unread,omitempty"`
+	// StatsReset: the server's statistics were reset between the two readings
+	// (a crash and recovery, or pg_stat_reset()), so Commits is not known, and
+	// CommitsUnread says when, if the server says; the window's counters too
+	// are 0 when they were reset between theirs.
+	StatsReset bool `json:"stats_reset,omitempty"`
+	// CommitsAllShards: the run is a shard of a sharded run, whose server counts
+	// the commits of all the shards' clients. Shard 0 reads them (the others
+	// cannot: CommitsUnread), and merge checks them against all the clients';
+	// CommitsDiffPct is 0.
+	CommitsAllShards bool `json:"commits_all_shards,omitempty"`
 	// CommitsUnsettled: the counters still moved after the benchmark's sessions
 	// had ended, so something else was committing in the database (or, before
 	// PostgreSQL 15, the statistics collector fell behind).
@@ -223,7 +233,7 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 		sum.Status = store.StatusIncomplete
 	}
 
-	sum.addServer(info, stats)
+	sum.addServer(info, stats, spec.Shard.On())
 	sum.addClientCPU(res, spec, cpu0, cpu1)
 	if res.Interrupted {
 		sum.Status = store.StatusInterrupted
@@ -244,30 +254,60 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int,
 }
 
 // addServer adds the server's commits around the run and counters over its
-// window, or says why they could not be read.
-func (sum *Summary) addServer(info *target.Info, stats serverStats) {
+// window, or says why they could not be read or are not known. A shard's are
+// those of every shard's clients.
+func (sum *Summary) addServer(info *target.Info, stats serverStats, shard bool) {
 	sum.Server.Version = info.Version
 	if info.SSL {
 		sum.Server.TLS = strings.TrimSpace(info.TLSVersion + " " + info.TLSCipher)
 	}
-	if b, a := stats.values[store.PointBeforeConnect], stats.values[store.PointAfterDisconnect]; b != nil && a != nil {
+	sum.Server.CommitsAllShards = shard
+	ok, reset, at := stats.compare(store.PointBeforeConnect, store.PointAfterDisconnect)
+	switch {
+	case ok:
+		b, a := stats.values[store.PointBeforeConnect], stats.values[store.PointAfterDisconnect]
 		sum.Server.Commits = a["xact_commit"] - b["xact_commit"]
-		if sum.CommitsTotal > 0 {
+		if sum.CommitsTotal > 0 && !shard {
 			sum.Server.CommitsDiffPct = 100 * float64(sum.Server.Commits-sum.CommitsTotal) / float64(sum.CommitsTotal)
 		}
 		sum.Server.CommitsUnsettled = len(stats.unsettled) > 0
-	} else {
+	case reset:
+		// Counts from either side of a reset cannot be compared: not a number at all.
+		sum.Server.StatsReset = true
+		sum.Server.CommitsUnread = "the server's statistics were reset " + resetWhen(at)
+	default:
 		sum.Server.CommitsUnread = cmp.Or(stats.unread[store.PointAfterDisconnect], stats.unread[store.PointBeforeConnect], "not read")
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the server's commit count could not be read (%s): the clients' %d commits are not checked against it",
-			sum.Server.CommitsUnread, sum.CommitsTotal))
+		if sum.Server.CommitsUnread != shardUnread {
+			sum.Warnings = append(sum.Warnings, commitsUnchecked(sum.Server.CommitsUnread, sum.CommitsTotal))
+		}
 	}
 	values := stats.values
-	if b, a := values[store.PointWindowStart], values[store.PointWindowEnd]; b != nil && a != nil {
+	if ok, _, _ := stats.compare(store.PointWindowStart, store.PointWindowEnd); ok {
+		b, a := values[store.PointWindowStart], values[store.PointWindowEnd]
 		sum.Server.WindowCommits = a["xact_commit"] - b["xact_commit"]
 		sum.Server.WindowRollbacks = a["xact_rollback"] - b["xact_rollback"]
 		sum.Server.BlksRead = a["blks_read"] - b["blks_read"]
 		sum.Server.BlksHit = a["blks_hit"] - b["blks_hit"]
 	}
+}
+
+// shardUnread is why a shard other than shard 0 has no server counts.
+const shardUnread = "shard 0 reads the server's counters for the whole run"
+
+// commitsUnchecked is the warning of a run whose server commits could not be
+// read, for the given reason; a merge of shards that checks them leaves out
+// the shards' warnings of it.
+func commitsUnchecked(why string, clientCommits int64) string {
+	return fmt.Sprintf("the server's commit count could not be read (%s): the clients' %d commits are not checked against it", why, clientCommits)
+}
+
+// resetWhen says when the server's statistics were reset: "at 10:00:34.123",
+// or "during the run" when the server does not say.
+func resetWhen(at time.Time) string {
+	if at.IsZero() {
+		return "during the run"
+	}
+	return "at " + at.Local().Format("15:04:05.000")
 }
 
 // addClientCPU adds the client's CPU time and warns when the client, not the
@@ -329,11 +369,7 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.Figures != nil {
 		s.Figures.WriteText(w, s)
 	}
-	if s.Server.CommitsUnread != "" {
-		fmt.Fprintf(w, "commits: client %d, server not read (%s)\n", s.CommitsTotal, s.Server.CommitsUnread)
-	} else {
-		fmt.Fprintf(w, "commits: client %d, server %d (%+.2f%%) from first connect to last disconnect\n", s.CommitsTotal, s.Server.Commits, s.Server.CommitsDiffPct)
-	}
+	s.writeCommits(w)
 	if r := s.Rate; r != nil && r.RequestedTPS > 0 {
 		fmt.Fprintf(w, "rate: %s tx/s requested, %.1f done; %d due in the window, %d not begun by its end; schedule lag avg %.3f ms, max %.3f ms\n",
 			strconv.FormatFloat(r.RequestedTPS, 'f', -1, 64), s.TPS, r.Scheduled, r.NotBegun, r.LagAvgMs, r.LagMaxMs)
@@ -405,6 +441,27 @@ func (s *Summary) WriteText(w io.Writer) {
 	}
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+// writeCommits writes the clients' commits and the server's count of them.
+func (s *Summary) writeCommits(w io.Writer) {
+	sv := s.Server
+	client := fmt.Sprintf("commits: client %d", s.CommitsTotal)
+	if sv.CommitsAllShards {
+		client += " from this shard's clients"
+	}
+	switch {
+	case sv.StatsReset:
+		fmt.Fprintf(w, "%s, server not known (%s)\n", client, sv.CommitsUnread)
+	case sv.CommitsAllShards && sv.CommitsUnread == shardUnread:
+		fmt.Fprintf(w, "%s; shard 0 reads the server's for all the shards, which `pgbakeoff merge` checks against all the shards' clients'\n", client)
+	case sv.CommitsUnread != "":
+		fmt.Fprintf(w, "%s, server not read (%s)\n", client, sv.CommitsUnread)
+	case sv.CommitsAllShards:
+		fmt.Fprintf(w, "%s, server %d from all the shards' clients, which `pgbakeoff merge` checks against all the shards' commits\n", client, sv.Commits)
+	default:
+		fmt.Fprintf(w, "%s, server %d (%+.2f%%) from first connect to last disconnect\n", client, sv.Commits, sv.CommitsDiffPct)
 	}
 }
 

@@ -84,13 +84,18 @@ type evidence struct {
 	abort             string // the first such error
 	clientSaturated   bool
 	clientCores       float64
-	restarted         bool
-	statsReset        bool            // commits went backwards: a crash and recovery, or pg_stat_reset
-	addressChanged    string          // "" when the address stayed the same
-	checkpoints       int             // completed inside the measured window
-	checkpointsAt     []time.Duration // when the samples that saw them ended, from the window's start
-	autovacuums       int             // vacuums by autovacuum of the database's tables ended inside the window
-	autoanalyzes      int             // analyzes by autovacuum ended inside the window
+	// restarts tell that the server restarted or crashed and recovered during
+	// the run, each for people (see restartEvidence).
+	restarts []string
+	// statsReset: the database's statistics were reset during the run with no
+	// sign of a restart or crash, by pg_stat_reset(); resetAt is when.
+	statsReset     bool
+	resetAt        time.Time
+	addressChanged string          // "" when the address stayed the same
+	checkpoints    int             // completed inside the measured window
+	checkpointsAt  []time.Duration // when the samples that saw them ended, from the window's start
+	autovacuums    int             // vacuums by autovacuum of the database's tables ended inside the window
+	autoanalyzes   int             // analyzes by autovacuum ended inside the window
 	// Autovacuum over the whole run: the vacuums and analyzes it finished, how long
 	// the commits were counted, and how often it visits each database (0: off).
 	autovacuumWork int
@@ -133,11 +138,8 @@ func judge(e evidence) []Flag {
 	if e.incomplete != "" {
 		flags = append(flags, Flag{flagIncomplete, true, "the run ended early: " + e.incomplete})
 	}
-	if e.restarted {
-		flags = append(flags, Flag{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"})
-	}
-	if e.statsReset && !e.restarted {
-		flags = append(flags, Flag{flagRestarted, true, "the server's statistics went backwards during the run: it crashed and recovered, or someone called pg_stat_reset()"})
+	if len(e.restarts) > 0 {
+		flags = append(flags, Flag{flagRestarted, true, "the server restarted or crashed and recovered during the run: " + strings.Join(e.restarts, "; ")})
 	}
 	if e.addressChanged != "" {
 		flags = append(flags, Flag{flagFailover, true, "the server behind the target changed during the run: " + e.addressChanged})
@@ -228,6 +230,12 @@ func fmtLag(d time.Duration) string {
 // other sessions' work in the database.
 func judgeCommits(e evidence) []Flag {
 	var flags []Flag
+	if e.statsReset && len(e.restarts) == 0 {
+		// The clients' figures stand; only the check of their commits is lost.
+		flags = append(flags, Flag{flagCommits, false, fmt.Sprintf(
+			"the database's statistics were reset %s (pg_stat_reset()): the server's commits are not known, and the clients' are not checked against them",
+			resetWhen(e.resetAt))})
+	}
 	if e.commitsRead {
 		gap := e.serverCommits - e.clientCommits
 		tol := max(commitsTolerance*float64(e.clientCommits), commitsToleranceAbs+autovacuumCommits(e.span, e.naptime, e.autovacuumWork))

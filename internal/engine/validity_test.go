@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
 func steady(n int, tps float64) []rate {
@@ -63,9 +65,9 @@ func TestJudge(t *testing.T) {
 			{flagCheckpoint, false, "1 checkpoint(s) during the measured window"}}},
 		{"a one-second stall is no dip", evidence{committed: 1, rates: stall}, nil},
 		{"too few intervals to judge a dip", evidence{committed: 1, rates: append(steady(10, 1000), steady(4, 10)...)}, nil},
-		{"restart, failover, client, checkpoint", evidence{committed: 1, restarted: true, addressChanged: "10.0.0.1:5432 became 10.0.0.2:5432",
+		{"restart, failover, client, checkpoint", evidence{committed: 1, restarts: []string{"pg_postmaster_start_time changed"}, addressChanged: "10.0.0.1:5432 became 10.0.0.2:5432",
 			clientSaturated: true, clientCores: 0.97, checkpoints: 2}, []Flag{
-			{flagRestarted, true, "the server restarted during the run (pg_postmaster_start_time changed)"},
+			{flagRestarted, true, "the server restarted or crashed and recovered during the run: pg_postmaster_start_time changed"},
 			{flagFailover, true, "the server behind the target changed during the run: 10.0.0.1:5432 became 10.0.0.2:5432"},
 			{flagClientCPU, true, "the client was CPU-bound (0.97 cores busy): it, not the server, set the pace"},
 			{flagCheckpoint, false, "2 checkpoint(s) during the measured window"}}},
@@ -90,8 +92,11 @@ func TestJudge(t *testing.T) {
 			others: 0.3, seen: []string{"psql (pid 7)"}}, []Flag{
 			{flagContaminated, true, "the server counted 9000 commits in the benchmark's database from the first connect to the last disconnect, 4000 (+80.0%) more than the clients made: other sessions worked in the database during the run; " +
 				"other sessions were active in the benchmark's database during the window (0.30 on average: psql (pid 7)): their work competed with the benchmark's"}}},
-		{"statistics reset", evidence{committed: 1, statsReset: true}, []Flag{
-			{flagRestarted, true, "the server's statistics went backwards during the run: it crashed and recovered, or someone called pg_stat_reset()"}}},
+		// pg_stat_reset() loses the check of the commits, not the clients' figures.
+		{"statistics reset", evidence{committed: 1, statsReset: true, resetAt: time.Date(2026, 3, 4, 10, 0, 34, 123e6, time.UTC)}, []Flag{
+			{flagCommits, false, "the database's statistics were reset at 10:00:34.123 (pg_stat_reset()): the server's commits are not known, and the clients' are not checked against them"}}},
+		{"statistics reset by a crash", evidence{committed: 1, statsReset: true, restarts: []string{"connections were refused"}}, []Flag{
+			{flagRestarted, true, "the server restarted or crashed and recovered during the run: connections were refused"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,5 +152,65 @@ func TestEvidenceFromSamples(t *testing.T) {
 	}
 	if want := []time.Duration{5 * time.Second}; !reflect.DeepEqual(e.checkpointsAt, want) {
 		t.Errorf("checkpointsAt = %v, want %v", e.checkpointsAt, want)
+	}
+}
+
+// TestRestartEvidence: each source that saw a restart or a crash says so, and a
+// pg_stat_reset() alone is a reset of the statistics, not a restart.
+func TestRestartEvidence(t *testing.T) {
+	t0 := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	epoch := func(started, shared, db int) sampler.Epoch {
+		e := sampler.Epoch{Started: t0.Add(time.Duration(started) * time.Second), SharedReset: t0.Add(time.Duration(shared) * time.Second)}
+		if db > 0 {
+			e.DBReset = t0.Add(time.Duration(db) * time.Second)
+		}
+		return e
+	}
+	read := func(before, after sampler.Epoch, commits0, commits1 int64) serverStats {
+		st := newServerStats()
+		st.values[store.PointBeforeConnect], st.values[store.PointAfterDisconnect] = map[string]int64{"xact_commit": commits0}, map[string]int64{"xact_commit": commits1}
+		st.raw[store.PointBeforeConnect], st.raw[store.PointAfterDisconnect] = commits0, commits1
+		st.epochs[store.PointBeforeConnect], st.epochs[store.PointAfterDisconnect] = before, after
+		return st
+	}
+	shared := "its shared statistics were reset at 10:00:34.000 under the same postmaster, as a crash and recovery resets them"
+	refused := "connections were refused as it was starting up, recovering or shutting down (57P03 cannot_connect_now)"
+	tests := []struct {
+		name  string
+		res   driver.Result
+		sres  sampler.Result
+		st    serverStats
+		want  []string
+		reset bool
+	}{
+		{"nothing happened", driver.Result{}, sampler.Result{}, read(epoch(0, 0, 0), epoch(0, 0, 0), 10, 5000), nil, false},
+		{"a crash the control readings saw", driver.Result{}, sampler.Result{}, read(epoch(0, 0, 0), epoch(0, 34, 0), 10, 5000), []string{shared}, true},
+		{"a crash only the sampler saw", driver.Result{}, sampler.Result{Reset: true, Crashed: true, ResetAt: t0.Add(34 * time.Second)},
+			func() serverStats {
+				st := newServerStats()
+				st.unread[store.PointAfterDisconnect] = "connection refused"
+				return st
+			}(), []string{shared}, true},
+		{"a clean restart keeps the statistics", driver.Result{}, sampler.Result{}, read(epoch(0, 0, 0), epoch(20, 0, 0), 10, 5000),
+			[]string{"pg_postmaster_start_time changed"}, false},
+		{"connections refused", driver.Result{ConnectErrors: []driver.ConnectErrorCount{{Cause: "57P03", Count: 3}}}, sampler.Result{},
+			read(epoch(0, 0, 0), epoch(0, 0, 0), 10, 5000), []string{refused}, false},
+		{"sessions ended by a crash, the sampler refused", driver.Result{Outages: []driver.Outage{{Cause: "57P02"}}},
+			sampler.Result{Down: &pgconn.PgError{Code: "57P03", Message: "the database system is in recovery mode"}}, newServerStats(),
+			[]string{"sessions were ended as another server process had crashed (57P02 crash_shutdown)",
+				"connections were refused as it was starting up, recovering or shutting down (57P03 cannot_connect_now: the database system is in recovery mode)"}, false},
+		{"pg_stat_reset()", driver.Result{}, sampler.Result{}, read(epoch(0, 0, 0), epoch(0, 0, 34), 9000, 4000), nil, true},
+		{"commits backwards with no reset said", driver.Result{}, sampler.Result{Reset: true}, read(epoch(0, 0, 0), epoch(0, 0, 0), 9000, 4000),
+			[]string{"the database's commit counter went backwards with no reset of the statistics"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := restartEvidence(&tc.res, tc.sres, tc.st); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("restartEvidence:\n got %q\nwant %q", got, tc.want)
+			}
+			if reset, _ := statsReset(tc.sres, tc.st); reset != tc.reset {
+				t.Errorf("statsReset = %v, want %v", reset, tc.reset)
+			}
+		})
 	}
 }
