@@ -143,6 +143,7 @@ func TestBadInput(t *testing.T) {
 		{"too many clients", []string{"run", "tpcb", "--clients", "5000", "--dsn", loaded, "--results", results}, "connection slots", 1},
 		{"scale mismatch", []string{"run", "tpcb", "--scale", "3", "--dsn", loaded, "--results", results}, "--scale 3 does not match the data: the database was loaded with scale 1", 1},
 		{"zero clients", []string{"run", "tpcb", "--clients", "0", "--dsn", loaded}, "--clients must be at least 1", 2},
+		{"too many jobs", []string{"run", "tpcb", "--jobs", "100000", "--dsn", loaded, "--results", results}, "--jobs 100000 is more client threads than this machine's", 2},
 		{"negative duration", []string{"run", "tpcb", "--duration", "-5s", "--dsn", loaded}, "--duration must be positive", 2},
 		{"unknown script", []string{"run", "tpcb", "--script", "nope", "--dsn", loaded, "--results", results}, `unknown script "nope"`, 2},
 		{"unknown protocol", []string{"run", "tpcb", "--protocol", "fast", "--dsn", loaded}, `unknown protocol "fast"`, 2},

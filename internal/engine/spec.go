@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -140,6 +141,10 @@ func (s *Spec) Group() string {
 // MaxClients is the most clients a run may have.
 const MaxClients = 100000
 
+// MaxJobs is the most client threads a run may have: four a core of this
+// machine, beyond which more threads only share the same cores.
+func MaxJobs() int { return 4 * runtime.NumCPU() }
+
 // NewSpec is a run with the defaults: one client on one thread for 60 s, prepared
 // statements, no retries, a server away for 2 minutes ending the run.
 func NewSpec() Spec {
@@ -160,6 +165,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("--clients %d is more than pgbakeoff supports (%d)", s.Clients, MaxClients)
 	case s.Jobs < 1:
 		return fmt.Errorf("--jobs must be at least 1, got %d", s.Jobs)
+	case s.Jobs > MaxJobs():
+		return fmt.Errorf("--jobs %d is more client threads than this machine's %d cores can use (at most %d)", s.Jobs, runtime.NumCPU(), MaxJobs())
 	case s.Transactions < 0:
 		return fmt.Errorf("--transactions must be positive, got %d", s.Transactions)
 	case s.Transactions == 0 && s.Duration <= 0:
