@@ -148,6 +148,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown script", []string{"run", "tpcb", "--script", "nope", "--dsn", loaded, "--results", results}, `unknown script "nope"`, 2},
 		{"unknown protocol", []string{"run", "tpcb", "--protocol", "fast", "--dsn", loaded}, `unknown protocol "fast"`, 2},
 		{"bad scale for init", []string{"init", "tpcb", "--scale", "0", "--dsn", dsn}, "--scale must be at least 1", 2},
+		{"load larger than the disk", []string{"init", "tpcb", "--scale", "2000000000", "--dsn", dsn}, "TB on disk and the server's data directory", 1},
+		{"warehouses beyond the disk", []string{"init", "tpcc", "--warehouses", "1000000000", "--dsn", dsn}, "on disk and the server's data directory", 1},
 		{"unknown PostgreSQL version", []string{"server", "start", "--name", "nope", "--version", "99"}, "PostgreSQL 99", 1},
 		{"unknown run id", []string{"show", "999", "--results", results}, "no run 999", 1},
 		{"no results store", []string{"runs", "--results", filepath.Join(t.TempDir(), "none.db")}, "no results store", 1},

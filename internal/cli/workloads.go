@@ -106,6 +106,9 @@ func newInitKindCmd(env *Env, w workload.Workload, l workload.Loader) *cobra.Com
 		}
 		defer stop()
 		resume, note, err := load.Resumable(ctx, conn, w.Name(), ds, reload)
+		if err == nil && !resume && t.OnThisMachine() {
+			err = load.CheckRoom(ctx, conn, ds)
+		}
 		conn.Close(context.Background())
 		if err != nil && ctx.Err() != nil {
 			return fmt.Errorf("%w: before the load began", ErrInterrupted)

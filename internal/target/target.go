@@ -397,3 +397,14 @@ func Scrub(s, secret string) string {
 	}
 	return strings.ReplaceAll(s, secret, "xxxxx")
 }
+
+// OnThisMachine tells a target whose server runs here: reached over a Unix
+// socket or a loopback address, so that its data directory is this machine's.
+func (t *Target) OnThisMachine() bool {
+	h := t.Config.Host
+	if strings.HasPrefix(h, "/") || h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
