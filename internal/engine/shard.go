@@ -42,7 +42,8 @@ func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 	server := func() time.Time { return time.Now().Add(r.clockOffset) }
 	arrived := server()
 	deadline := arrived.Add(spec.ShardTimeout)
-	if err := r.st.ArriveShard(ctx, group, spec.Shard.Index, spec.Shard.Count, arrived, deadline); err != nil {
+	plan := r.shardPlan()
+	if err := r.st.ArriveShard(ctx, group, spec.Shard.Index, spec.Shard.Count, plan, arrived, deadline); err != nil {
 		if errors.Is(err, store.ErrShardTaken) {
 			return time.Time{}, fmt.Errorf("%w: another process runs it, or the group's name was used before; give the run a new --shard-group", err)
 		}
@@ -64,6 +65,10 @@ func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 				return time.Time{}, fmt.Errorf("shard %d/%d of %s arrived from %s (pid %d), but this one is of %d shards: give every shard the same count",
 					a.Shard, a.Shards, group, a.Host, a.PID, spec.Shard.Count)
 			}
+			if a.Plan != plan && a.Plan != "" {
+				return time.Time{}, fmt.Errorf("shard %d/%d of %s, from %s (pid %d), runs %s, but this one runs %s: give every shard the same options",
+					a.Shard, a.Shards, group, a.Host, a.PID, a.Plan, plan)
+			}
 			here[a.Shard] = true
 			if a.Arrived.After(last) {
 				last = a.Arrived
@@ -72,10 +77,20 @@ func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 				earliest = a.Deadline
 			}
 		}
+		var missing []string
+		for i, ok := range here {
+			if !ok {
+				missing = append(missing, Shard{i, spec.Shard.Count}.String())
+			}
+		}
 		switch {
 		case last.After(earliest) || server().After(earliest) && len(as) < spec.Shard.Count && earliest.Before(deadline):
-			return time.Time{}, fmt.Errorf("a shard of %s gave up waiting at %s, before every shard had come: give the run a new --shard-group and start its shards again",
-				group, earliest.Format(time.RFC3339))
+			why := "before every shard had come"
+			if len(missing) > 0 {
+				why = "before shard " + strings.Join(missing, ", ") + " came"
+			}
+			return time.Time{}, fmt.Errorf("a shard of %s gave up waiting at %s, %s: give the run a new --shard-group and start its shards again",
+				group, earliest.Format(time.RFC3339), why)
 		case len(as) == spec.Shard.Count:
 			start := last.Add(startMargin).Add(-r.clockOffset) // on this machine's clock
 			if p, ok := r.rec.Params["shard"].(map[string]any); ok {
@@ -83,12 +98,6 @@ func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 			}
 			return start, nil
 		case server().After(deadline):
-			var missing []string
-			for i, ok := range here {
-				if !ok {
-					missing = append(missing, Shard{i, spec.Shard.Count}.String())
-				}
-			}
 			return time.Time{}, fmt.Errorf("shard %s of %s did not arrive within %s: the run did not start; start every shard, or give a longer --shard-timeout",
 				strings.Join(missing, ", "), group, spec.ShardTimeout)
 		}
@@ -98,6 +107,20 @@ func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 		case <-tick.C:
 		}
 	}
+}
+
+// shardPlan says what this shard runs in words every shard of the group must
+// share: the workload and its scripts, all the clients, the rate and the times.
+func (r *running) shardPlan() string {
+	spec := r.spec
+	plan := fmt.Sprintf("%s %s with %d clients in all, warm-up %s, window %s", r.rec.Workload, r.rec.Script, spec.Clients, spec.Warmup, spec.Duration)
+	if spec.Transactions > 0 {
+		plan = fmt.Sprintf("%s %s with %d clients in all, warm-up %s, %d transactions a client", r.rec.Workload, r.rec.Script, spec.Clients, spec.Warmup, spec.Transactions)
+	}
+	if spec.Rate > 0 {
+		plan += fmt.Sprintf(", at %g tx/s", spec.Rate)
+	}
+	return plan
 }
 
 // groupSeed is a number every shard of a run derives alike from its name: the

@@ -188,6 +188,11 @@ CREATE TABLE study_prices (
 	PRIMARY KEY (study_id, target)
 );
 `,
+	// 7: what each arriving shard runs, so that shards of one group given
+	// different options are refused when they meet, not after the window.
+	`
+ALTER TABLE shard_arrivals ADD COLUMN plan TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate applies the pending migrations in one transaction. The version is

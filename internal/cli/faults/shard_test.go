@@ -465,3 +465,46 @@ func TestMergeSkipsGroupThatCannotBeMerged(t *testing.T) {
 		}
 	}
 }
+
+// Shards of one group given different options are refused when they meet, each
+// naming the other's, before either runs its window; a shard that never comes is
+// named by the shard that gave up and by the one still waiting.
+func TestShardsRefusedAtTheMeeting(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "select.sql")
+	clitest.WriteFile(t, script, "select 1;\n")
+	results := filepath.Join(dir, "meet.db")
+	var cmds []*exec.Cmd
+	var outs []*strings.Builder
+	for i, clients := range []string{"4", "6"} {
+		args := []string{"run", "pgbench", "-f", script, "--clients", clients, "--warmup", "0s", "--duration", "30s", "--dsn", dsn,
+			"--shard-timeout", "20s"}
+		cmd, out := startPod(t, i, 2, args, "PGBAKEOFF_SHARD_GROUP=differ", "PGBAKEOFF_RESULTS="+results)
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	started := time.Now()
+	for i, cmd := range cmds {
+		err := cmd.Wait()
+		if err == nil || !strings.Contains(outs[i].String(), "give every shard the same options") || !strings.Contains(outs[i].String(), "clients in all") {
+			t.Errorf("shard %d of two given different --clients: %v, want it refused at the meeting\n%s", i, err, outs[i])
+		}
+	}
+	if d := time.Since(started); d > 25*time.Second {
+		t.Errorf("the shards were refused after %s, not at the meeting", d)
+	}
+
+	// Shards 0 and 1 of three wait with different timeouts for shard 2, which
+	// never comes: both name it.
+	cmds, outs = nil, nil
+	for i, timeout := range []string{"2s", "4s"} {
+		args := []string{"run", "pgbench", "-f", script, "--clients", "3", "--warmup", "0s", "--duration", "1s", "--dsn", dsn, "--shard-timeout", timeout}
+		cmd, out := startPod(t, i, 3, args, "PGBAKEOFF_SHARD_GROUP=missing", "PGBAKEOFF_RESULTS="+results)
+		cmds, outs = append(cmds, cmd), append(outs, out)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err == nil || !strings.Contains(outs[i].String(), "shard 2/3") {
+			t.Errorf("shard %d waiting for shard 2/3, which never came: %v, want it named\n%s", i, err, outs[i])
+		}
+	}
+}
