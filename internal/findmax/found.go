@@ -98,7 +98,25 @@ func doubt(steps []Step) string {
 	if met.Rate == 0 {
 		what = fmt.Sprintf("the closed-loop run met the objective at %.0f tx/s", carried(*met))
 	}
-	return fmt.Sprintf("%s%s, yet %.0f tx/s did not%s: %s", what, runOf(*met), failed.Rate, runOf(*failed), failure(*failed))
+	s := fmt.Sprintf("%s%s, yet %.0f tx/s did not%s: %s", what, runOf(*met), failed.Rate, runOf(*failed), failure(*failed))
+	// The other runs' flags tell why too, but for "rate": a target that fell
+	// behind is what a search looks for, not a reason to doubt it.
+	var others []string
+	for i := range steps {
+		st := &steps[i]
+		if st == failed || st.Summary == nil {
+			continue
+		}
+		for _, fl := range st.Summary.Flags {
+			if fl.Invalid && fl.Name != "rate" {
+				others = append(others, fmt.Sprintf("run %d %s: %s", st.Summary.RunID, fl.Name, fl.Reason))
+			}
+		}
+	}
+	if len(others) > 0 {
+		s += "; flagged: " + strings.Join(others, "; ")
+	}
+	return s
 }
 
 // runOf names a step's run, " in run 12", where its summary is known.

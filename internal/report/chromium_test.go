@@ -40,24 +40,37 @@ type chartBox struct {
 	Drawn  int     `json:"drawn"`
 }
 
+// overflow is an element that reaches past the page's right edge, or a scroll
+// box whose content is wider than the box and so is cut off.
+type overflow struct {
+	What  string  `json:"what"` // tag, class and the start of its text
+	Right float64 `json:"right"`
+}
+
 // visit is what headless Chromium saw of a page.
 type visit struct {
 	problems []string // console errors and warnings, exceptions, browser log errors
 	requests []string // every URL the page asked for, its own included
 	charts   []chartBox
-	png      []byte // full-page screenshot
+	over     []overflow // at the window's width
+	width    float64    // the page's width, as the layout sees it
+	png      []byte     // full-page screenshot
 }
 
-// open loads the HTML file at path in headless Chromium, waits until it has
-// loaded, measures the charts and takes a screenshot.
-func open(t *testing.T, bin, path string) visit {
+// laptop is the window of a laptop's screen, as the report is mostly read.
+const laptop = 1366
+
+// open loads the HTML file at path in headless Chromium in a window width
+// pixels wide, waits until it has loaded, measures the charts, looks for what
+// overflows the page and takes a screenshot.
+func open(t *testing.T, bin, path string, width int) visit {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
 		chromedp.Headless,
 		chromedp.NoSandbox, // tests run as root in CI, where Chromium's sandbox refuses to start
 		chromedp.DisableGPU,
-		chromedp.WindowSize(1366, 900), // a laptop screen
+		chromedp.WindowSize(width, 900),
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -102,8 +115,10 @@ func open(t *testing.T, bin, path string) visit {
 	}
 
 	url := "file://" + filepath.ToSlash(path)
-	// Navigate waits for the load event: the page and all it loads are in.
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+	// The window has a least width of its own (500 pixels); the viewport is
+	// emulated to be as narrow as a phone's. Navigate waits for the load event:
+	// the page and all it loads are in.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), 900), chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
 		t.Fatalf("open %s in %s: %v", url, bin, err)
 	}
 	state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState`))
@@ -118,13 +133,34 @@ func open(t *testing.T, bin, path string) visit {
 	if err != nil {
 		t.Fatalf("measure the charts: %v", err)
 	}
+	// A cell past the page's right edge, or cut off inside a box that scrolls
+	// sideways, is one a reader of a narrow screen does not see.
+	over, err := chromedp.Run(ctx, chromedp.Evaluate[[]overflow](`(() => {
+		const w = document.documentElement.clientWidth, out = [];
+		const name = e => e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + " " + JSON.stringify(e.textContent.trim().slice(0, 40));
+		for (const e of document.querySelectorAll("main td, main th, main p, main li, main figure, main h2, main h3")) {
+			const r = e.getBoundingClientRect();
+			if (r.width > 0 && r.right > w + 0.5) out.push({what: name(e), right: r.right});
+		}
+		for (const e of document.querySelectorAll(".scroll")) {
+			if (e.scrollWidth > e.clientWidth + 0.5) out.push({what: "scroll box of " + name(e.querySelector("th") || e), right: e.scrollWidth});
+		}
+		return out;
+	})()`))
+	if err != nil {
+		t.Fatalf("look for overflows: %v", err)
+	}
+	page, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.documentElement.clientWidth`))
+	if err != nil {
+		t.Fatalf("measure the page: %v", err)
+	}
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // quality 100 is PNG
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	v.charts, v.png = charts, png
+	v.charts, v.over, v.width, v.png = charts, over, page, png
 	return v
 }
 
@@ -145,7 +181,7 @@ func TestHTMLInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	v := open(t, bin, path)
+	v := open(t, bin, path, laptop)
 	for _, p := range v.problems {
 		t.Errorf("the browser reported %s", p)
 	}
@@ -184,6 +220,35 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 }
 
+// TestHTMLNarrow opens the report in a window 400 pixels wide, a phone's: no
+// table's cell, verdicts included, may reach past the page or be cut off in a box
+// that scrolls sideways; the tables' rows wrap their cells under one another.
+func TestHTMLNarrow(t *testing.T) {
+	bin := browser(t)
+	path := filepath.Join(t.TempDir(), "report.html")
+	for _, r := range []*Report{testReport(), searchReport()} {
+		var b bytes.Buffer
+		if err := HTML(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v := open(t, bin, path, 400)
+		if v.width > 400 || v.width < 300 {
+			t.Errorf("%s: the page is %.0f pixels wide in a window of 400", r.Title, v.width)
+		}
+		for _, o := range v.over {
+			t.Errorf("%s: %s reaches %.0f pixels, past the page's %.0f", r.Title, o.What, o.Right, v.width)
+		}
+		if t.Failed() {
+			shot := filepath.Join(t.TempDir(), "narrow.png")
+			_ = os.WriteFile(shot, v.png, 0o644)
+			t.Logf("screenshot: %s", shot)
+		}
+	}
+}
+
 // TestChromiumSeesProblems makes sure the browser test would notice a broken page:
 // a script error, a console error, a request for another resource and an empty
 // chart.
@@ -191,6 +256,7 @@ func TestChromiumSeesProblems(t *testing.T) {
 	bin := browser(t)
 	page := `<!DOCTYPE html><html><head><meta charset="utf-8"><title>broken</title></head><body>
 <svg class="chart" data-chart-name="empty" width="0" height="0"></svg>
+<main><table><tr><td style="white-space: nowrap">a verdict far too wide for the window, so that it reaches past the page's right edge</td></tr></table></main>
 <img src="http://127.0.0.1:9/missing.png" alt="">
 <script>console.error("on purpose"); undefinedFunction();</script>
 </body></html>`
@@ -198,7 +264,7 @@ func TestChromiumSeesProblems(t *testing.T) {
 	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	v := open(t, bin, path)
+	v := open(t, bin, path, laptop)
 	joined := strings.Join(v.problems, "\n")
 	for _, want := range []string{"on purpose", "undefinedFunction"} {
 		if !strings.Contains(joined, want) {
@@ -210,5 +276,8 @@ func TestChromiumSeesProblems(t *testing.T) {
 	}
 	if len(v.charts) != 1 || v.charts[0].Width != 0 || v.charts[0].Drawn != 0 {
 		t.Errorf("the empty chart measured %+v", v.charts)
+	}
+	if narrow := open(t, bin, path, 400); len(narrow.over) == 0 {
+		t.Errorf("the cell wider than a window of 400 pixels went unseen")
 	}
 }

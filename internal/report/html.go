@@ -77,6 +77,13 @@ func HTML(w io.Writer, r *Report) error {
 		if t := a.objectiveTable(wl); len(t.rows) > 0 {
 			p(`<p class="legend">%s</p>`+"\n", esc(a.objectiveLegend(wl)))
 			writeHTMLTable(&b, t)
+			if notes := a.objectiveNotes(wl); len(notes) > 0 {
+				p(`<ul class="notes">`)
+				for _, n := range notes {
+					p(`<li class="warning">%s</li>`, esc(n))
+				}
+				p("</ul>\n")
+			}
 		}
 		p(`<ul class="verdicts">`)
 		for _, s := range a.verdictSummaries(wl) {
@@ -299,6 +306,11 @@ func writeHTMLTable(b *strings.Builder, t mdTable) {
 			if ri < len(t.title) && i < len(t.title[ri]) && t.title[ri][i] != "" {
 				attrs += fmt.Sprintf(` title="%s"`, esc(t.title[ri][i]))
 			}
+			// On a narrow screen a row's cells wrap under one another, each
+			// named by its column's header (see the style sheet).
+			if i < len(t.header) && t.header[i] != "" {
+				attrs += fmt.Sprintf(` data-label="%s"`, esc(t.header[i]))
+			}
 			tag := "td"
 			if i == 0 {
 				tag = "th"
@@ -351,6 +363,15 @@ figure svg.chart { display: block; width: 100%; height: auto; }
 figcaption { font-size: 13px; margin-top: 4px; }
 footer { margin-top: 40px; font-size: 13px; }
 @media (max-width: 700px) { .page { padding: 12px; } .charts { grid-template-columns: 1fr; } }
+@media screen and (max-width: 640px) {
+  .scroll { overflow-x: visible; }
+  .scroll table, .scroll tbody { display: block; }
+  .scroll thead { display: none; }
+  .scroll tr { display: flex; flex-wrap: wrap; align-items: baseline; gap: 2px 16px; padding: 6px 0; border-bottom: 1px solid var(--line); }
+  .scroll th, .scroll td { display: block; padding: 0; border: 0; max-width: 100%; text-align: left; white-space: normal; overflow-wrap: anywhere; }
+  .scroll tbody th { flex: 1 0 100%; }
+  .scroll [data-label]::before { content: attr(data-label); display: block; font-size: 12px; font-weight: normal; color: var(--muted); }
+}
 @media print {
   @page { margin: 14mm; }
   html, .page { background: #fff; }

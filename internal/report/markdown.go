@@ -74,6 +74,9 @@ func Markdown(w io.Writer, r *Report, charts ChartWriter) error {
 		if t := a.objectiveTable(wl); len(t.rows) > 0 {
 			p("%s\n\n", mdEscape(a.objectiveLegend(wl)))
 			writeMDTable(&b, t)
+			for _, n := range a.objectiveNotes(wl) {
+				p("- %s\n", mdEscape(n))
+			}
 		}
 		for _, s := range a.verdictSummaries(wl) {
 			p("- %s\n", mdEscape(s))

@@ -75,6 +75,7 @@ type series struct {
 	Faint  bool   // drawn thin and translucent: a repetition behind the main run
 	Dashed bool
 	Dots   bool // a marker on every point (carrying its Title)
+	NoLine bool // markers alone, no line joining them (with Dots); not in the legend
 }
 
 // vmark is a vertical line at X, such as a checkpoint.
@@ -405,7 +406,7 @@ func (c *lineChart) svg() []byte {
 	items := c.Legend
 	if items == nil {
 		for _, sr := range c.Series {
-			if !sr.Faint {
+			if !sr.Faint && !sr.NoLine {
 				items = append(items, legendItem{Label: sr.Name, Color: sr.Color, Kind: "line"})
 			}
 		}
@@ -478,6 +479,12 @@ func (c *lineChart) svg() []byte {
 	drawn := 0
 	for _, i := range order {
 		sr := c.Series[i]
+		if sr.NoLine {
+			if sr.Dots && len(sr.Points) > 0 {
+				drawn++
+			}
+			continue
+		}
 		var d strings.Builder
 		pen := 'M'
 		for _, p := range sr.Points {

@@ -107,9 +107,16 @@ func Terminal(w io.Writer, r *Report) error {
 		if t := a.objectiveTable(wl); len(t.rows) > 0 {
 			line("")
 			para(wl.Name+": "+a.objectiveLegend(wl), "", "  ")
-			tt := textTable{header: t.header, right: t.right, rows: t.rows}
-			for _, l := range tt.lines() {
-				line(l)
+			for i, tt := range a.splitTable(t) {
+				if i > 0 {
+					line("")
+				}
+				for _, l := range tt.lines() {
+					line(l)
+				}
+			}
+			for _, n := range a.objectiveNotes(wl) {
+				para(n, "  - ", "    ")
 			}
 		}
 	}
@@ -355,6 +362,53 @@ func (a *analysis) termTables(g group, names []string) []textTable {
 		tables = append(tables, a.termTable(g, names, chunk, false))
 	}
 	return tables
+}
+
+// splitTable splits a table whose columns are targetsTable's into as few tables
+// as fit within termWidth, each with the first column and the baseline's and the
+// others' figures beside their verdicts; a target too wide for any table gets
+// one of its own.
+func (a *analysis) splitTable(t mdTable) []textTable {
+	cols := map[int][]int{} // target: its columns
+	next := 1
+	for i := range a.targets {
+		cols[i] = []int{next}
+		if next++; i != a.base {
+			cols[i] = append(cols[i], next)
+			next++
+		}
+	}
+	pick := func(targets []int) textTable {
+		keep := []int{0}
+		for _, i := range append([]int{a.base}, targets...) {
+			keep = append(keep, cols[i]...)
+		}
+		tt := textTable{targets: targets}
+		for _, c := range keep {
+			tt.header, tt.right = append(tt.header, t.header[c]), append(tt.right, t.right[c])
+		}
+		for _, r := range t.rows {
+			var row []string
+			for _, c := range keep {
+				row = append(row, r[c])
+			}
+			tt.rows = append(tt.rows, row)
+		}
+		return tt
+	}
+	var tables []textTable
+	var chunk []int
+	for i := range a.targets {
+		if i == a.base {
+			continue
+		}
+		if len(chunk) > 0 && pick(append(slices.Clone(chunk), i)).width() > termWidth {
+			tables = append(tables, pick(chunk))
+			chunk = nil
+		}
+		chunk = append(chunk, i)
+	}
+	return append(tables, pick(chunk))
 }
 
 // termTable is the table of the baseline and the targets in others.

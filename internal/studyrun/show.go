@@ -1,9 +1,11 @@
 package studyrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -26,11 +28,13 @@ import (
 // cellRuns are the stored runs of one target, workload, client count and rate,
 // or its searches.
 type cellRuns struct {
-	// values are the headline figure of each valid completed run, or the rate each
-	// completed search found.
-	values  []float64
-	invalid int
-	pending int
+	// values are the headline figure of each valid completed run.
+	values []float64
+	// searches are what each completed search found; one that found no rate is
+	// no value of 0.
+	searches []findmax.Found
+	invalid  int
+	pending  int
 }
 
 // studyCells reads the stored runs of every cell of the plan, keyed by cellGroup.
@@ -59,11 +63,11 @@ func studyCells(ctx context.Context, st *store.Store, s *study.Study, studyID in
 			continue
 		}
 		if c.Search != nil {
-			rate, err := searchFound(ctx, st, s, done, steps[c.Key], c.Fingerprint)
+			found, err := searchFound(ctx, st, s, done, steps[c.Key], c.Fingerprint)
 			if err != nil {
 				return nil, err
 			}
-			cr.values = append(cr.values, rate)
+			cr.searches = append(cr.searches, found)
 			continue
 		}
 		sum, err := storedSummary(ctx, st, d.RunID, false)
@@ -104,13 +108,15 @@ func storedSummary(ctx context.Context, st *store.Store, id int64, latency bool)
 	return sum, nil
 }
 
-// searchFound is the rate a finished search found, read back from its runs
-// (findmax.Best) under the study's objective.
-func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[string]store.StudyRun, keys []string, fingerprint string) (float64, error) {
+// searchFound is what a finished search found, read back from its runs
+// (findmax.Read) under the study's objective.
+func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[string]store.StudyRun, keys []string, fingerprint string) (findmax.Found, error) {
 	obj, err := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors)
 	if err != nil {
-		return 0, err
+		return findmax.Found{}, err
 	}
+	// The steps in the order made, as the search saw them.
+	slices.SortFunc(keys, func(x, y string) int { return cmp.Compare(done[x].RunID, done[y].RunID) })
 	var steps []findmax.Step
 	for _, key := range keys {
 		d := done[key]
@@ -122,16 +128,16 @@ func searchFound(ctx context.Context, st *store.Store, s *study.Study, done map[
 			continue
 		}
 		if err != nil {
-			return 0, err
+			return findmax.Found{}, err
 		}
-		rate := 0.0
+		step := findmax.Step{Summary: sum}
 		if sum.Rate != nil {
-			rate = sum.Rate.RequestedTPS
+			step.Rate = sum.Rate.RequestedTPS
 		}
-		met, _ := obj.Check(sum)
-		steps = append(steps, findmax.Step{Rate: rate, Met: met && rate > 0})
+		step.Met, step.Why = obj.Check(sum)
+		steps = append(steps, step)
 	}
-	return findmax.Read(steps).Rate, nil
+	return findmax.Read(steps), nil
 }
 
 // cellGroup names a target's cells of one workload, client count and rate.
@@ -172,31 +178,100 @@ func printStudyResults(ctx context.Context, sr *Runner, s *study.Study, st *stor
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t", wl.Name, clients, metric)
 				row := make([]*cellRuns, len(s.Targets))
-				aggs := make([]float64, len(s.Targets))
 				for i, t := range s.Targets {
-					cr := cells[cellGroup(t, wl, c, rate)]
-					row[i], aggs[i] = cr, math.NaN()
-					if cr == nil || len(cr.values) == 0 {
-						fmt.Fprintf(tw, "-\t%s\t", cellNote(cr))
-						continue
+					if row[i] = cells[cellGroup(t, wl, c, rate)]; row[i] == nil {
+						row[i] = &cellRuns{}
 					}
-					aggs[i] = stats.Aggregate(string(s.Matrix.Aggregate), cr.values, true)
-					fmt.Fprintf(tw, "%.0f\t%.0f-%.0f %s\t", aggs[i], slices.Min(cr.values), slices.Max(cr.values), cellNote(cr))
 				}
-				for i := 1; i < len(aggs); i++ {
-					if math.IsNaN(aggs[i]) || math.IsNaN(aggs[0]) || aggs[0] == 0 {
-						fmt.Fprintf(tw, "-\t")
-						continue
-					}
-					// The verdict compare and report give, by the same rule and threshold.
-					v := stats.Compare(row[0].values, row[i].values, true, report.DefaultNoise)
-					fmt.Fprintf(tw, "%.2fx %s\t", aggs[i]/aggs[0], v.Outcome)
+				if s.FindMax(wl) != nil {
+					printSearchCells(tw, s, row)
+				} else {
+					printCells(tw, s, row)
 				}
 				fmt.Fprintln(tw)
 			}
 		}
 	}
 	return tw.Flush()
+}
+
+// printCells prints a row's cells of runs: each target's aggregate and spread,
+// and each against the first in the words compare and report use (report.Versus).
+func printCells(w io.Writer, s *study.Study, row []*cellRuns) {
+	agg := string(s.Matrix.Aggregate)
+	for _, cr := range row {
+		if len(cr.values) == 0 {
+			fmt.Fprintf(w, "-\t%s\t", cellNote(cr))
+			continue
+		}
+		fmt.Fprintf(w, "%.0f\t%.0f-%.0f %s\t", stats.Aggregate(agg, cr.values, true), slices.Min(cr.values), slices.Max(cr.values), cellNote(cr))
+	}
+	for _, cr := range row[1:] {
+		if len(cr.values) == 0 || len(row[0].values) == 0 {
+			fmt.Fprintf(w, "-\t")
+			continue
+		}
+		fmt.Fprintf(w, "%s\t", report.Versus(row[0].values, cr.values, agg, report.DefaultNoise))
+	}
+}
+
+// printSearchCells prints a row's cells of searches: each target's aggregate of
+// the rates its searches found and their spread, or the objective's NoRate when
+// none found one, and each against the first in the words compare and report use
+// (report.SearchVersus). A search that found no rate stays out of both.
+func printSearchCells(w io.Writer, s *study.Study, row []*cellRuns) {
+	agg := string(s.Matrix.Aggregate)
+	obj, _ := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors) // a study with a search has a valid one
+	for _, cr := range row {
+		var rates []float64
+		bound := ""
+		for _, f := range cr.searches {
+			if f.OK {
+				rates = append(rates, f.Rate)
+			}
+			if f.OK && f.Bound {
+				bound = "≥" // a lower bound makes the aggregate one
+			}
+		}
+		switch {
+		case len(rates) > 0:
+			fmt.Fprintf(w, "%s%.0f\t%.0f-%.0f %s\t", bound, stats.Aggregate(agg, rates, true), slices.Min(rates), slices.Max(rates), searchNote(cr))
+		case len(cr.searches) > 0:
+			fmt.Fprintf(w, "%s\t%s\t", obj.NoRate(), searchNote(cr))
+		default:
+			fmt.Fprintf(w, "-\t%s\t", searchNote(cr))
+		}
+	}
+	for _, cr := range row[1:] {
+		fmt.Fprintf(w, "%s\t", report.SearchVersus(row[0].searches, cr.searches, agg, report.DefaultNoise))
+	}
+}
+
+// searchNote counts a cell's searches: n that found a rate, and those that found
+// none, whose runs contradict each other, or that are not made.
+func searchNote(cr *cellRuns) string {
+	found, none, unreliable := 0, 0, 0
+	for _, f := range cr.searches {
+		if f.OK {
+			found++
+		} else {
+			none++
+		}
+		if f.Doubt != "" {
+			unreliable++
+		}
+	}
+	parts := []string{fmt.Sprintf("n=%d", found)}
+	if none > 0 {
+		parts = append(parts, fmt.Sprintf("%d found no rate", none))
+	}
+	if unreliable > 0 {
+		parts = append(parts, fmt.Sprintf("%d unreliable", unreliable))
+	}
+	if cr.pending > 0 {
+		parts = append(parts, fmt.Sprintf("%d to run", cr.pending))
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // cellNote counts a cell's runs: n valid, and those invalid or not made.
