@@ -147,8 +147,19 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 			}
 			details = append(details, rd)
 		}
+		// The title names the runs; the source says only what it adds: how
+		// they were chosen, when labels chose them.
 		r.Title = "Runs " + joinIDs(ids)
-		r.Source = "runs " + joinIDs(ids)
+		if len(sel.Labels) > 0 {
+			var how []string
+			if len(sel.Runs) > 0 {
+				how = append(how, "--run "+strings.ReplaceAll(joinIDs(sel.Runs), " ", ""))
+			}
+			for _, l := range sel.Labels {
+				how = append(how, "--label "+l)
+			}
+			r.Source = "chosen by " + strings.Join(how, " ")
+		}
 	}
 	if len(details) == 0 {
 		return nil, SelectionError{fmt.Errorf("study %s has no finished runs yet: `pgbakeoff study status` shows what is left", sel.Study)}

@@ -42,6 +42,14 @@ func TestAssemble(t *testing.T) {
 	if metrics["tpcc"] != "NOPM" || metrics["tpcb"] != "tps" || metrics["sysbench"] != "tps" {
 		t.Errorf("metrics by kind %v", metrics)
 	}
+	// compare's first lines name the runs once, not as "Runs 1, 2, 3" and "runs 1, 2, 3".
+	if r.Title != "Runs 1, 2, 3" || r.Source != "" {
+		t.Errorf("title %q, source %q; want the runs named once", r.Title, r.Source)
+	}
+	byLabel, err := Assemble(t.Context(), st, Selection{Labels: []string{"target=a"}, Noise: 0.05}, now)
+	if err != nil || byLabel.Title != "Runs 1, 2, 3" || byLabel.Source != "chosen by --label target=a" {
+		t.Errorf("by label: title %q, source %q (%v); want how they were chosen", byLabel.Title, byLabel.Source, err)
+	}
 	if r.Env.Client == "" || r.Env.Client == "not recorded" {
 		t.Errorf("client machine %q, want the machine the runs recorded", r.Env.Client)
 	}

@@ -13,7 +13,9 @@ import (
 type Report struct {
 	Title     string
 	Generated time.Time
-	Source    string // "study pg11-vs-pg16 (examples/pg11-vs-pg16.yaml)" or "runs 3, 4, 9"
+	// Source says where the runs come from, beyond the title: "study pg11-vs-pg16
+	// (examples/pg11-vs-pg16.yaml, last run ...)", "chosen by --label demo=tuned".
+	Source string
 	// Baseline is the target the others are compared with (ratios, verdicts).
 	Baseline string
 	// Noise is the relative difference below which two targets are "within noise"
