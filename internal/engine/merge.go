@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
@@ -290,6 +291,8 @@ func (m *merger) summary(d *store.RunDetail) *Summary {
 	if s0 := m.shards[0].Summary; s0 != nil {
 		sum.Server, sum.Address, sum.Dataset = s0.Server, s0.Address, s0.Dataset // the server, as shard 0 read it
 	}
+	sum.Server.CommitsAllShards = false // the whole run's now
+	checked := m.commitsChecked(sum)
 	scripts := map[string]*scriptSummary{}
 	var order []string
 	var lagWeighted, connectWeighted float64
@@ -307,12 +310,16 @@ func (m *merger) summary(d *store.RunDetail) *Summary {
 		sum.Retries += ss.Retries
 		sum.CommitsTotal += ss.CommitsTotal
 		sum.Reconnects += ss.Reconnects
-		sum.OutageS += ss.OutageS
 		sum.Connections += ss.Connections
 		connectWeighted += ss.ConnectAvgMs * float64(ss.Connections)
 		sum.Outages = append(sum.Outages, ss.Outages...)
 		sum.ConnectErrors = append(sum.ConnectErrors, ss.ConnectErrors...)
 		for _, w := range ss.Warnings {
+			// A shard could not check its commits alone (one stored before shards
+			// stopped saying so); the merge checks them.
+			if checked && w == commitsUnchecked(ss.Server.CommitsUnread, ss.CommitsTotal) {
+				continue
+			}
 			sum.Warnings = append(sum.Warnings, fmt.Sprintf("shard %d: %s", i, w))
 		}
 		c := &sum.ClientCPU
@@ -360,6 +367,7 @@ func (m *merger) summary(d *store.RunDetail) *Summary {
 			}
 		}
 	}
+	sum.OutageS = m.outageSeconds()
 	all := histogram.New()
 	sum.Scripts = nil
 	for _, name := range order {
@@ -405,11 +413,42 @@ func (m *merger) summary(d *store.RunDetail) *Summary {
 	return sum
 }
 
+// commitsChecked tells whether the merge checks the server's commits, which
+// shard 0 read, against all the clients': shard 0 could read them, and every
+// shard completed.
+func (m *merger) commitsChecked(sum *Summary) bool {
+	return m.shards[0].Summary != nil && sum.Server.CommitsUnread == "" && sum.Status == store.StatusCompleted
+}
+
+// outageSeconds is the wall time during which a client of any shard had lost its
+// connection: the union of every shard's outages, each moved onto the server's
+// clock, as one process counts its clients' (driver.Result.OutageSeconds). The
+// shards' clients lose their connections together when the server goes away, and
+// the run was down once, not once per shard.
+func (m *merger) outageSeconds() float64 {
+	var all driver.Result
+	for _, s := range m.shards {
+		if s.Summary == nil {
+			continue
+		}
+		var offset time.Duration
+		if p, ok := s.Detail.Params["shard"].(map[string]any); ok {
+			if ms, ok := number(p["clock_offset_ms"]); ok {
+				offset = time.Duration(ms * float64(time.Millisecond))
+			}
+		}
+		for _, o := range s.Summary.Outages {
+			all.Outages = append(all.Outages, driver.Outage{Start: o.Start.Add(offset), End: o.End.Add(offset)})
+		}
+	}
+	return all.OutageSeconds()
+}
+
 // judge applies what only the whole run can be judged by: the server's commits
 // (shard 0's reading) against all the clients', and the spread of the shards'
 // clocks; with the shards' own invalid flags, one flag of each name.
 func (m *merger) judge(sum *Summary, flags []Flag) []Flag {
-	if m.shards[0].Summary != nil && sum.Server.CommitsUnread == "" && sum.Status == store.StatusCompleted {
+	if m.commitsChecked(sum) {
 		// Shard 0 counted the server's commits in the database, less its own
 		// sessions'; the other shards' own sessions (their checks and clocks) come
 		// off here, and the tolerance is shard 0's: its span and autovacuum.

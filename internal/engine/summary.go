@@ -51,8 +51,9 @@ type Summary struct {
 	ConnectAvgMs float64 `json:"connect_avg_ms,omitempty"`
 	// Rate is an open-loop run's (--rate) figures, and a latency limit's.
 	Rate *rateSummary `json:"rate,omitempty"`
-	// OutageS is the wall time during which clients had lost their connection,
-	// summed over clients; Outages says when each was lost, why and for how long.
+	// OutageS is the wall time during which at least one client had lost its
+	// connection: the union of their outages, in a merged run of every shard's;
+	// Outages says when each was lost, why and for how long.
 	OutageS       float64             `json:"outage_s"`
 	Outages       []outageSummary     `json:"outages,omitempty"`
 	ConnectErrors []connectErrSummary `json:"connect_errors,omitempty"`
@@ -455,7 +456,7 @@ func (s *Summary) writeCommits(w io.Writer) {
 	case sv.StatsReset:
 		fmt.Fprintf(w, "%s, server not known (%s)\n", client, sv.CommitsUnread)
 	case sv.CommitsAllShards && sv.CommitsUnread == shardUnread:
-		fmt.Fprintf(w, "%s; shard 0 reads the server's for all the shards, which `pgbakeoff merge` checks against all the shards' clients'\n", client)
+		fmt.Fprintf(w, "%s; the server's, for all the shards, are read by shard 0 and checked by `pgbakeoff merge` against all the shards' clients'\n", client)
 	case sv.CommitsUnread != "":
 		fmt.Fprintf(w, "%s, server not read (%s)\n", client, sv.CommitsUnread)
 	case sv.CommitsAllShards:
