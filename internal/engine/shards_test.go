@@ -42,7 +42,9 @@ func TestShardsMerged(t *testing.T) {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
 	db := pgtest.Query(t, dsn, "select current_database()")
-	allow := func(on bool) { pgtest.Query(t, pgtest.DSN(t), fmt.Sprintf(`alter database "%s" allow_connections %v`, db, on)) }
+	allow := func(on bool) {
+		pgtest.Query(t, pgtest.DSN(t), fmt.Sprintf(`alter database "%s" allow_connections %v`, db, on))
+	}
 	t.Cleanup(func() { allow(true) })
 	dir := t.TempDir()
 	start := time.Now().Add(5 * time.Second).UTC().Truncate(time.Millisecond)
