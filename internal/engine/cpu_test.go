@@ -3,6 +3,10 @@ package engine
 import (
 	"testing"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
 // TestCPU: CPU time this process spends shows up in readCPU, in user or system time,
@@ -15,5 +19,34 @@ func TestCPU(t *testing.T) {
 		if time.Since(start) > 10*time.Second {
 			t.Fatalf("%.3f s of CPU time counted in 10 s of a busy loop, want 0.1 s", spent()-begin)
 		}
+	}
+}
+
+// TestClientCPUOverAMoment: clients that stop at once leave a run of a few
+// milliseconds, over which the CPU time of setting the run up looks like more
+// cores than the machine has. Saturation is judged over a second or more.
+func TestClientCPUOverAMoment(t *testing.T) {
+	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name      string
+		wall      time.Duration
+		cpu       float64
+		saturated bool
+	}{
+		{"aborted at once", 10 * time.Millisecond, 0.024, false},
+		{"a second, one core busy", time.Second, 0.98, true},
+		{"two seconds, half a core", 2 * time.Second, 1, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &driver.Result{Start: at, WindowStart: at, WindowEnd: at.Add(tc.wall), End: at.Add(tc.wall), Committed: 1, CommitsTotal: 1}
+			sum := summarize(&store.Run{ID: 1}, res, &target.Info{}, 1, Spec{Clients: 8, Jobs: 1}, newServerStats(),
+				cpuSample{}, cpuSample{user: tc.cpu})
+			flags := judge(evidence{clientSaturated: sum.ClientCPU.Saturated, clientCores: sum.ClientCPU.Cores})
+			if sum.ClientCPU.Saturated != tc.saturated || (len(flags) > 0) != tc.saturated {
+				t.Errorf("%.3f s of CPU over %s: %.2f cores, saturated %v, flags %+v; want saturated %v",
+					tc.cpu, tc.wall, sum.ClientCPU.Cores, sum.ClientCPU.Saturated, flags, tc.saturated)
+			}
+		})
 	}
 }

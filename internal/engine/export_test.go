@@ -79,5 +79,19 @@ func GoldenSummaries(t *testing.T) map[string]*Summary {
 	unread := serverStats{values: map[string]map[string]int64{store.PointBeforeConnect: {"xact_commit": 1}}, unread: map[string]string{store.PointAfterDisconnect: "read pg_stat_database: connection refused"}}
 	sb := summarize(&sbRun, &sbRes, &target.Info{Address: "/tmp/.s.PGSQL.5432", Version: "18.1"}, 4, sbf, unread, cpu0, cpu1)
 	sb.Flags = judge(evidence{incomplete: sbRes.IncompleteReason, committed: 3000, rates: []rate{{5 * time.Second, 100, 0}, {10 * time.Second, 100, 0}, {15 * time.Second, 10, 0}, {20 * time.Second, 100, 0}, {25 * time.Second, 100, 0}}})
-	return map[string]*Summary{"tpcb": tpcb, "tpcc": tpcc, "sysbench": sb}
+
+	// An open-loop pgbench run with a latency limit, whose clients all stopped on
+	// a script error before its end.
+	pgRun := *run
+	pgRun.Workload, pgRun.Script = "pgbench", "slow.sql"
+	pgRes := *res
+	pgRes.Scripts = []driver.ScriptResult{{Name: "slow.sql", Committed: 50000, Failed: 4, Latency: latencies(t, 50000, 900, 60000)}}
+	pgRes.Errors = []driver.ErrorCount{{Script: "slow.sql", Count: 4, Example: "client 0 script 0 aborted in command 1 query 0: ERROR:  division by zero"}}
+	pgRes.Outages, pgRes.ConnectErrors, pgRes.Committed, pgRes.Failed, pgRes.Aborted = nil, nil, 50000, 4, 4
+	pgRes.Rate = driver.RateFigures{Scheduled: 50400, Untaken: 12, Skipped: 380, Late: 981, LagAvg: 1500 * time.Microsecond, LagMax: 48 * time.Millisecond}
+	pgf := f
+	pgf.Rate, pgf.LatencyLimit = 500, 50*time.Millisecond
+	pg := summarize(&pgRun, &pgRes, info, 1, pgf, stats, cpu0, cpu1)
+	pg.Flags = judge(evidence{committed: 50000, failed: 4, aborted: 4, clients: 4, abort: pgRes.Errors[0].Example})
+	return map[string]*Summary{"tpcb": tpcb, "tpcc": tpcc, "sysbench": sb, "pgbench": pg}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -311,6 +312,9 @@ func resetWhen(at time.Time) string {
 	return "at " + at.Local().Format("15:04:05.000")
 }
 
+// minCPUSpan is the shortest run whose client's share of the CPU is judged.
+const minCPUSpan = time.Second
+
 // addClientCPU adds the client's CPU time and warns when the client, not the
 // server, may have limited the run.
 func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSample) {
@@ -334,10 +338,15 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	if cpu1.machineTotal > cpu0.machineTotal {
 		c.MachineBusyPct = 100 * float64(cpu1.machineBusy-cpu0.machineBusy) / float64(cpu1.machineTotal-cpu0.machineTotal)
 	}
-	// The client can use at most GOMAXPROCS cores; near that, it is what is measured.
+	// The client can use at most GOMAXPROCS cores; near that, it is what is
+	// measured. Over a moment (clients that stopped at once) the CPU time of
+	// setting up, which the share counts against it, says nothing of that.
 	limit, more := float64(min(max(1, spec.Jobs), runtime.NumCPU())), "add --jobs or client machines"
 	if spec.ThreadPerClient {
 		limit, more = float64(min(spec.Jobs+spec.Clients, runtime.NumCPU())), "add client machines"
+	}
+	if wall < minCPUSpan.Seconds() {
+		return
 	}
 	if c.Cores >= 0.9*limit {
 		c.Saturated = true
@@ -349,7 +358,7 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 
 // WriteText writes the summary for people, as `run` and `show` print it.
 func (s *Summary) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "run %d: %s, %s\n", s.RunID, s.Workload, s.Status)
+	fmt.Fprintf(w, "run %d: %s, %s\n", s.RunID, s.Workload, s.headlineStatus())
 	if s.Figures != nil {
 		fmt.Fprintln(w, s.Figures.Scope(s))
 	} else {
@@ -376,9 +385,13 @@ func (s *Summary) WriteText(w io.Writer) {
 			strconv.FormatFloat(r.RequestedTPS, 'f', -1, 64), s.TPS, r.Scheduled, r.NotBegun, r.LagAvgMs, r.LagMaxMs)
 	}
 	if r := s.Rate; r != nil && r.LatencyLimitMs > 0 {
+		// pgbench's shares: the late of the transactions done, the skipped of all.
 		line := fmt.Sprintf("latency limit %s ms: %d later than it", strconv.FormatFloat(r.LatencyLimitMs, 'f', -1, 64), r.Late)
+		if s.Transactions > 0 {
+			line += fmt.Sprintf(" (%.3f%% of the transactions done)", 100*float64(r.Late)/float64(s.Transactions))
+		}
 		if all := s.Transactions + s.Failed + r.Skipped; all > 0 {
-			line += fmt.Sprintf(" (%.3f%%), %d skipped (%.3f%%)", 100*float64(r.Late)/float64(all), r.Skipped, 100*float64(r.Skipped)/float64(all))
+			line += fmt.Sprintf(", %d skipped (%.3f%%)", r.Skipped, 100*float64(r.Skipped)/float64(all))
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -443,6 +456,15 @@ func (s *Summary) WriteText(w io.Writer) {
 	for _, warn := range s.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
+}
+
+// headlineStatus is how the run ended, for its first line: a run whose clients
+// stopped on a script error aborted, however long the others went on.
+func (s *Summary) headlineStatus() string {
+	if s.Status == store.StatusCompleted && slices.ContainsFunc(s.Flags, func(f Flag) bool { return f.Name == flagAborted }) {
+		return flagAborted
+	}
+	return s.Status
 }
 
 // writeCommits writes the clients' commits and the server's count of them.
