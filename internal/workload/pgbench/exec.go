@@ -67,12 +67,26 @@ type program struct {
 	params [][]byte
 	// stats, with -r, are each command's executions that ended in the window.
 	stats []cmdStats
+	// maxTries is how many times the driver tries a transaction that failed with a
+	// serialization failure or a deadlock, for -r's retries; continueOnError
+	// makes any other SQL error fail the transaction rather than abort the client.
+	maxTries        int
+	continueOnError bool
 }
 
-// newProgram prepares s to run with protocol.
-func newProgram(cl *clients, s *pgbscript.Script, index int, protocol driver.Protocol, timed bool) (*program, []string, error) {
-	p := &program{cl: cl, script: s, index: index, protocol: protocol}
-	if timed {
+// programOptions are what a run's options make of each of its programs.
+type programOptions struct {
+	protocol        driver.Protocol
+	timed           bool // -r: time each command
+	maxTries        int
+	continueOnError bool
+}
+
+// newProgram prepares s to run with the run's options.
+func newProgram(cl *clients, s *pgbscript.Script, index int, o programOptions) (*program, []string, error) {
+	protocol := o.protocol
+	p := &program{cl: cl, script: s, index: index, protocol: protocol, maxTries: o.maxTries, continueOnError: o.continueOnError}
+	if o.timed {
 		p.stats = make([]cmdStats, len(s.Commands))
 	}
 	var statements []string
@@ -262,13 +276,23 @@ func (p *program) timed(s *driver.Session, st *client, ci int, err error) {
 	}
 	if end := time.Now(); s.InWindow(end) {
 		cs := &p.stats[ci]
-		if err != nil {
+		switch {
+		case err != nil && p.retried(s, err):
+			cs.retries.Add(1)
+		case err != nil:
 			cs.failures.Add(1)
-		} else {
+		default:
 			cs.count.Add(1)
 			cs.nanos.Add(int64(end.Sub(st.began)))
 		}
 	}
+}
+
+// retried tells whether the driver tries the transaction again after err, the
+// error of this attempt: a serialization failure or a deadlock, with tries left.
+func (p *program) retried(s *driver.Session, err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01") && s.Attempt() < p.maxTries
 }
 
 // pipeline runs \startpipeline, \syncpipeline and \endpipeline: between them SQL
@@ -431,7 +455,8 @@ func (p *program) params1(s *driver.Session, env *pgbscript.Env, c *pgbscript.Co
 
 // sqlError is what a SQL command's error does: a serialization failure or a
 // deadlock goes to the driver, which retries it or counts it; any other aborts the
-// client, as in pgbench; a lost connection is the driver's to handle.
+// client, as in pgbench, or with --continue-on-error fails the transaction only, as
+// in pgbench's development branch; a lost connection is the driver's to handle.
 func (p *program) sqlError(s *driver.Session, ci int, err error) error {
 	if err == nil {
 		return nil // before pe, which escapes: no allocation on the way of every answer
@@ -442,6 +467,8 @@ func (p *program) sqlError(s *driver.Session, ci int, err error) error {
 		return &driver.Abort{Err: fmt.Errorf("client %d script %d aborted in command %d: COPY is not supported in pgbench, aborting", s.Client(), p.index, ci)}
 	case errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01"):
 		return err
+	case errors.As(err, &pe) && pe.Severity != "FATAL" && pe.Severity != "PANIC" && p.continueOnError:
+		return err // the transaction fails, and the client goes on with the next (--continue-on-error)
 	case errors.As(err, &pe) && pe.Severity != "FATAL" && pe.Severity != "PANIC":
 		return &driver.Abort{Err: &sqlAbort{fmt.Sprintf("client %d script %d aborted in command %d query 0: ERROR:  %s", s.Client(), p.index, ci, pe.Message), pe}}
 	}

@@ -26,11 +26,13 @@ type Statement struct {
 	Count    int64   `json:"count"`
 	AvgMs    float64 `json:"avg_ms"` // of its executions that succeeded
 	Failures int64   `json:"failures"`
+	// Retries are its serialization failures and deadlocks that were tried again.
+	Retries int64 `json:"retries,omitempty"`
 }
 
 // cmdStats are a command's measured executions, added to by every client.
 type cmdStats struct {
-	count, nanos, failures atomic.Int64
+	count, nanos, failures, retries atomic.Int64
 }
 
 func (f *Figures) Scope(s *engine.Summary) string {
@@ -82,6 +84,7 @@ func (f *Figures) MergeShards(shards []engine.Figures, _ *engine.Summary) engine
 			o.AvgMs += st.AvgMs * float64(st.Count)
 			o.Count += st.Count
 			o.Failures += st.Failures
+			o.Retries += st.Retries
 		}
 	}
 	for i := range out.Statements {
@@ -112,7 +115,7 @@ func statements(progs []*program) []Statement {
 		for ci, c := range p.script.Commands {
 			st := &p.stats[ci]
 			row := Statement{Script: p.script.Name, Index: p.index, Command: ci, Line: c.Line, Text: c.FirstLine,
-				Count: st.count.Load(), Failures: st.failures.Load()}
+				Count: st.count.Load(), Failures: st.failures.Load(), Retries: st.retries.Load()}
 			if row.Count > 0 {
 				row.AvgMs = float64(st.nanos.Load()) / float64(row.Count) / float64(time.Millisecond)
 			}

@@ -623,3 +623,54 @@ func TestScriptsInCommandLineOrder(t *testing.T) {
 		t.Errorf("scripts %v, want %s (the weight-0 one left out)", got, want)
 	}
 }
+
+// With -r the builtin scripts run as pgbench's own scripts, so that each of their
+// commands is timed and named as pgbench's per-statement report names it:
+// pgbench's -r of the same scripts names the same commands, in the same order.
+func TestPerCommandBuiltins(t *testing.T) {
+	bin := pgtest.Pgbench(t)
+	dsn := pgtest.NewDatabase(t)
+	tg, _ := target.Parse(dsn)
+	ctx := context.Background()
+	if _, err := tpcb.Load(ctx, func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }, tpcb.LoadOptions{Scale: 1, Workers: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out := runPgbench(t, bin, t.TempDir(), dsn, "-n", "-r", "-t", "3", "-b", "tpcb-like", "-b", "select-only")
+	if code != 0 {
+		t.Fatalf("pgbench: exit %d\n%s", code, out)
+	}
+	var want []string
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 2 && strings.HasPrefix(l, "      ") {
+			want = append(want, strings.Join(f[2:], " "))
+		}
+	}
+	r := &pgbench.Run{Builtins: []string{"tpcb-like", "select-only"}, PerCommand: true}
+	spec := engine.NewSpec()
+	spec.Target, spec.Clients, spec.Transactions = tg, 2, 10
+	setup := setUp(t, &spec, r)
+	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Transactions: 10, MaxTries: 1, OutageTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := &engine.Summary{}
+	setup.Finish(sum, res)
+	f, _ := sum.Figures.(*pgbench.Figures)
+	if res.Committed != 20 || f == nil {
+		t.Fatalf("%d committed, figures %#v", res.Committed, sum.Figures)
+	}
+	var got []string
+	var sql int64
+	for _, st := range f.Statements {
+		got = append(got, st.Text)
+		if !strings.HasPrefix(st.Text, `\`) {
+			sql += st.Count
+			if st.Count > 0 && st.AvgMs <= 0 {
+				t.Errorf("%q: %d executions of %f ms", st.Text, st.Count, st.AvgMs)
+			}
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || sql < 20 {
+		t.Errorf("commands timed (%d SQL executions):\n%s\npgbench's:\n%s", sql, strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -50,10 +51,21 @@ type Run struct {
 	SamplingRate      float64
 	AggregateInterval int // seconds; 0 for a line a transaction
 	FailuresDetailed  bool
+	// ContinueOnError fails a transaction whose SQL fails for another reason than
+	// a serialization failure or a deadlock, and lets its client go on with the
+	// next, instead of aborting the client (pgbench's --continue-on-error).
+	ContinueOnError bool
+	// Progress, when set, prints pgbench's progress lines (pgbench -P) every
+	// Progress on spec.Log, with the time of day when ProgressTimestamp is set
+	// (pgbench --progress-timestamp): for `pgbakeoff pgbench`, whose progress is
+	// pgbench's rather than the engine's.
+	Progress          time.Duration
+	ProgressTimestamp bool
 
-	parsed []parsedFile
-	stdin  []byte // the script read from standard input (-f -)
-	vars   *pgbscript.Vars
+	parsed  []parsedFile
+	outcome Outcome
+	stdin   []byte // the script read from standard input (-f -)
+	vars    *pgbscript.Vars
 	// order is -f and -b as they were given, which is how pgbench numbers the
 	// scripts; a Run built without flags takes its builtins first.
 	order []scriptRef
@@ -93,12 +105,13 @@ func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
 	fs.StringArrayVarP(&r.Defines, "define", "D", r.Defines, "variable name=value for the scripts (repeatable)")
 	fs.IntVarP(&r.Scale, "scale", "s", r.Scale, "the :scale variable of script files (default 1; with builtin scripts, the data's scale)")
 	fs.VarP(&spec.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
-	fs.BoolVarP(&r.PerCommand, "report-per-command", "r", r.PerCommand, "report each command's latency and failures (script files)")
+	fs.BoolVarP(&r.PerCommand, "report-per-command", "r", r.PerCommand, "report each command's latency and failures")
 	fs.BoolVarP(&r.Log, "log", "l", r.Log, "write each transaction to a log file in pgbench's format (PREFIX.PID)")
 	fs.StringVar(&r.LogPrefix, "log-prefix", "pgbench_log", "the log file's name before .PID")
 	fs.Float64Var(&r.SamplingRate, "sampling-rate", 0, "log this share of the transactions (0 < rate <= 1)")
 	fs.IntVar(&r.AggregateInterval, "aggregate-interval", 0, "log one line per this many seconds instead of one per transaction")
 	fs.BoolVar(&r.FailuresDetailed, "failures-detailed", false, "log serialization failures and deadlocks apart from other failures")
+	fs.BoolVar(&r.ContinueOnError, "continue-on-error", false, "a SQL error other than a serialization failure or a deadlock fails the transaction, and the client goes on (it aborts the client otherwise)")
 }
 
 // NewFigures is an empty Figures to read a stored summary's into.
@@ -235,8 +248,8 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	if len(r.Files) == 0 && len(builtins) == 0 {
 		builtins = []string{"tpcb-like"}
 	}
+	r.outcome = Outcome{}
 	scale := max(r.Scale, 1)
-	var scripts []*driver.Script
 	if len(builtins) > 0 {
 		// As pgbench, builtin scripts take the scale from the data, and so does :scale.
 		detected, err := tpcb.DetectScale(ctx, ctl)
@@ -246,51 +259,21 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 		if err != nil {
 			return nil, err
 		}
+		if r.Scale > 0 {
+			fmt.Fprintf(orDiscard(spec.Log), "warning: scale option ignored, using count from pgbench_branches table (%d)\n", detected)
+		}
 		scale = detected
+		if r.outcome.PartitionMethod, r.outcome.Partitions, err = partitions(ctx, ctl); err != nil {
+			return nil, err
+		}
 	}
 	cl, err := r.clients(spec, scale)
 	if err != nil {
 		return nil, err
 	}
-	// The scripts in the order given, as pgbench numbers them; a script of weight 0
-	// is left out, as pgbench never chooses it.
-	order := r.order
-	if len(order) != len(r.Files)+len(builtins) {
-		order = nil
-		for _, b := range builtins {
-			order = append(order, scriptRef{builtin: b})
-		}
-		for range r.Files {
-			order = append(order, scriptRef{file: true})
-		}
-	}
-	var names []string
-	var progs []*program
-	file := 0
-	for _, ref := range order {
-		if !ref.file {
-			if _, w, _ := splitWeight(ref.builtin); w == 0 {
-				continue
-			}
-			bs, err := tpcb.ParseScripts([]string{ref.builtin}, scale)
-			if err != nil {
-				return nil, engine.UsageError{Err: err}
-			}
-			scripts = append(scripts, bs...)
-			continue
-		}
-		f := r.parsed[file]
-		file++
-		if f.weight == 0 {
-			continue
-		}
-		p, statements, err := newProgram(cl, f.script, len(scripts), spec.Protocol, r.PerCommand)
-		if err != nil {
-			return nil, engine.UsageError{Err: err}
-		}
-		progs = append(progs, p)
-		scripts = append(scripts, &driver.Script{Name: f.script.Name, Weight: f.weight, Statements: statements, Steps: p, Pauses: pauses(f.script)})
-		names = append(names, fmt.Sprintf("%s@%d", f.script.Name, f.weight))
+	scripts, progs, names, err := r.scripts(cl, spec, builtins, scale)
+	if err != nil {
+		return nil, err
 	}
 	size := fmt.Sprintf("scale %d", scale)
 	params := map[string]any{"scale": scale, "files": names, "builtins": builtins, "defines": r.Defines}
@@ -302,12 +285,35 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 		if err != nil {
 			return nil, err
 		}
-		setup.OnTransaction = log.add
 	}
+	var prog *progress
+	if r.Progress > 0 {
+		prog = newProgress(orDiscard(spec.Log), r.Progress, r.ProgressTimestamp, spec.Rate > 0, spec.LatencyLimit > 0, spec.MaxTries != 1)
+	}
+	skipped := make([]atomic.Int64, len(scripts))
+	var watch []func(driver.TxEvent)
+	if log != nil {
+		watch = append(watch, log.add)
+	}
+	if prog != nil {
+		watch = append(watch, func(ev driver.TxEvent) { prog.add(ctx, ev) })
+	}
+	if spec.Rate > 0 && spec.LatencyLimit > 0 {
+		watch = append(watch, func(ev driver.TxEvent) {
+			if ev.Skipped && ev.Script < len(skipped) {
+				skipped[ev.Script].Add(1)
+			}
+		})
+	}
+	setup.OnTransaction = onTransaction(watch)
 	setup.Finish = func(sum *engine.Summary, res *driver.Result) {
+		if prog != nil {
+			prog.close()
+		}
 		if r.PerCommand {
 			sum.Figures = &Figures{Statements: statements(progs)}
 		}
+		r.outcome.add(res, scripts, skipped)
 		if log != nil {
 			if err := log.close(res.End); err != nil {
 				fmt.Fprintf(orDiscard(spec.Log), "warning: the transaction log: %v\n", err)
@@ -315,6 +321,108 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 		}
 	}
 	return setup, nil
+}
+
+// onTransaction calls each of watch as a transaction ends; nil for none.
+func onTransaction(watch []func(driver.TxEvent)) func(driver.TxEvent) {
+	switch len(watch) {
+	case 0:
+		return nil
+	case 1:
+		return watch[0]
+	}
+	return func(ev driver.TxEvent) {
+		for _, f := range watch {
+			f(ev)
+		}
+	}
+}
+
+// scripts builds the run's scripts in the order given, as pgbench numbers them; a
+// script of weight 0 is left out, as pgbench never chooses it. Files run as
+// programs of steps; so do builtins with -r, whose commands are then timed, and
+// otherwise as internal/workload/tpcb runs them.
+func (r *Run) scripts(cl *clients, spec *engine.Spec, builtins []string, scale int) ([]*driver.Script, []*program, []string, error) {
+	order := r.order
+	if len(order) != len(r.Files)+len(builtins) {
+		order = nil
+		for _, b := range builtins {
+			order = append(order, scriptRef{builtin: b})
+		}
+		for range r.Files {
+			order = append(order, scriptRef{file: true})
+		}
+	}
+	opt := programOptions{protocol: spec.Protocol, timed: r.PerCommand, maxTries: spec.MaxTries, continueOnError: r.ContinueOnError}
+	var scripts []*driver.Script
+	var names []string
+	var progs []*program
+	add := func(s *pgbscript.Script, weight int) error {
+		p, statements, err := newProgram(cl, s, len(scripts), opt)
+		if err != nil {
+			return engine.UsageError{Err: err}
+		}
+		progs = append(progs, p)
+		scripts = append(scripts, &driver.Script{Name: s.Name, Weight: weight, Statements: statements, Steps: p, Pauses: pauses(s)})
+		return nil
+	}
+	file := 0
+	for _, ref := range order {
+		if !ref.file {
+			name, w, _ := splitWeight(ref.builtin)
+			if w == 0 {
+				continue
+			}
+			if !r.PerCommand {
+				bs, err := tpcb.ParseScripts([]string{ref.builtin}, scale)
+				if err != nil {
+					return nil, nil, nil, engine.UsageError{Err: err}
+				}
+				scripts = append(scripts, bs...)
+				continue
+			}
+			b, err := findBuiltin(name)
+			if err != nil {
+				return nil, nil, nil, engine.UsageError{Err: err}
+			}
+			s, err := pgbscript.Parse(b.name, b.src, cl.vars)
+			if err != nil {
+				return nil, nil, nil, err // the builtins parse
+			}
+			if err := add(s, w); err != nil {
+				return nil, nil, nil, err
+			}
+			continue
+		}
+		f := r.parsed[file]
+		file++
+		if f.weight == 0 {
+			continue
+		}
+		if err := add(f.script, f.weight); err != nil {
+			return nil, nil, nil, err
+		}
+		names = append(names, fmt.Sprintf("%s@%d", f.script.Name, f.weight))
+	}
+	return scripts, progs, names, nil
+}
+
+// partitions tells how pgbench_accounts is partitioned, as pgbench's report
+// shows it: "range" or "hash" and the number of partitions; "" and 0 for a
+// table that is not.
+func partitions(ctx context.Context, conn *pgconn.PgConn) (string, int, error) {
+	res, err := conn.Exec(ctx, `select case p.partstrat when 'r' then 'range' when 'h' then 'hash' else 'list' end,
+		(select count(*) from pg_catalog.pg_inherits i where i.inhparent = p.partrelid)
+		from pg_catalog.pg_partitioned_table p where p.partrelid = to_regclass('pgbench_accounts')`).ReadAll()
+	if err != nil {
+		return "", 0, fmt.Errorf("read the partitions of pgbench_accounts: %w", err)
+	}
+	if len(res) == 0 || len(res[0].Rows) == 0 {
+		return "", 0, nil
+	}
+	row := res[0].Rows[0]
+	n, _ := strconv.Atoi(string(row[1]))
+	return string(row[0]), n, nil
 }
 
 // clients makes every client's variables: -D values, :scale, :client_id,
