@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/machine"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	pgbenchw "github.com/pgbakeoff/pgbakeoff/internal/workload/pgbench"
@@ -33,33 +36,51 @@ type exitError struct {
 func (e exitError) Error() string { return e.err.Error() }
 func (e exitError) Unwrap() error { return e.err }
 
-// pgbenchOptions are pgbench's options for running, as pgbench names them.
+// pgbenchOptions are pgbench's options, as pgbench names them.
 type pgbenchOptions struct {
 	fs                            *pflag.FlagSet
 	clients, jobs, tx, time, prog string
 	scale, protocol, seed, tries  string
 	host, port, user, dbname      string
 	results                       string
-	noVacuum                      bool
+	noVacuum, vacuumAll           bool
 	exitOnAbort, verbose, detail  bool
+	continueOnError, reconnect    bool
 	perCommand, log, connect      bool
+	progressTimestamp             bool
 	logPrefix, sampling, every    string
 	rate, limit                   string
+	showScript                    string
 	defines                       []string
 	// scripts are -f, -b, -S and -N in the order given, which numbers them:
 	// the run pgbench flag and its value.
 	scripts [][2]string
+	// -i and the options that shape what it loads.
+	initialize                   bool
+	initSteps, fillfactor        string
+	partitions, partitionMethod  string
+	quiet, foreignKeys, unlogged bool
+	tablespace, indexTablespace  string
 }
 
-// unsupportedPgbench are pgbench options `pgbakeoff pgbench` does not take yet;
-// they are refused by name rather than ignored, since each changes what is measured
-// or reported.
-var unsupportedPgbench = []struct{ long, short string }{
-	{"vacuum-all", "v"}, {"progress-timestamp", ""},
-	{"initialize", "i"}, {"init-steps", "I"}, {"fillfactor", "F"}, {"quiet", "q"}, {"foreign-keys", ""},
-	{"unlogged-tables", ""}, {"tablespace", ""}, {"index-tablespace", ""}, {"partitions", ""},
-	{"partition-method", ""}, {"show-script", ""}, {"debug", ""},
+// pgbenchUnsupported are pgbench options `pgbakeoff pgbench` does not take, each
+// with what to do instead; they are refused by name rather than ignored.
+var pgbenchUnsupported = []struct{ long, short, instead string }{
+	{"tablespace", "", "load with pgbench -i --tablespace, or move the tables afterwards with ALTER TABLE ... SET TABLESPACE"},
+	{"index-tablespace", "", "load with pgbench -i --index-tablespace, or move the indexes afterwards with ALTER INDEX ... SET TABLESPACE"},
+	{"debug", "", "run pgbench itself for its debugging output; pgbakeoff's summary on stderr lists every error by SQLSTATE"},
 }
+
+// pgbenchInitOnly and pgbenchRunOnly are the options of one mode, refused in the
+// other as pgbench refuses them.
+var (
+	pgbenchInitOnly = []string{"init-steps", "fillfactor", "quiet", "unlogged-tables", "tablespace", "index-tablespace",
+		"foreign-keys", "partitions", "partition-method"}
+	pgbenchRunOnly = []string{"builtin", "client", "connect", "define", "file", "jobs", "log", "latency-limit", "protocol",
+		"skip-some-updates", "progress", "report-per-command", "rate", "select-only", "time", "transactions", "vacuum-all",
+		"sampling-rate", "aggregate-interval", "progress-timestamp", "log-prefix", "random-seed", "failures-detailed",
+		"max-tries", "verbose-errors", "exit-on-abort", "continue-on-error", "reconnect"}
+)
 
 func newPgbenchFlags() *pgbenchOptions {
 	o := &pgbenchOptions{fs: pflag.NewFlagSet("pgbench", pflag.ContinueOnError)}
@@ -78,32 +99,45 @@ func newPgbenchFlags() *pgbenchOptions {
 	fs.Lookup("skip-some-updates").NoOptDefVal = "true"
 	fs.StringVarP(&o.port, "port", "p", "", "")
 	fs.StringVarP(&o.prog, "progress", "P", "", "")
+	fs.BoolVar(&o.progressTimestamp, "progress-timestamp", false, "")
 	fs.StringVarP(&o.scale, "scale", "s", "", "")
 	fs.VarP(scriptOpt{o, "builtin", "select-only"}, "select-only", "S", "")
 	fs.Lookup("select-only").NoOptDefVal = "true"
 	fs.StringVarP(&o.tx, "transactions", "t", "", "")
 	fs.StringVarP(&o.time, "time", "T", "", "")
 	fs.StringVarP(&o.user, "username", "U", "", "")
+	fs.BoolVarP(&o.vacuumAll, "vacuum-all", "v", false, "")
 	fs.StringVar(&o.seed, "random-seed", "", "")
 	fs.StringVarP(&o.rate, "rate", "R", "", "")
 	fs.StringVarP(&o.limit, "latency-limit", "L", "", "")
 	fs.StringVar(&o.tries, "max-tries", "", "")
-	fs.StringVar(&o.results, "results", "", "") // pgbakeoff's own: where the run is stored
+	fs.StringVar(&o.results, "results", "", "")      // pgbakeoff's own: where the run is stored
+	fs.BoolVar(&o.reconnect, "reconnect", false, "") // pgbakeoff's own: clients reconnect rather than abort
 	fs.BoolVar(&o.exitOnAbort, "exit-on-abort", false, "")
+	fs.BoolVar(&o.continueOnError, "continue-on-error", false, "")
 	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "")
 	fs.BoolVarP(&o.log, "log", "l", false, "")
 	fs.BoolVarP(&o.connect, "connect", "C", false, "")
 	fs.StringVar(&o.logPrefix, "log-prefix", "", "")
 	fs.StringVar(&o.sampling, "sampling-rate", "", "")
 	fs.StringVar(&o.every, "aggregate-interval", "", "")
+	fs.StringVar(&o.showScript, "show-script", "", "")
 	// The summary always counts errors by SQLSTATE, with an example of each, and
 	// failures by kind: --verbose-errors is what it does anyway.
 	fs.BoolVar(&o.verbose, "verbose-errors", false, "")
 	fs.BoolVar(&o.detail, "failures-detailed", false, "")
-	for _, u := range unsupportedPgbench {
-		fs.StringP(u.long, u.short, "", "")
-		fs.Lookup(u.long).NoOptDefVal = "true" // takes a value or none, so that it is recognized either way
-	}
+	// -i and its options.
+	fs.BoolVarP(&o.initialize, "initialize", "i", false, "")
+	fs.StringVarP(&o.initSteps, "init-steps", "I", "", "")
+	fs.StringVarP(&o.fillfactor, "fillfactor", "F", "", "")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "")
+	fs.BoolVar(&o.foreignKeys, "foreign-keys", false, "")
+	fs.BoolVar(&o.unlogged, "unlogged-tables", false, "")
+	fs.StringVar(&o.partitions, "partitions", "", "")
+	fs.StringVar(&o.partitionMethod, "partition-method", "", "")
+	fs.StringVar(&o.tablespace, "tablespace", "", "")
+	fs.StringVar(&o.indexTablespace, "index-tablespace", "", "")
+	fs.BoolVar(new(bool), "debug", false, "")
 	return o
 }
 
@@ -124,24 +158,26 @@ func (s scriptOpt) Set(v string) error {
 	return nil
 }
 
-// newPgbenchCmd is `pgbakeoff pgbench`: pgbench's command line for running, for
-// shell scripts written around pgbench. The run is stored and summarized as any
-// other; the exit code is pgbench's.
+// newPgbenchCmd is `pgbakeoff pgbench`: pgbench's command line, for shell scripts
+// written around pgbench: -i loads pgbench's tables, and a run is stored and
+// summarized as any other, with pgbench's report on stdout and pgbench's exit code.
 func newPgbenchCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pgbench [pgbench options] [dbname]",
-		Short: "Run with pgbench's command line and exit codes (a drop-in for pgbench's runs)",
-		Example: `  pgbakeoff pgbench -n -c 8 -T 60 -f a.sql@3 -b select-only@1 -h db.example -p 5432 -U bench bench
-  pgbakeoff pgbench -c 16 -j 2 -T 300 -M prepared -S "host=db.example dbname=bench"`,
+		Short: "Load and run with pgbench's command line, report and exit codes (a drop-in for pgbench)",
+		Example: `  pgbakeoff pgbench -i -s 100 bench
+  pgbakeoff pgbench -n -c 8 -T 60 -f a.sql@3 -b select-only@1 -h db.example -p 5432 -U bench bench
+  pgbakeoff pgbench -c 16 -j 2 -T 300 -M prepared -S -P 5 "host=db.example dbname=bench"`,
 		DisableFlagParsing: true,
 	}
+	cmd.SetHelpFunc(func(*cobra.Command, []string) { fmt.Fprint(env.Stdout, pgbenchHelp) })
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		for _, a := range args {
 			if a == "--help" || a == "-?" {
 				return cmd.Help()
 			}
 			if a == "--version" || a == "-V" {
-				fmt.Fprintln(env.Stdout, "pgbakeoff pgbench (pgbench 17 compatible)")
+				fmt.Fprintf(env.Stdout, "pgbakeoff pgbench (pgbench %s compatible), pgbakeoff %s\n", pgbenchCompatible, machine.Version())
 				return nil
 			}
 		}
@@ -151,19 +187,50 @@ func newPgbenchCmd(env *Env) *cobra.Command {
 	return cmd
 }
 
+// pgbenchCompatible is the pgbench whose command line `pgbakeoff pgbench` takes and
+// whose report it prints, as its first line and --version name it.
+const pgbenchCompatible = "17"
+
 func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string) error {
-	bad := func(err error) error { return exitError{err, pgbenchBadOptions} }
+	o, err := parsePgbenchArgs(args)
+	if err != nil {
+		return exitError{err, pgbenchBadOptions}
+	}
+	if slices.Contains(o.scripts, [2]string{"builtin", "list"}) {
+		fmt.Fprint(env.Stderr, pgbenchw.ListBuiltins()) // -b list, where pgbench lists them
+		return nil
+	}
+	if o.showScript != "" {
+		src, err := pgbenchw.ShowScript(o.showScript)
+		if err != nil {
+			return exitError{err, pgbenchBadOptions}
+		}
+		fmt.Fprint(env.Stderr, src) // where pgbench shows it
+		return nil
+	}
+	if o.results != "" {
+		results = o.results
+	}
+	dsn, err := pgbenchDSN(o)
+	if err != nil {
+		return exitError{err, pgbenchBadOptions}
+	}
+	if o.initialize {
+		return runPgbenchInit(ctx, env, o, dsn)
+	}
+	return runPgbenchBench(ctx, env, o, dsn, results)
+}
+
+// parsePgbenchArgs reads pgbench's command line and checks what can be checked
+// without the data: options of the other mode, options not taken, arguments.
+func parsePgbenchArgs(args []string) (*pgbenchOptions, error) {
 	o := newPgbenchFlags()
 	if err := o.fs.Parse(args); err != nil {
-		return bad(fmt.Errorf("%v (try \"pgbakeoff pgbench --help\")", err))
+		return nil, fmt.Errorf("%v (try \"pgbakeoff pgbench --help\")", err)
 	}
-	for _, u := range unsupportedPgbench {
+	for _, u := range pgbenchUnsupported {
 		if o.fs.Changed(u.long) {
-			name := "--" + u.long
-			if u.short != "" {
-				name = "-" + u.short + "/" + name
-			}
-			return bad(fmt.Errorf("pgbench option %s is not supported by pgbakeoff pgbench; run without it", name))
+			return nil, fmt.Errorf("pgbench option --%s is not supported by pgbakeoff pgbench: %s", u.long, u.instead)
 		}
 	}
 	rest := o.fs.Args()
@@ -171,21 +238,76 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 		o.dbname, rest = rest[0], rest[1:]
 	}
 	if len(rest) > 0 {
-		return bad(fmt.Errorf("too many command-line arguments (first is %q)", rest[0]))
+		return nil, fmt.Errorf("too many command-line arguments (first is %q)", rest[0])
+	}
+	mode, other, flags := "benchmarking", "-i to load", pgbenchInitOnly
+	if o.initialize {
+		mode, other, flags = "initialization (-i)", "a run", pgbenchRunOnly
+	}
+	for _, name := range flags {
+		if o.fs.Changed(name) {
+			return nil, fmt.Errorf("some of the specified options cannot be used in %s mode: --%s is for %s", mode, name, other)
+		}
 	}
 	if o.tx != "" && o.time != "" {
-		return bad(errors.New("specify either a number of transactions (-t) or a duration (-T), not both"))
+		return nil, errors.New("specify either a number of transactions (-t) or a duration (-T), not both")
 	}
-	if o.results != "" {
-		results = o.results
-	}
-	dsn, err := pgbenchDSN(o)
+	return o, nil
+}
+
+// runPgbenchBench runs the benchmark pgbench's options describe, prints pgbench's
+// report on stdout and pgbakeoff's summary on stderr, and exits as pgbench does:
+// 2 when clients were aborted, or lost their connections without --reconnect.
+func runPgbenchBench(ctx context.Context, env *Env, o *pgbenchOptions, dsn, results string) error {
+	bad := func(err error) error { return exitError{err, pgbenchBadOptions} }
+	f, pr, err := pgbenchSpec(o, env)
 	if err != nil {
 		return bad(err)
 	}
+	t, err := target.Parse(dsn)
+	if err != nil {
+		return bad(err)
+	}
+	ctx, stop := env.Interrupt(ctx)
+	defer stop()
+	if !o.noVacuum {
+		vacuumLikePgbench(ctx, env, t, o.vacuumAll)
+	}
+	// The run's own lines go to stderr: stdout carries pgbench's report, which
+	// scripts written around pgbench read.
+	runEnv := *env
+	runEnv.Stdout = env.Stderr
+	sum, err := runSpec(ctx, &runEnv, f.Spec, t, results)
+	if sum == nil {
+		if err != nil && !errors.Is(err, ErrInterrupted) {
+			return exitError{err, pgbenchBadOptions} // nothing ran: the setup failed
+		}
+		return err
+	}
+	out := pr.Outcome()
+	rep := pgbenchReport{sum: sum, spec: &f.Spec, o: o, out: out}
+	rep.write(env.Stdout)
+	sum.WriteText(env.Stderr)       // pgbakeoff's summary, validity included
+	shown := target.Redact(results) // a PostgreSQL store's DSN may carry a password
+	fmt.Fprintf(env.Stderr, "pgbakeoff: run %d stored in %s: pgbakeoff show %d --results %s\n", sum.RunID, shown, sum.RunID, shown)
+	if errors.Is(err, ErrInterrupted) {
+		return err
+	}
+	if why := rep.aborted(); len(why) > 0 {
+		for _, w := range why {
+			fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", w)
+		}
+		return exitError{errors.New("Run was aborted; the above results are incomplete."), pgbenchRunErrors}
+	}
+	return err
+}
+
+// pgbenchSpec is the run pgbench's options describe, and its pgbench workload.
+func pgbenchSpec(o *pgbenchOptions, env *Env) (*workload.RunFlags, *pgbenchw.Run, error) {
 	w, _ := workload.Find("pgbench")
 	fs := pflag.NewFlagSet("run pgbench", pflag.ContinueOnError)
 	f := workload.BindRun(w, fs)
+	pr := f.Spec.Workload.(*pgbenchw.Run)
 	set := func(name, value string) error {
 		if err := fs.Set(name, value); err != nil {
 			return fmt.Errorf("invalid value %q for %s: %v", value, name, err)
@@ -198,43 +320,11 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 	var errs []error
 	sets := []struct{ flag, value string }{
 		{"clients", o.clients}, {"jobs", o.jobs}, {"transactions", o.tx}, {"duration", o.time},
-		{"progress", o.prog}, {"scale", o.scale}, {"protocol", o.protocol}, {"max-tries", o.tries},
+		{"scale", o.scale}, {"protocol", o.protocol},
+		{"log-prefix", o.logPrefix}, {"sampling-rate", o.sampling}, {"aggregate-interval", o.every},
 	}
 	if o.tx == "" && o.time == "" {
 		sets = append(sets, struct{ flag, value string }{"transactions", "10"}) // pgbench's default
-	}
-	if o.exitOnAbort {
-		sets = append(sets, struct{ flag, value string }{"exit-on-abort", "true"})
-	}
-	for _, b := range []struct {
-		on   bool
-		flag string
-	}{{o.perCommand, "report-per-command"}, {o.log, "log"}, {o.detail, "failures-detailed"}, {o.connect, "connect"}} {
-		if b.on {
-			sets = append(sets, struct{ flag, value string }{b.flag, "true"})
-		}
-	}
-	sets = append(sets, []struct{ flag, value string }{
-		{"log-prefix", o.logPrefix}, {"sampling-rate", o.sampling}, {"aggregate-interval", o.every}}...)
-	if o.rate != "" {
-		if r, err := strconv.ParseFloat(o.rate, 64); err != nil || r <= 0 {
-			return bad(fmt.Errorf("invalid rate limit: %q: give transactions a second above 0", o.rate))
-		}
-		sets = append(sets, struct{ flag, value string }{"rate", o.rate})
-	}
-	if o.limit != "" {
-		// pgbench's -L is in milliseconds.
-		ms, err := strconv.ParseFloat(o.limit, 64)
-		if err != nil || ms <= 0 {
-			return bad(fmt.Errorf("invalid latency limit: %q: give milliseconds above 0", o.limit))
-		}
-		sets = append(sets, struct{ flag, value string }{"latency-limit", time.Duration(ms * float64(time.Millisecond)).String()})
-	}
-	if s := o.seed; s != "" && s != "time" && s != "rand" {
-		if _, err := strconv.ParseUint(s, 10, 64); err != nil {
-			return bad(fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s))
-		}
-		sets = append(sets, struct{ flag, value string }{"seed", s})
 	}
 	for _, s := range sets {
 		if s.value != "" {
@@ -248,45 +338,78 @@ func runPgbenchArgs(ctx context.Context, env *Env, args []string, results string
 		errs = append(errs, set("define", v))
 	}
 	if err := errors.Join(errs...); err != nil {
-		return bad(err)
+		return nil, nil, err
 	}
-	f.Spec.In = env.Stdin
+	spec := &f.Spec
+	spec.ExitOnAbort, spec.ConnectPerTx = o.exitOnAbort, o.connect
+	pr.PerCommand, pr.Log, pr.FailuresDetailed, pr.ContinueOnError = o.perCommand, o.log, o.detail, o.continueOnError
+	// pgbench aborts a client whose connection is lost, and waits as long as a
+	// statement takes: the run ends once no client has a connection, unless asked
+	// to reconnect, and no transaction is abandoned for its length.
+	spec.TxTimeout = 0
+	if !o.reconnect {
+		spec.OutageTimeout = time.Millisecond
+	}
+	spec.In = env.Stdin
 	if err := f.Settle(); err != nil {
-		return bad(err)
+		return nil, nil, err
 	}
-	if err := f.Spec.Validate(); err != nil {
-		return bad(err)
+	if err := pgbenchNumbers(o, spec, pr); err != nil {
+		return nil, nil, err
 	}
-	t, err := target.Parse(dsn)
-	if err != nil {
-		return bad(err)
+	if err := spec.Validate(); err != nil {
+		return nil, nil, err
 	}
-	ctx, stop := env.Interrupt(ctx)
-	defer stop()
-	if !o.noVacuum {
-		vacuumLikePgbench(ctx, env, t)
-	}
-	// The run's own lines go to stderr: stdout carries pgbench's report, which
-	// scripts written around pgbench read.
-	runEnv := *env
-	runEnv.Stdout = env.Stderr
-	sum, err := runSpec(ctx, &runEnv, f.Spec, t, results)
-	if sum != nil {
-		writePgbenchReport(env.Stdout, sum, &f.Spec, o)
-		sum.WriteText(env.Stderr)       // pgbakeoff's summary, validity included
-		shown := target.Redact(results) // a PostgreSQL store's DSN may carry a password
-		fmt.Fprintf(env.Stderr, "pgbakeoff: run %d stored in %s: pgbakeoff show %d --results %s\n", sum.RunID, shown, sum.RunID, shown)
-	}
-	if err != nil {
-		if sum == nil && !errors.Is(err, ErrInterrupted) {
-			return exitError{err, pgbenchBadOptions} // nothing ran: the setup failed
+	return f, pr, nil
+}
+
+// pgbenchNumbers reads the options whose values pgbench reads as numbers of its
+// own units: -R a second, -L and --max-tries, -P in seconds, the seed.
+func pgbenchNumbers(o *pgbenchOptions, spec *engine.Spec, pr *pgbenchw.Run) error {
+	if o.rate != "" {
+		r, err := strconv.ParseFloat(o.rate, 64)
+		if err != nil || r <= 0 {
+			return fmt.Errorf("invalid rate limit: %q: give transactions a second above 0", o.rate)
 		}
-		return err
+		spec.Rate = r
 	}
-	for _, fl := range sum.Flags {
-		if fl.Name == "aborted" {
-			return exitError{errors.New("run was aborted; the above results are incomplete: " + fl.Reason), pgbenchRunErrors}
+	if o.limit != "" {
+		ms, err := strconv.ParseFloat(o.limit, 64)
+		if err != nil || ms <= 0 {
+			return fmt.Errorf("invalid latency limit: %q: give milliseconds above 0", o.limit)
 		}
+		spec.LatencyLimit = time.Duration(ms * float64(time.Millisecond))
+	}
+	if o.tries != "" {
+		n, err := strconv.Atoi(o.tries)
+		if err != nil || n < 0 {
+			return fmt.Errorf("invalid number of maximum tries: %q: give a whole number, 0 for no limit", o.tries)
+		}
+		spec.MaxTries = n
+		if n == 0 {
+			if spec.LatencyLimit == 0 && o.time == "" {
+				return errors.New("an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)")
+			}
+			spec.MaxTries = math.MaxInt32 // bounded by the window, as pgbench's
+		}
+	}
+	if o.prog != "" {
+		n, err := strconv.Atoi(o.prog)
+		if err != nil || n < 1 {
+			return fmt.Errorf("invalid value %q for option -P/--progress: give whole seconds, 1 or more", o.prog)
+		}
+		pr.Progress = time.Duration(n) * time.Second
+	}
+	if o.progressTimestamp && pr.Progress == 0 {
+		return errors.New("--progress-timestamp is allowed only under --progress")
+	}
+	pr.ProgressTimestamp = o.progressTimestamp
+	if s := o.seed; s != "" && s != "time" && s != "rand" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s)
+		}
+		spec.Seed, spec.SeedGiven = seed, true
 	}
 	return nil
 }
@@ -325,8 +448,9 @@ func quoteConninfo(v string) string {
 }
 
 // vacuumLikePgbench does what pgbench does before a run without -n: vacuum the
-// branches and tellers and empty the history, reporting errors and going on.
-func vacuumLikePgbench(ctx context.Context, env *Env, t *target.Target) {
+// branches and tellers and empty the history, and with -v the accounts too,
+// reporting errors and going on.
+func vacuumLikePgbench(ctx context.Context, env *Env, t *target.Target, accounts bool) {
 	fmt.Fprint(env.Stderr, "starting vacuum...")
 	conn, err := t.Connect(ctx)
 	if err != nil {
@@ -340,107 +464,11 @@ func vacuumLikePgbench(ctx context.Context, env *Env, t *target.Target) {
 		}
 	}
 	fmt.Fprintln(env.Stderr, "end.")
-}
-
-// writePgbenchReport prints the run as pgbench's report does, line for line where
-// pgbakeoff has the figure, so that scripts reading pgbench's output read this.
-func writePgbenchReport(w io.Writer, sum *engine.Summary, spec *engine.Spec, o *pgbenchOptions) {
-	kind := "multiple scripts"
-	if len(sum.Scripts) == 1 {
-		kind = sum.Scripts[0].Name
-	}
-	fmt.Fprintf(w, "transaction type: %s\n", kind)
-	fmt.Fprintf(w, "scaling factor: %d\n", sum.Scale)
-	fmt.Fprintf(w, "query mode: %s\n", sum.Protocol)
-	fmt.Fprintf(w, "number of clients: %d\n", sum.Clients)
-	fmt.Fprintf(w, "number of threads: %d\n", max(1, min(spec.Jobs, spec.Clients)))
-	if spec.MaxTries != 0 {
-		fmt.Fprintf(w, "maximum number of tries: %d\n", spec.MaxTries)
-	}
-	if spec.Transactions > 0 {
-		fmt.Fprintf(w, "number of transactions per client: %d\n", spec.Transactions)
-		fmt.Fprintf(w, "number of transactions actually processed: %d/%d\n", sum.Transactions, spec.Transactions*spec.Clients)
-	} else {
-		fmt.Fprintf(w, "duration: %.0f s\n", sum.DurationS)
-		fmt.Fprintf(w, "number of transactions actually processed: %d\n", sum.Transactions)
-	}
-	all := sum.Transactions + sum.Failed
-	fmt.Fprintf(w, "number of failed transactions: %d (%s)\n", sum.Failed, pct(sum.Failed, all))
-	if spec.MaxTries != 1 {
-		fmt.Fprintf(w, "number of transactions retried: %d (%s)\n", sum.Retried, pct(sum.Retried, all))
-		fmt.Fprintf(w, "total number of retries: %d\n", sum.Retries)
-	}
-	var skipped, late int64
-	if r := sum.Rate; r != nil {
-		skipped, late = r.Skipped, r.Late
-	}
-	if sum.Transactions+sum.Failed+skipped == 0 {
-		return // pgbench's report stops here too
-	}
-	if spec.Rate > 0 && spec.LatencyLimit > 0 {
-		fmt.Fprintf(w, "number of transactions skipped: %d (%s)\n", skipped, pct(skipped, all+skipped))
-	}
-	if spec.LatencyLimit > 0 {
-		fmt.Fprintf(w, "number of transactions above the %.1f ms latency limit: %d/%d (%s)\n",
-			float64(spec.LatencyLimit)/float64(time.Millisecond), late, sum.Transactions, pct(late, sum.Transactions))
-	}
-	fmt.Fprintf(w, "latency average = %.3f ms\n", sum.LatencyMs.Avg)
-	if spec.Progress > 0 || spec.Rate > 0 || spec.LatencyLimit > 0 {
-		fmt.Fprintf(w, "latency stddev = %.3f ms\n", sum.LatencyMs.Stddev)
-	}
-	if r := sum.Rate; r != nil && spec.Rate > 0 {
-		fmt.Fprintf(w, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", r.LagAvgMs, r.LagMaxMs)
-	}
-	if spec.ConnectPerTx {
-		fmt.Fprintf(w, "average connection time = %.3f ms\n", sum.ConnectAvgMs)
-		fmt.Fprintf(w, "tps = %f (including reconnection times)\n", sum.TPS)
-	} else {
-		fmt.Fprintf(w, "tps = %f (without initial connection time)\n", sum.TPS)
-	}
-	statements, _ := sum.Figures.(*pgbenchw.Figures)
-	if len(sum.Scripts) > 1 {
-		weights := 0
-		for _, sc := range sum.Scripts {
-			weights += sc.Weight
+	if accounts {
+		fmt.Fprint(env.Stderr, "starting vacuum pgbench_accounts...")
+		if _, err := conn.Exec(ctx, "vacuum analyze pgbench_accounts").ReadAll(); err != nil {
+			fmt.Fprintf(env.Stderr, "\n%v (ignoring this error and continuing anyway)\n", err)
 		}
-		for i, sc := range sum.Scripts {
-			fmt.Fprintf(w, "SQL script %d: %s\n", i+1, sc.Name)
-			fmt.Fprintf(w, " - weight: %d (targets %.1f%% of total)\n", sc.Weight, 100*float64(sc.Weight)/float64(max(weights, 1)))
-			fmt.Fprintf(w, " - %d transactions (%.1f%% of total, tps = %f)\n", sc.Transactions, 100*float64(sc.Transactions)/float64(max(sum.Transactions, 1)), sc.TPS)
-			fmt.Fprintf(w, " - number of failed transactions: %d (%s)\n", sc.Failed, pct(sc.Failed, sc.Transactions+sc.Failed))
-			if sc.Transactions > 0 {
-				fmt.Fprintf(w, " - latency average = %.3f ms\n", sc.LatencyMs.Avg)
-				fmt.Fprintf(w, " - latency stddev = %.3f ms\n", sc.LatencyMs.Stddev)
-			}
-			writeStatements(w, statements, i, " - ")
-		}
-	} else if len(sum.Scripts) == 1 {
-		writeStatements(w, statements, 0, "")
+		fmt.Fprintln(env.Stderr, "end.")
 	}
-}
-
-// writeStatements is -r's table for one script.
-func writeStatements(w io.Writer, f *pgbenchw.Figures, script int, prefix string) {
-	if f == nil {
-		return
-	}
-	header := false
-	for _, st := range f.Statements {
-		if st.Index != script {
-			continue
-		}
-		if !header {
-			fmt.Fprintf(w, "%sstatement latencies in milliseconds and failures:\n", prefix)
-			header = true
-		}
-		fmt.Fprintf(w, "   %11.3f  %10d  %s\n", st.AvgMs, st.Failures, st.Text)
-	}
-}
-
-// pct is pgbench's "%.3f%%" of part in whole, NaN for nothing.
-func pct(part, whole int64) string {
-	if whole == 0 {
-		return "NaN%"
-	}
-	return fmt.Sprintf("%.3f%%", 100*float64(part)/float64(whole))
 }
