@@ -31,9 +31,15 @@
 //	}
 //	... run the benchmark ...
 //	res := s.Stop()
-//	if res.Restarted {
-//		... the server restarted during the run ...
+//	if res.Restarted || res.Crashed {
+//		... the server restarted, or crashed and recovered, during the run ...
 //	}
+//
+// A crash and recovery keeps the postmaster and its start time but resets the
+// statistics: each reading carries its Epoch (the postmaster's start, when the
+// shared and the database's statistics were last reset), and is compared with
+// the last reading that succeeded, however many failed while the server was
+// down. Counters of two epochs are never compared.
 //
 // Sampling problems (a query that failed, a connection lost while the server
 // restarts, a view the monitoring user may not read) never stop a run: the
