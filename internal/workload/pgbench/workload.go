@@ -291,21 +291,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 		prog = newProgress(orDiscard(spec.Log), r.Progress, r.ProgressTimestamp, spec.Rate > 0, spec.LatencyLimit > 0, spec.MaxTries != 1)
 	}
 	skipped := make([]atomic.Int64, len(scripts))
-	var watch []func(driver.TxEvent)
-	if log != nil {
-		watch = append(watch, log.add)
-	}
-	if prog != nil {
-		watch = append(watch, func(ev driver.TxEvent) { prog.add(ctx, ev) })
-	}
-	if spec.Rate > 0 && spec.LatencyLimit > 0 {
-		watch = append(watch, func(ev driver.TxEvent) {
-			if ev.Skipped && ev.Script < len(skipped) {
-				skipped[ev.Script].Add(1)
-			}
-		})
-	}
-	setup.OnTransaction = onTransaction(watch)
+	setup.OnTransaction = onTransaction(ctx, spec, log, prog, skipped)
 	setup.Finish = func(sum *engine.Summary, res *driver.Result) {
 		if prog != nil {
 			prog.close()
@@ -323,8 +309,24 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	return setup, nil
 }
 
-// onTransaction calls each of watch as a transaction ends; nil for none.
-func onTransaction(watch []func(driver.TxEvent)) func(driver.TxEvent) {
+// onTransaction is what sees each transaction end, nil for nothing: the log,
+// the progress lines, and under a rate and a latency limit the count of each
+// script's skipped transactions.
+func onTransaction(ctx context.Context, spec *engine.Spec, log *txLog, prog *progress, skipped []atomic.Int64) func(driver.TxEvent) {
+	var watch []func(driver.TxEvent)
+	if log != nil {
+		watch = append(watch, log.add)
+	}
+	if prog != nil {
+		watch = append(watch, func(ev driver.TxEvent) { prog.add(ctx, ev) })
+	}
+	if spec.Rate > 0 && spec.LatencyLimit > 0 {
+		watch = append(watch, func(ev driver.TxEvent) {
+			if ev.Skipped && ev.Script < len(skipped) {
+				skipped[ev.Script].Add(1)
+			}
+		})
+	}
 	switch len(watch) {
 	case 0:
 		return nil
