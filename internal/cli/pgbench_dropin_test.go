@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,11 +57,14 @@ func TestPgbenchInit(t *testing.T) {
 		})
 	}
 
-	// -s on a run of builtin scripts: the data's scale, and pgbench's warning.
+	// -s on a run of builtin scripts: the data's scale, and pgbench's warning; the
+	// report names the partitions, as pgbench's does.
+	const warning = "scale option ignored, using count from pgbench_branches table (2)"
+	_, tout, terr := runPgbench(t, bin, "-n", "-s", "5", "-S", "-t", "2", dsn)
 	code, out, errOut := run(t, "pgbench", "-n", "-s", "5", "-S", "-t", "2", dsn, "--results", filepath.Join(t.TempDir(), "r.db"))
-	if code != 0 || !strings.Contains(out, "scaling factor: 2\n") ||
-		!strings.Contains(errOut, "scale option ignored, using count from pgbench_branches table (2)") {
-		t.Errorf("-s on a run: exit %d\n%s%s", code, out, errOut)
+	if code != 0 || !strings.Contains(out, "scaling factor: 2\npartition method: hash\npartitions: 3\n") || !strings.Contains(errOut, warning) ||
+		!strings.Contains(terr, warning) || !slices.Equal(reportKeys(out), reportKeys(tout)) {
+		t.Errorf("-s on a run: exit %d\n%s%s\npgbench's:\n%s%s", code, out, errOut, tout, terr)
 	}
 	for _, c := range []struct {
 		args []string
@@ -139,6 +143,32 @@ func TestPgbenchContinueOnError(t *testing.T) {
 	f, _ := strconv.Atoi(failed[1])
 	if rows := pgtest.Query(t, dsn, "select count(*) from u"); p+f != 12 || f == 0 || rows != processed[1] {
 		t.Errorf("--continue-on-error: %d processed, %d failed, %s rows; want 12 in all, some failed\n%s", p, f, rows, out)
+	}
+}
+
+// TestPgbench17Options: PostgreSQL 17's \syncpipeline runs, and --exit-on-abort
+// ends the run as the first client aborts, rather than when the others are done.
+func TestPgbench17Options(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table t (c int, v bigint)")
+	dir, results := t.TempDir(), filepath.Join(t.TempDir(), "r.db")
+	write := func(name, src string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sync := write("sync.sql", "\\startpipeline\nINSERT INTO t VALUES (-2, 1);\n\\syncpipeline\nINSERT INTO t VALUES (-2, 2);\n\\endpipeline\n")
+	code, out, errOut := run(t, "pgbench", "-n", "-M", "extended", "-t", "3", "-f", sync, dsn, "--results", results)
+	if got := pgtest.Query(t, dsn, "select count(*) from t where c = -2"); code != 0 || got != "6" {
+		t.Errorf("\\syncpipeline: exit %d, %s rows, want 6\n%s%s", code, got, out, errOut)
+	}
+	one := write("one.sql", "\\if :client_id = 1\n\\set x 1 / 0\n\\endif\nSELECT 1;\n")
+	start := time.Now()
+	code, out, errOut = run(t, "pgbench", "-n", "-c", "2", "-T", "30", "--exit-on-abort", "-f", one, dsn, "--results", results)
+	if took := time.Since(start); code != 2 || took > 20*time.Second || !strings.Contains(errOut, "Run was aborted") {
+		t.Errorf("--exit-on-abort: exit %d after %s, want 2 at once\n%s%s", code, took, out, errOut)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -81,20 +80,6 @@ func TestPgbenchCommand(t *testing.T) {
 		if code, _, errOut := run(t, append([]string{"pgbench"}, args...)...); code != 1 || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d, want 1 with one line; stderr:\n%s", args, code, errOut)
 		}
-	}
-
-	// PostgreSQL 17's \syncpipeline, and --exit-on-abort: the run ends as the
-	// first client aborts, rather than when the others are done.
-	sync := write("sync.sql", "\\startpipeline\nINSERT INTO t VALUES (-2, 1);\n\\syncpipeline\nINSERT INTO t VALUES (-2, 2);\n\\endpipeline\n")
-	code, out, errOut = run(t, "pgbench", "-n", "-M", "extended", "-t", "3", "-f", sync, dsn, "--results", results)
-	if got := pgtest.Query(t, dsn, "select count(*) from t where c = -2"); code != 0 || got != "6" {
-		t.Errorf("\\syncpipeline: exit %d, %s rows, want 6\n%s%s", code, got, out, errOut)
-	}
-	one := write("one.sql", "\\if :client_id = 1\n\\set x 1 / 0\n\\endif\nSELECT 1;\n")
-	start := time.Now()
-	code, out, errOut = run(t, "pgbench", "-n", "-c", "2", "-T", "30", "--exit-on-abort", "-f", one, dsn, "--results", results)
-	if took := time.Since(start); code != 2 || took > 20*time.Second || !strings.Contains(errOut, "Run was aborted") {
-		t.Errorf("--exit-on-abort: exit %d after %s, want 2 at once\n%s%s", code, took, out, errOut)
 	}
 
 	abort := write("abort.sql", "\\set x 1 / 0\n")
