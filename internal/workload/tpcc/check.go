@@ -172,24 +172,30 @@ const shownOffenders = 3
 type CheckReport struct {
 	Results []CheckResult // conditions 1 to 12, in order
 	// HammerDB is nil for data that follows clause 4.3.3.1, as pgbakeoff's does.
-	// For data loaded by HammerDB it says what shows it, and conditions 10 and 12
-	// are then checked in the form HammerDB's data satisfies (hammerdbConditions).
+	// For data loaded by HammerDB it says what shows it and how many customers
+	// each tool's Payment paid, and conditions 10 and 12 are then checked in the
+	// form HammerDB's data satisfies (hammerdbConditions).
 	HammerDB *HammerDBData
 }
 
 // Note is text for people, to show above the results, saying how the data was
-// checked when not by the conditions as clause 3.3.2 states them; empty when it was.
+// checked when not by the conditions as clause 3.3.2 states them, and for how many
+// customers each form of conditions 10 and 12 was checked; empty when it was.
 func (r CheckReport) Note() string {
 	h := r.HammerDB
 	if h == nil {
 		return ""
 	}
+	y := hammerdbYTDPayment
 	return fmt.Sprintf("data loaded by HammerDB (all %d lines of orders 1 to 2100 have an OL_AMOUNT above 0.00 "+
 		"and all %d lines of orders 2101 to 3000 have 0.00, the reverse of clause 4.3.3.1): "+
-		"conditions 10 and 12 checked in the form its data satisfies:\n"+
-		"  orders up to 2100 are left out of the delivered amounts, C_YTD_PAYMENT must stay %s, and C_BALANCE "+
-		"is compared for the %d of %d customers without a payment since the load, as HammerDB's Payment may set any C_BALANCE",
-		h.DeliveredLines, h.UndeliveredLines, hammerdbYTDPayment, h.Customers-h.Paid, h.Customers)
+		"conditions 10 and 12 checked in the form its data satisfies, orders up to 2100 left out of the delivered amounts, "+
+		"and each customer by the Payments since the load, told apart by H_DATA:\n"+
+		"  %d customers paid by neither Payment since the load: C_YTD_PAYMENT = %s, and C_BALANCE as conditions 10 and 12 say\n"+
+		"  %d paid by pgbakeoff's Payment only: C_YTD_PAYMENT = %s + their payments, and C_BALANCE as conditions 10 and 12 say\n"+
+		"  %d paid by HammerDB's Payment only and %d by both: C_YTD_PAYMENT = %s + pgbakeoff's payments, "+
+		"C_BALANCE not compared, as HammerDB's Payment may set any and leaves C_YTD_PAYMENT as it is",
+		h.DeliveredLines, h.UndeliveredLines, h.Unpaid, y, h.PaidByPgbakeoff, y, h.PaidByHammerDB, h.PaidByBoth, y)
 }
 
 // Check tests the twelve consistency conditions of TPC-C clause 3.3.2 on a loaded
@@ -206,7 +212,9 @@ func (r CheckReport) Note() string {
 //
 // A database loaded by HammerDB, recognised from the amounts of its initial order
 // lines (hammerdbSignature), is held to conditions 10 and 12 in the form its loader
-// and transactions keep (hammerdbConditions), and the report says so.
+// and both tools' transactions keep (hammerdbConditions), each customer by the
+// Payments that paid them, and the report says so and how many customers each form
+// was checked for.
 //
 // Check ends with COMMIT, so conn must not be in a transaction. An error means a
 // query could not run, not that a condition failed; ErrNotLoaded means tables are

@@ -21,7 +21,8 @@ import (
 //     (though not 1 to C_DELIVERY_CNT), so orders after 2,100 are counted in
 //     C_BALANCE once delivered.
 //   - Its Payment never changes C_YTD_PAYMENT (nor C_PAYMENT_CNT), which keep the
-//     load's values.
+//     load's values, and its history row has an H_DATA of W_NAME and D_NAME
+//     separated by one space, where clause 2.5.2.2 asks for four.
 //   - Its Payment writes C_BALANCE as a value worked out from what it read, not as
 //     C_BALANCE - H_AMOUNT in the update, and that value is not always the balance
 //     less the payment. Its functions (the default) are called through a prepared
@@ -29,21 +30,33 @@ import (
 //     name (60% of them) finds no customer by that name and sets the balance of the
 //     customer whose number it was given to 0 - H_AMOUNT; its stored procedures do
 //     the same when a single customer has the name; and a Delivery or Payment that
-//     changes the balance between the read and the write is lost.
+//     changes the balance between the read and the write is lost. The customer
+//     whose balance it writes always gets its history row.
 //   - Its builder's shuffle of the customers over the initial orders never writes
 //     the swapped-out number back, so order i gets a customer drawn from i to 3,000:
 //     O_C_ID is not a permutation, and about half the customers of a district have
 //     no initial order. The conditions sum per customer, so this changes nothing
 //     for them.
 //
-// So in HammerDB's data, for every customer without a payment since the load (one
-// history row, or none):
+// pgbakeoff's Payment (tpcc_payment, and the client-sql statements) may run on the
+// same database after `init tpcc --procedures-only`, in turn with HammerDB's. It
+// does what clause 2.5.2.2 says: C_BALANCE - H_AMOUNT and C_YTD_PAYMENT + H_AMOUNT
+// in one update, and H_DATA of W_NAME and D_NAME separated by four spaces. Its
+// Delivery adds to C_BALANCE as HammerDB's does. The H_DATA of a history row thus
+// tells which Payment wrote it (the load's has 12 to 24 random characters), and a
+// customer's rows tell which Payments paid them since the load. Then for every
+// customer of HammerDB's data:
+//
+//	C_YTD_PAYMENT = 10.00 + sum(H_AMOUNT of pgbakeoff's Payment)                               (12)
+//
+// and for every customer that HammerDB's Payment has not paid since the load (paid by
+// neither Payment, or by pgbakeoff's only):
 //
 //	C_BALANCE = sum(OL_AMOUNT of delivered orders after 2,100) - sum(H_AMOUNT)               (10)
 //	C_BALANCE + C_YTD_PAYMENT = sum(OL_AMOUNT of delivered orders after 2,100)              (12)
 //
-// and C_YTD_PAYMENT = 10.00 for every customer (12). A customer with payments since
-// the load may have any C_BALANCE, so theirs is not compared.
+// A customer that HammerDB's Payment has paid may have any C_BALANCE, so theirs is
+// not compared.
 
 // hammerdbYTDPayment is C_YTD_PAYMENT as HammerDB loads it, which its Payment keeps.
 const hammerdbYTDPayment = "10.00"
@@ -59,28 +72,34 @@ const hammerdbYTDPayment = "10.00"
 //
 // hammerdbContradiction looks for one line against HammerDB's pattern; in data that
 // follows the clause the first line read is one, so the scan ends there.
-// hammerdbSignature then counts the lines, and the customers paid since the load.
+// hammerdbSignature then counts the lines, and hammerdbPayers the customers by the
+// Payments that paid them since the load.
 var (
 	hammerdbContradiction = `SELECT EXISTS (SELECT FROM order_line WHERE ol_o_id <= ` + strconv.Itoa(OrdersPerDistrict) + `
 	   AND CASE WHEN ol_o_id <= ` + strconv.Itoa(initialDeliveredOrders) + ` THEN ol_amount > 0 ELSE ol_amount = 0 END IS NOT TRUE)`
 	hammerdbSignature = `SELECT count(*) FILTER (WHERE ol_o_id <= ` + strconv.Itoa(initialDeliveredOrders) + `),
-       count(*) FILTER (WHERE ol_o_id > ` + strconv.Itoa(initialDeliveredOrders) + `),
-       (SELECT count(*) FROM customer),
-       (SELECT count(*) FROM (SELECT FROM history GROUP BY h_c_w_id, h_c_d_id, h_c_id HAVING count(*) > 1) paid)
+       count(*) FILTER (WHERE ol_o_id > ` + strconv.Itoa(initialDeliveredOrders) + `)
   FROM order_line
  WHERE ol_o_id <= ` + strconv.Itoa(OrdersPerDistrict)
+	hammerdbPayers = `SELECT count(*) FILTER (WHERE coalesce(h.hammerdb, 0) = 0 AND coalesce(h.pgbakeoff, 0) = 0),
+       count(*) FILTER (WHERE coalesce(h.hammerdb, 0) = 0 AND h.pgbakeoff > 0),
+       count(*) FILTER (WHERE h.hammerdb > 0 AND coalesce(h.pgbakeoff, 0) = 0),
+       count(*) FILTER (WHERE h.hammerdb > 0 AND h.pgbakeoff > 0)
+  FROM (SELECT c_w_id AS w, c_d_id AS d, c_id AS k FROM customer) c
+  LEFT JOIN ` + hammerdbPayments + ` h USING (w, d, k)`
 )
 
-// HammerDBData is what shows that a database was loaded by HammerDB, and how much of
-// it conditions 10 and 12 can be checked for.
+// HammerDBData is what shows that a database was loaded by HammerDB, and how many
+// customers each form of conditions 10 and 12 was checked for.
 type HammerDBData struct {
 	// DeliveredLines is the number of lines of orders 1 to 2,100, all of them with
 	// an OL_AMOUNT above 0.00; UndeliveredLines that of orders 2,101 to 3,000, all of
 	// them with 0.00.
 	DeliveredLines, UndeliveredLines int64
-	// Customers is the number of customers, Paid that of those with a payment
-	// since the load, whose C_BALANCE is not compared.
-	Customers, Paid int64
+	// The customers by the Payments that paid them since the load: by neither, by
+	// pgbakeoff's only, by HammerDB's only, by both. The C_BALANCE of the last two
+	// is not compared.
+	Unpaid, PaidByPgbakeoff, PaidByHammerDB, PaidByBoth int64
 }
 
 // recogniseHammerDB returns what shows that the database was loaded by HammerDB, or
@@ -93,50 +112,77 @@ func recogniseHammerDB(ctx context.Context, conn *pgconn.PgConn) (*HammerDBData,
 	if string(res.Rows[0][0]) == "t" {
 		return nil, nil
 	}
-	res = conn.ExecParams(ctx, hammerdbSignature, nil, nil, nil, nil).Read()
-	if res.Err != nil {
-		return nil, fmt.Errorf("consistency check: who loaded the data: %w", res.Err)
+	lines, err := counts(ctx, conn, hammerdbSignature)
+	if err != nil {
+		return nil, fmt.Errorf("consistency check: who loaded the data: %w", err)
 	}
-	var n [4]int64
-	for i := range n {
-		v, err := strconv.ParseInt(string(res.Rows[0][i]), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("consistency check: who loaded the data: count %q: %w", res.Rows[0][i], err)
-		}
-		n[i] = v
-	}
-	if n[0] == 0 || n[1] == 0 { // no initial orders, or no undelivered ones
+	if lines[0] == 0 || lines[1] == 0 { // no initial orders, or no undelivered ones
 		return nil, nil
 	}
-	return &HammerDBData{DeliveredLines: n[0], UndeliveredLines: n[1], Customers: n[2], Paid: n[3]}, nil
+	payers, err := counts(ctx, conn, hammerdbPayers)
+	if err != nil {
+		return nil, fmt.Errorf("consistency check: who paid the customers: %w", err)
+	}
+	return &HammerDBData{DeliveredLines: lines[0], UndeliveredLines: lines[1],
+		Unpaid: payers[0], PaidByPgbakeoff: payers[1], PaidByHammerDB: payers[2], PaidByBoth: payers[3]}, nil
 }
 
-// hammerdbPayments counts each customer's history rows; more than one means a
-// payment since the load.
-const hammerdbPayments = `(SELECT h_c_w_id AS w, h_c_d_id AS d, h_c_id AS k, sum(h_amount) AS amount, count(*) AS n
-	  FROM history GROUP BY h_c_w_id, h_c_d_id, h_c_id)`
+// counts runs sql, which returns one row of counts, and returns them.
+func counts(ctx context.Context, conn *pgconn.PgConn, sql string) ([]int64, error) {
+	res := conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	n := make([]int64, len(res.Rows[0]))
+	for i, v := range res.Rows[0] {
+		var err error
+		if n[i], err = strconv.ParseInt(string(v), 10, 64); err != nil {
+			return nil, fmt.Errorf("count %q: %w", v, err)
+		}
+	}
+	return n, nil
+}
 
-// hammerdbConditions are conditions 10 and 12 in the form HammerDB's data satisfies.
+// hammerdbPayments sums each customer's history rows (columns w, d, k, amount), and
+// tells the rows of each tool's Payment by their H_DATA, W_NAME and D_NAME of the
+// paying warehouse and district separated by four spaces (pgbakeoff's, as clause
+// 2.5.2.2 says) or by one (HammerDB's): columns hammerdb and pgbakeoff count them,
+// pgbakeoff_amount sums pgbakeoff's. Any other row, such as the load's, is neither.
+const hammerdbPayments = `(SELECT h_c_w_id AS w, h_c_d_id AS d, h_c_id AS k, sum(h_amount) AS amount,
+	       count(*) FILTER (WHERE h_data = w_name || ' ' || d_name) AS hammerdb,
+	       count(*) FILTER (WHERE h_data = w_name || '    ' || d_name) AS pgbakeoff,
+	       coalesce(sum(h_amount) FILTER (WHERE h_data = w_name || '    ' || d_name), 0.00) AS pgbakeoff_amount
+	  FROM history
+	  LEFT JOIN warehouse ON w_id = h_w_id
+	  LEFT JOIN district ON d_w_id = h_w_id AND d_id = h_d_id
+	 GROUP BY h_c_w_id, h_c_d_id, h_c_id)`
+
+// hammerdbConditions are conditions 10 and 12 in the form HammerDB's data satisfies,
+// after HammerDB's transactions, pgbakeoff's or both.
 var hammerdbConditions = map[int]condition{
-	10: {10, "C_BALANCE = sum(delivered OL_AMOUNT, orders > 2100) - sum(H_AMOUNT), if no payment since load", "customers", `
+	10: {10, "C_BALANCE = sum(delivered OL_AMOUNT, orders > 2100) - sum(H_AMOUNT), unless paid by HammerDB's Payment", "customers", `
 SELECT w, d, k, false AS after_runs,
        format('warehouse %s district %s customer %s: c_balance = %s, sum(delivered ol_amount, orders > 2100) - sum(h_amount) = %s - %s',
               w, d, k, c.balance, coalesce(ol.amount, 0.00), coalesce(h.amount, 0.00)) AS detail
   FROM (SELECT c_w_id AS w, c_d_id AS d, c_id AS k, c_balance AS balance FROM customer) c
   LEFT JOIN ` + deliveredAmounts(" AND ol_o_id > "+strconv.Itoa(initialDeliveredOrders)) + ` ol USING (w, d, k)
   LEFT JOIN ` + hammerdbPayments + ` h USING (w, d, k)
- WHERE coalesce(h.n, 0) <= 1 AND c.balance <> coalesce(ol.amount, 0.00) - coalesce(h.amount, 0.00)`},
+ WHERE coalesce(h.hammerdb, 0) = 0 AND c.balance <> coalesce(ol.amount, 0.00) - coalesce(h.amount, 0.00)`},
 
-	12: {12, "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT, orders > 2100), if no payment since load; C_YTD_PAYMENT = " + hammerdbYTDPayment, "customers", `
+	12: {12, "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT, orders > 2100), unless paid by HammerDB's Payment; " +
+		"C_YTD_PAYMENT = " + hammerdbYTDPayment + " + pgbakeoff's payments", "customers", `
 SELECT w, d, k, false AS after_runs,
-       CASE WHEN c.ytd_payment <> ` + hammerdbYTDPayment + `
-            THEN format('warehouse %s district %s customer %s: c_ytd_payment = %s, not the load''s ` + hammerdbYTDPayment + `, which HammerDB''s Payment keeps',
+       CASE WHEN c.ytd_payment = ` + hammerdbYTDPayment + ` + coalesce(h.pgbakeoff_amount, 0.00)
+            THEN format('warehouse %s district %s customer %s: c_balance + c_ytd_payment = %s + %s, sum(delivered ol_amount, orders > 2100) = %s',
+                        w, d, k, c.balance, c.ytd_payment, coalesce(ol.amount, 0.00))
+            WHEN coalesce(h.pgbakeoff, 0) = 0
+            THEN format('warehouse %s district %s customer %s: c_ytd_payment = %s, not the load''s ` + hammerdbYTDPayment + `: no payment by pgbakeoff''s Payment, and HammerDB''s leaves it as it is',
                         w, d, k, c.ytd_payment)
-            ELSE format('warehouse %s district %s customer %s: c_balance + c_ytd_payment = %s + %s, sum(delivered ol_amount, orders > 2100) = %s',
-                        w, d, k, c.balance, c.ytd_payment, coalesce(ol.amount, 0.00)) END AS detail
+            ELSE format('warehouse %s district %s customer %s: c_ytd_payment = %s, not the load''s ` + hammerdbYTDPayment + ` + %s paid by pgbakeoff''s Payment',
+                        w, d, k, c.ytd_payment, h.pgbakeoff_amount) END AS detail
   FROM (SELECT c_w_id AS w, c_d_id AS d, c_id AS k, c_balance AS balance, c_ytd_payment AS ytd_payment FROM customer) c
   LEFT JOIN ` + deliveredAmounts(" AND ol_o_id > "+strconv.Itoa(initialDeliveredOrders)) + ` ol USING (w, d, k)
   LEFT JOIN ` + hammerdbPayments + ` h USING (w, d, k)
- WHERE c.ytd_payment <> ` + hammerdbYTDPayment + `
-    OR (coalesce(h.n, 0) <= 1 AND c.balance + c.ytd_payment <> coalesce(ol.amount, 0.00))`},
+ WHERE c.ytd_payment <> ` + hammerdbYTDPayment + ` + coalesce(h.pgbakeoff_amount, 0.00)
+    OR (coalesce(h.hammerdb, 0) = 0 AND c.balance + c.ytd_payment <> coalesce(ol.amount, 0.00))`},
 }
