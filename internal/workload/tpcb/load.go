@@ -92,7 +92,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		return nil, err
 	}
 	defer conn.Close(context.Background())
-	schema := strings.Join(append(ddl(opt), load.MarkLoadingSQL("pgbench_branches")), ";\n")
+	schema := strings.Join(append(ddl(opt, serverMajor(conn)), load.MarkLoadingSQL("pgbench_branches")), ";\n")
 	var dropped *load.Dropping
 	j, resumed, err := load.Begin(ctx, conn, &phases, load.Start{Workload: JournalName, Params: opt.Params(),
 		Resume: opt.Resume, Unlogged: opt.Unlogged, Schema: schema,

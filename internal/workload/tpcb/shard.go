@@ -31,7 +31,7 @@ func shardSources(scale int) []*load.Source {
 
 func loadShard(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
 	return load.RunShare(ctx, connect, load.ShareLoad{Workload: JournalName, Params: load.ShardParams(opt.shardParams(), opt.Shards),
-		Marked: "pgbench_branches", Schema: strings.Join(append(ddl(opt), load.MarkLoadingSQL("pgbench_branches")), ";\n"), Workers: opt.Workers,
+		Marked: "pgbench_branches", Schema: strings.Join(append(ddl(opt, 0), load.MarkLoadingSQL("pgbench_branches")), ";\n"), Workers: opt.Workers,
 		Tasks: func(*load.Journal) ([]load.Task, error) {
 			return load.Share{Shard: opt.Shard, Shards: opt.Shards, Units: opt.Scale}.Tasks(shardSources(opt.Scale), nil), nil
 		}}, p)
