@@ -28,8 +28,9 @@ import (
 // from their pauses and for their arrivals. A new connection per transaction and TLS
 // need a goroutine per client and take the shared-thread transport.
 //
-// Each loop's goroutine holds its processor while it waits in the kernel, as a thread
-// per client does (Run raises GOMAXPROCS by the loops). The connections are blocking
+// A loop's goroutine hands its processor back while it waits in epoll (a system call
+// the scheduler knows of), so that the loops a run has (Config.Loops) need no
+// processors of their own and no change of GOMAXPROCS. The connections are blocking
 // sockets out of Go's poller (blockingDup): epoll tells the loop which ones are
 // readable, and a read after that does not wait. A client whose connection is lost,
 // or whose transaction outlives its deadline, leaves the loop for a goroutine that
@@ -273,16 +274,21 @@ func (l *evloop) run() {
 	}
 }
 
-// epollWait is epoll_wait for at most ns nanoseconds, without telling the scheduler:
-// the loop keeps its processor. epoll_pwait2 (Linux 5.11) takes the time to the
-// nanosecond, for pauses shorter than a millisecond; without it, the time is rounded
-// up to one.
+// epollWait is epoll_wait for at most ns nanoseconds. A wait that may sleep tells
+// the scheduler, which may then run other goroutines on the loop's processor; a
+// look that cannot sleep (ns 0) does not. epoll_pwait2 (Linux 5.11) takes the time
+// to the nanosecond, for pauses shorter than a millisecond; without it, the time is
+// rounded up to one.
 func epollWait(epfd int, events []unix.EpollEvent, ns int64) (int, syscall.Errno) {
+	call := syscall.Syscall6
+	if ns == 0 {
+		call = syscall.RawSyscall6
+	}
 	var r uintptr
 	var errno syscall.Errno
 	if !noPwait2.Load() {
 		ts := syscall.NsecToTimespec(ns)
-		r, _, errno = syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		r, _, errno = call(unix.SYS_EPOLL_PWAIT2, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
 		if errno != 0 && errno != syscall.EINTR {
 			// ENOSYS, or EPERM from a seccomp filter that does not know it.
 			noPwait2.Store(true)
@@ -290,7 +296,7 @@ func epollWait(epfd int, events []unix.EpollEvent, ns int64) (int, syscall.Errno
 	}
 	if noPwait2.Load() {
 		msec := (ns + int64(time.Millisecond) - 1) / int64(time.Millisecond)
-		r, _, errno = syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
+		r, _, errno = call(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(msec), 0, 0)
 	}
 	if errno != 0 {
 		return 0, errno

@@ -26,11 +26,10 @@ func TestEventLoop(t *testing.T) {
 		{Name: "block", Weight: 2, Vars: []driver.Var{{Name: "v", Min: 1, Max: 1000}},
 			Commands: []driver.Command{{SQL: "BEGIN"}, {SQL: "INSERT INTO sink VALUES ($1::text)", Params: []int{0}}, {SQL: "COMMIT"}}},
 	}
-	const clients, perClient = 5, 40
+	const clients, perClient, loops = 5, 40, 2
 	procs := runtime.GOMAXPROCS(0)
-	loops := min(procs, clients)
 	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: scripts, Clients: clients,
-		Transactions: perClient})
+		Transactions: perClient, Loops: loops})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +75,7 @@ func TestEventLoop(t *testing.T) {
 // transaction past the timeout is cut off and its client connects again.
 func TestEventLoopCoroutines(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	loops := min(runtime.GOMAXPROCS(0), 3)
+	const loops = 2
 
 	t.Run("pauses", func(t *testing.T) {
 		const pause = 3 * time.Millisecond
@@ -93,7 +92,7 @@ func TestEventLoopCoroutines(t *testing.T) {
 			return nil
 		}}
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
-			Clients: 3, Duration: time.Second})
+			Clients: 3, Duration: time.Second, Loops: loops})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +124,7 @@ func TestEventLoopCoroutines(t *testing.T) {
 		for _, script := range []*driver.Script{long, think} {
 			start := time.Now()
 			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
-				Clients: 3, Duration: 500 * time.Millisecond})
+				Clients: 3, Duration: 500 * time.Millisecond, Loops: loops})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +138,7 @@ func TestEventLoopCoroutines(t *testing.T) {
 		slow := &driver.Script{Name: "slow", Weight: 1, Statements: []string{"select pg_sleep(3)"},
 			Program: func(s *driver.Session) error { return s.Exec(0) }}
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{slow},
-			Clients: 2, Duration: 2 * time.Second, TxTimeout: 300 * time.Millisecond})
+			Clients: 2, Duration: 2 * time.Second, TxTimeout: 300 * time.Millisecond, Loops: loops})
 		if err != nil {
 			t.Fatal(err)
 		}

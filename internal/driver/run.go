@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -74,6 +73,9 @@ type Config struct {
 	// connections are multiplexed either way, and so are all connections on other
 	// systems than Linux (see transport_other.go).
 	ThreadPerClient bool
+	// Loops is how many event loops the clients share, as pgbench -j's threads;
+	// each loop takes a core while its clients keep it busy. 0 is one.
+	Loops int
 	// Rate, when above 0, runs the clients open-loop: transactions arrive at Rate a
 	// second in all, as a Poisson process, and each one's latency counts from its
 	// arrival (see schedule). Keying and think times are then not waited.
@@ -277,6 +279,46 @@ type errKey struct {
 // finished its transaction, or when ctx is cancelled (the result is then marked
 // interrupted, with everything measured so far).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	r, err := newRunner(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if r.cfg.ThreadPerClient {
+		defer addProcs(r.cfg.Clients)()
+	}
+	clients, err := r.connectAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.live = len(clients)
+	res := &Result{ConnectTime: time.Since(r.start)}
+	if err := r.begin(ctx, clients); err != nil {
+		for _, c := range clients {
+			c.close()
+		}
+		return nil, err
+	}
+	// Cancelled as the run stops, so that no client waits for a connection then.
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	finished, stopChooser, chosen := r.launch(runCtx, clients, res)
+	iv := newIntervals(r, clients)
+	sv := r.supervise(ctx, cancelRun, clients, iv, finished, res)
+	res.End = time.Now()
+	if sv.windowOpen {
+		sv.window(false) // --transactions: the window closes when the last client is done
+	}
+	iv.tick(res.End)
+	if stopChooser != nil {
+		close(stopChooser)
+		res.ReadAtOnce = <-chosen
+	}
+	r.collect(res, clients, iv.cumulative)
+	return res, nil
+}
+
+// newRunner checks cfg and readies what the run counts into.
+func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -301,10 +343,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r.reg = histogram.NewRegistry(names)
 	if cfg.ThreadPerClient {
-		defer addProcs(cfg.Clients)()
 		r.waits = &waitChooser{}
 	} else if loopable(&r.cfg) {
-		r.loops = min(runtime.GOMAXPROCS(0), cfg.Clients)
+		r.loops = min(cfg.Loops, cfg.Clients)
 	}
 	r.count = make([][phases]counters, len(cfg.Scripts))
 	for si, s := range cfg.Scripts {
@@ -316,34 +357,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.names = append(r.names, n)
 		r.serverTx = append(r.serverTx, serverTransactions(s))
 	}
+	return r, nil
+}
 
-	clients, err := r.connectAll(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r.live = len(clients)
-	// Cancelled as the run stops, so that no client waits for a connection then.
-	runCtx, cancelRun := context.WithCancel(ctx)
-	defer cancelRun()
-	res := &Result{}
-	res.ConnectTime = time.Since(r.start)
+// begin waits, once every client has connected, for the instant the warm-up
+// begins (Config.StartAt or WaitStart), and sets the window and the arrivals'
+// schedule from it.
+func (r *runner) begin(ctx context.Context, clients []*client) error {
+	cfg := &r.cfg
 	if cfg.WaitStart != nil {
 		at, err := cfg.WaitStart(ctx)
 		if err != nil {
-			for _, c := range clients {
-				c.close()
-			}
-			return nil, err
+			return err
 		}
 		cfg.StartAt = at
 	}
 	r.start = time.Now()
 	if !cfg.StartAt.IsZero() {
 		if late := r.start.Sub(cfg.StartAt); late > 0 {
-			for _, c := range clients {
-				c.close()
-			}
-			return nil, fmt.Errorf("the run was to start at %s, and its clients were connected only %s later: leave the shards more time to connect before the start",
+			return fmt.Errorf("the run was to start at %s, and its clients were connected only %s later: leave the shards more time to connect before the start",
 				cfg.StartAt.Format(time.RFC3339Nano), late.Round(time.Millisecond))
 		}
 		t := time.NewTimer(time.Until(cfg.StartAt))
@@ -351,10 +383,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			for _, c := range clients {
-				c.close()
-			}
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		r.start = cfg.StartAt
 	}
@@ -371,14 +400,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.sched.start = r.start
 		r.sched.from, r.sched.to = int64(cfg.Warmup), int64(r.windowEnd.Sub(r.start))
 	}
+	return nil
+}
 
+// launch starts the clients: those that can on event loops, the others on
+// goroutines of their own, and the pacer and the chooser of waits where the run
+// has them. finished is closed once every client has ended; with a chooser,
+// closing stopChooser makes it send the share of answers read at once on chosen.
+func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (finished, stopChooser chan struct{}, chosen chan float64) {
 	var wg sync.WaitGroup
 	rest := clients
 	if r.loops > 0 {
 		var loops []*evloop
-		loops, rest = r.startLoops(runCtx, clients, r.loops, &wg)
-		// Each loop holds its processor while it sleeps in the kernel.
-		defer addProcs(len(loops))()
+		loops, rest = r.startLoops(ctx, clients, r.loops, &wg)
 		for _, l := range loops {
 			go l.run()
 		}
@@ -388,12 +422,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.loop(runCtx)
+			c.loop(ctx)
 			c.close()
 			r.clientDone()
 		}()
 	}
-	finished := make(chan struct{})
+	finished = make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	if r.sched != nil {
 		if len(rest) > 0 {
@@ -402,163 +436,211 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			close(r.sched.done) // the event loops pace their clients
 		}
 	}
-	var stopChooser chan struct{}
-	chosen := make(chan float64, 1)
+	chosen = make(chan float64, 1)
 	if r.waits != nil {
 		stopChooser = make(chan struct{})
 		go r.waits.choose(stopChooser, chosen)
 	}
+	return finished, stopChooser, chosen
+}
 
-	cumulative := make([]*hdrhistogram.Histogram, len(names))
-	for i := range cumulative {
-		cumulative[i] = histogram.New()
-	}
-	seq := 0
-	tickStart := r.start
-	tick := func(end time.Time) {
-		hs := r.reg.Tick()
-		iv := Interval{Seq: seq, Start: tickStart, End: end, Latency: histogram.New()}
-		// The phase that covers most of the interval: ticks fire a little after the
-		// window's edges, so by an interval's end the next phase has begun.
-		iv.Phase = r.phaseOf(tickStart.Add(end.Sub(tickStart) / 2))
-		for i, h := range hs {
-			cumulative[i].Merge(h)
-			iv.Latency.Merge(h)
-		}
-		iv.RolledBack = r.tickRolledBack.Swap(0)
-		iv.Committed = iv.Latency.TotalCount() - iv.RolledBack
-		iv.Failed = r.tickFailed.Swap(0)
-		iv.Retried = r.tickRetried.Swap(0)
-		iv.ConnectErrors = r.tickConnErrs.Swap(0)
-		if cfg.Rate > 0 || cfg.LatencyLimit > 0 {
-			var lagSum, lagN int64
-			for _, c := range clients {
-				lagSum += c.rate.tickLagSum.Swap(0)
-				lagN += c.rate.tickLagN.Swap(0)
-				iv.Skipped += c.rate.tickSkipped.Swap(0)
-				iv.Late += c.rate.tickLate.Swap(0)
-			}
-			if lagN > 0 {
-				iv.Lag = time.Duration(lagSum / lagN)
-			}
-		}
-		r.mu.Lock()
-		iv.Down = r.down
-		r.mu.Unlock()
-		seq++
-		tickStart = end
-		if cfg.OnInterval != nil {
-			cfg.OnInterval(iv)
-		}
-	}
+// intervals turns the clients' histograms into an Interval on each tick, and
+// keeps each phase and script's cumulative histogram.
+type intervals struct {
+	r          *runner
+	clients    []*client
+	cumulative []*hdrhistogram.Histogram
+	seq        int
+	start      time.Time
+}
 
+func newIntervals(r *runner, clients []*client) *intervals {
+	iv := &intervals{r: r, clients: clients, start: r.start, cumulative: make([]*hdrhistogram.Histogram, int(phases)*len(r.cfg.Scripts))}
+	for i := range iv.cumulative {
+		iv.cumulative[i] = histogram.New()
+	}
+	return iv
+}
+
+// tick ends the interval at end and hands it to Config.OnInterval.
+func (t *intervals) tick(end time.Time) {
+	r, cfg := t.r, &t.r.cfg
+	hs := r.reg.Tick()
+	iv := Interval{Seq: t.seq, Start: t.start, End: end, Latency: histogram.New()}
+	// The phase that covers most of the interval: ticks fire a little after the
+	// window's edges, so by an interval's end the next phase has begun.
+	iv.Phase = r.phaseOf(t.start.Add(end.Sub(t.start) / 2))
+	for i, h := range hs {
+		t.cumulative[i].Merge(h)
+		iv.Latency.Merge(h)
+	}
+	iv.RolledBack = r.tickRolledBack.Swap(0)
+	iv.Committed = iv.Latency.TotalCount() - iv.RolledBack
+	iv.Failed = r.tickFailed.Swap(0)
+	iv.Retried = r.tickRetried.Swap(0)
+	iv.ConnectErrors = r.tickConnErrs.Swap(0)
+	if cfg.Rate > 0 || cfg.LatencyLimit > 0 {
+		var lagSum, lagN int64
+		for _, c := range t.clients {
+			lagSum += c.rate.tickLagSum.Swap(0)
+			lagN += c.rate.tickLagN.Swap(0)
+			iv.Skipped += c.rate.tickSkipped.Swap(0)
+			iv.Late += c.rate.tickLate.Swap(0)
+		}
+		if lagN > 0 {
+			iv.Lag = time.Duration(lagSum / lagN)
+		}
+	}
+	r.mu.Lock()
+	iv.Down = r.down
+	r.mu.Unlock()
+	t.seq++
+	t.start = end
+	if cfg.OnInterval != nil {
+		cfg.OnInterval(iv)
+	}
+}
+
+// supervisor is what the goroutine that watches the run keeps: whether the window
+// is open, and how to stop every client.
+type supervisor struct {
+	r          *runner
+	clients    []*client
+	cancelRun  context.CancelFunc
+	windowOpen bool
+}
+
+// window tells Config.OnWindow that the window opened or closed.
+func (s *supervisor) window(open bool) {
+	if s.r.cfg.OnWindow != nil && open != s.windowOpen {
+		s.r.cfg.OnWindow(open)
+	}
+	s.windowOpen = open
+}
+
+// stopAll stops the run: clients finish their transaction, and one stuck past the
+// grace period is cut off. The window, if open, closes.
+func (s *supervisor) stopAll() {
+	r := s.r
+	if r.stopping.CompareAndSwap(false, true) {
+		close(r.stop)
+		grace := time.Now().Add(10 * time.Second)
+		if grace.Before(r.hardStop()) {
+			r.hardStopNs.Store(grace.UnixNano())
+		}
+		for _, c := range s.clients {
+			c.setDeadline(r.hardStop())
+		}
+		s.cancelRun()
+	}
+	if s.windowOpen {
+		s.window(false)
+	}
+}
+
+// downSince is when every running client lost its connection (zero if one has
+// one), and the last failure to connect again.
+func (r *runner) downSince() (time.Time, string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.allDownSince, r.lastConnErr
+}
+
+// supervise ticks the intervals, opens and closes the window, and stops the run
+// at its end, on ctx's cancellation, after Config.OutageTimeout without any
+// connection, or at the first Abort with Config.ExitOnAbort, until every client
+// has finished.
+func (r *runner) supervise(ctx context.Context, cancelRun context.CancelFunc, clients []*client, iv *intervals, finished chan struct{}, res *Result) *supervisor {
+	cfg := &r.cfg
+	sv := &supervisor{r: r, clients: clients, cancelRun: cancelRun}
 	ticker := time.NewTicker(cfg.Interval)
 	defer ticker.Stop()
 	endTimer := time.NewTimer(time.Until(r.windowEnd))
 	defer endTimer.Stop()
 	openTimer := time.NewTimer(time.Until(r.windowStart))
 	defer openTimer.Stop()
-	windowOpen := false
-	window := func(open bool) {
-		if cfg.OnWindow != nil && open != windowOpen {
-			cfg.OnWindow(open)
-		}
-		windowOpen = open
-	}
-	stopAll := func() {
-		if r.stopping.CompareAndSwap(false, true) {
-			close(r.stop)
-			// Clients finish their transaction; one stuck past the grace period is cut off.
-			grace := time.Now().Add(10 * time.Second)
-			if grace.Before(r.hardStop()) {
-				r.hardStopNs.Store(grace.UnixNano())
-			}
-			for _, c := range clients {
-				c.setDeadline(r.hardStop())
-			}
-			cancelRun()
-		}
-	}
 	// outage fires when no client has had a connection for cfg.OutageTimeout.
 	outage := time.NewTimer(time.Hour)
 	outage.Stop()
 	defer outage.Stop()
-	allDownSince := func() (time.Time, string) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return r.allDownSince, r.lastConnErr
-	}
 	ctxDone := ctx.Done()
 	var abortCh <-chan struct{}
 	if cfg.ExitOnAbort {
 		abortCh = r.abortCh
 	}
-loop:
 	for {
 		select {
 		case now := <-ticker.C:
-			tick(now)
+			iv.tick(now)
 		case <-openTimer.C:
-			window(true)
+			sv.window(true)
 		case <-endTimer.C:
-			// A server that went away and has not come back by the window's end
-			// left part of the window unmeasured, however long the outage timeout.
-			if since, last := allDownSince(); !since.IsZero() {
-				res.Incomplete = true
-				res.IncompleteReason = fmt.Sprintf("the server had not come back when the window ended: no client had a connection for its last %s",
-					time.Since(since).Round(100*time.Millisecond))
-				if last != "" {
-					res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
-				}
-			}
-			stopAll()
-			window(false)
+			r.windowEnded(res)
+			sv.stopAll()
 		case <-ctxDone:
 			res.Interrupted = true
 			ctxDone = nil
-			stopAll()
-			if windowOpen {
-				window(false)
-			}
+			sv.stopAll()
 		case <-r.downCh:
-			if since, _ := allDownSince(); cfg.OutageTimeout > 0 && !since.IsZero() {
+			if since, _ := r.downSince(); cfg.OutageTimeout > 0 && !since.IsZero() {
 				outage.Reset(time.Until(since.Add(cfg.OutageTimeout)))
 			} else {
 				outage.Stop()
 			}
 		case <-outage.C:
-			since, last := allDownSince()
-			if since.IsZero() || r.stopping.Load() {
-				break
-			}
-			if left := time.Until(since.Add(cfg.OutageTimeout)); left > 0 {
-				outage.Reset(left)
-				break
-			}
-			res.Incomplete = true
-			res.IncompleteReason = fmt.Sprintf("no client had a connection for %s (the outage timeout)", cfg.OutageTimeout)
-			if last != "" {
-				res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
-			}
-			stopAll()
-			if windowOpen {
-				window(false)
+			if r.outageOver(outage, res) {
+				sv.stopAll()
 			}
 		case <-abortCh:
 			abortCh = nil
-			stopAll()
-			if windowOpen {
-				window(false)
-			}
+			sv.stopAll()
 		case <-finished:
-			break loop
+			return sv
 		}
 	}
-	res.End = time.Now()
-	if windowOpen {
-		window(false) // --transactions: the window closes when the last client is done
+}
+
+// windowEnded notes a server that went away and has not come back by the
+// window's end: it left part of the window unmeasured, however long the outage
+// timeout.
+func (r *runner) windowEnded(res *Result) {
+	since, last := r.downSince()
+	if since.IsZero() {
+		return
 	}
-	tick(res.End)
+	res.Incomplete = true
+	res.IncompleteReason = fmt.Sprintf("the server had not come back when the window ended: no client had a connection for its last %s",
+		time.Since(since).Round(100*time.Millisecond))
+	if last != "" {
+		res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
+	}
+}
+
+// outageOver tells, when the outage timer fires, whether no client has had a
+// connection for Config.OutageTimeout, and marks the result incomplete if so;
+// else it sets the timer again for what is left.
+func (r *runner) outageOver(outage *time.Timer, res *Result) bool {
+	since, last := r.downSince()
+	if since.IsZero() || r.stopping.Load() {
+		return false
+	}
+	if left := time.Until(since.Add(r.cfg.OutageTimeout)); left > 0 {
+		outage.Reset(left)
+		return false
+	}
+	res.Incomplete = true
+	res.IncompleteReason = fmt.Sprintf("no client had a connection for %s (the outage timeout)", r.cfg.OutageTimeout)
+	if last != "" {
+		res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
+	}
+	return true
+}
+
+// collect fills the result with the run's totals once every client has ended:
+// per script, the window's histograms and counts, and the server transactions
+// of every phase; the errors, outages and failed connections, in order.
+func (r *runner) collect(res *Result, clients []*client, cumulative []*hdrhistogram.Histogram) {
+	cfg := &r.cfg
 	if cfg.Transactions > 0 || res.End.Before(r.windowEnd) {
 		r.windowEnd = res.End
 	}
@@ -570,7 +652,6 @@ loop:
 	}
 	res.Rate = r.rateFigures(clients)
 	res.Start, res.WindowStart, res.WindowEnd = r.start, r.windowStart, r.windowEnd
-
 	for si, s := range cfg.Scripts {
 		m := &r.count[si][Measure]
 		sr := ScriptResult{Name: s.Name, Weight: s.Weight, Latency: cumulative[int(Measure)*len(cfg.Scripts)+si],
@@ -600,14 +681,9 @@ loop:
 	res.Address = r.address
 	res.Aborted, res.Abort = r.aborted, r.abort
 	r.mu.Unlock()
-	if stopChooser != nil {
-		close(stopChooser)
-		res.ReadAtOnce = <-chosen
-	}
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Count > res.Errors[j].Count })
 	sort.Slice(res.Outages, func(i, j int) bool { return res.Outages[i].Start.Before(res.Outages[j].Start) })
 	sort.Slice(res.ConnectErrors, func(i, j int) bool { return res.ConnectErrors[i].Count > res.ConnectErrors[j].Count })
-	return res, nil
 }
 
 func (cfg *Config) validate() error {
@@ -651,6 +727,9 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.MaxTries < 1 {
 		cfg.MaxTries = 1
+	}
+	if cfg.Loops < 1 {
+		cfg.Loops = 1
 	}
 	if cfg.Rate < 0 || cfg.Rate > 0 && cfg.Rate < MinRate || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
 		return fmt.Errorf("--rate must be a number of transactions a second from %g, got %g", MinRate, cfg.Rate)

@@ -83,11 +83,11 @@ func TestSteps(t *testing.T) {
 			script := &driver.Script{Name: "counter", Weight: 1, Statements: []string{"UPDATE counts SET n = n + 1 WHERE id = $1 RETURNING n"},
 				Steps: st, Pauses: mode.pause > 0, RollbackState: "P0001"}
 			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
-				Clients: clients, Transactions: perClient, MaxTries: 2, ThreadPerClient: mode.thread})
+				Clients: clients, Transactions: perClient, MaxTries: 2, ThreadPerClient: mode.thread, Loops: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := min(runtime.GOMAXPROCS(0), clients); !mode.thread && res.EventLoops != want {
+			if want := 2; !mode.thread && res.EventLoops != want {
 				t.Errorf("%d event loops, want %d", res.EventLoops, want)
 			}
 			s := res.Scripts[0]
@@ -187,11 +187,11 @@ func (b big) Resume(s *driver.Session, answer error) (driver.Step, error) {
 // whole.
 func TestStepsOnTheLoops(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	procs := runtime.GOMAXPROCS(0)
+	const procs = 2 // event loops
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn),
-		Scripts: []*driver.Script{{Name: "idle", Weight: 1, Steps: idle{}}}, Clients: procs, Duration: time.Second})
+		Scripts: []*driver.Script{{Name: "idle", Weight: 1, Steps: idle{}}}, Clients: procs, Duration: time.Second, Loops: procs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestStepsOnTheLoops(t *testing.T) {
 		{Name: "big", Weight: 1, Statements: []string{"select repeat('x', 100) from generate_series(1, $1::int)"}, Steps: big{rows: 30_000}},
 	}
 	res, err = driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: scripts, Clients: 2 * procs,
-		Duration: 2 * time.Second})
+		Duration: 2 * time.Second, Loops: procs})
 	if err != nil {
 		t.Fatal(err)
 	}

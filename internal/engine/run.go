@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"runtime"
 	"strings"
 	"time"
 
@@ -170,8 +169,6 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	r.stop = stop
 	r.startSampler(ctx)
 
-	prevProcs := runtime.GOMAXPROCS(max(1, spec.Jobs))
-	defer runtime.GOMAXPROCS(prevProcs)
 	cpu0 := readCPU()
 	prog := newProgressPrinter(spec.Out, spec.Progress, spec.Rate > 0)
 	res, err := driver.Run(runCtx, r.driverConfig(prog))
@@ -318,7 +315,7 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 		Target: clientTarget, Scripts: r.setup.Scripts, Clients: clients, FirstClient: first, AllClients: spec.Clients, StartAt: spec.StartAt,
 		Protocol: spec.Protocol,
 		Warmup:   spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
-		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, ExitOnAbort: spec.ExitOnAbort, ConnectPerTx: spec.ConnectPerTx,
+		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, Loops: spec.Jobs, ExitOnAbort: spec.ExitOnAbort, ConnectPerTx: spec.ConnectPerTx,
 		OutageTimeout: spec.OutageTimeout, TxTimeout: spec.TxTimeout, ConnectTimeout: spec.ConnectTimeout, ResolveOnce: spec.ResolveOnce,
 		Rate: rate, LatencyLimit: spec.LatencyLimit,
 		OnInterval: func(iv driver.Interval) {

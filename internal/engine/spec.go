@@ -24,7 +24,7 @@ type Spec struct {
 	Target   *target.Target
 	Workload Workload
 	Clients  int
-	// Jobs is how many threads (GOMAXPROCS) the clients share, as pgbench -j.
+	// Jobs is how many event loops the clients share, as pgbench -j's threads.
 	Jobs int
 	// ThreadPerClient gives each client a thread of its own that waits in the
 	// kernel for its answers (driver.Config.ThreadPerClient).

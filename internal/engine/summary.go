@@ -338,7 +338,7 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	if cpu1.machineTotal > cpu0.machineTotal {
 		c.MachineBusyPct = 100 * float64(cpu1.machineBusy-cpu0.machineBusy) / float64(cpu1.machineTotal-cpu0.machineTotal)
 	}
-	// The client can use at most GOMAXPROCS cores; near that, it is what is
+	// The client's loops can use at most --jobs cores; near that, it is what is
 	// measured. Over a moment (clients that stopped at once) the CPU time of
 	// setting up, which the share counts against it, says nothing of that.
 	limit, more := float64(min(max(1, spec.Jobs), runtime.NumCPU())), "add --jobs or client machines"

@@ -34,7 +34,7 @@ func BindRun(w Workload, fs *pflag.FlagSet) *RunFlags {
 	s := &f.Spec
 	fs.StringVar(&f.DSN, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	fs.IntVarP(&s.Clients, "clients", "c", s.Clients, "concurrent clients, one connection each")
-	fs.IntVarP(&s.Jobs, "jobs", "j", s.Jobs, "client threads (GOMAXPROCS) the clients share, as pgbench -j; one keeps the client's CPU per transaction lowest")
+	fs.IntVarP(&s.Jobs, "jobs", "j", s.Jobs, "event loops (client threads) the clients share, as pgbench -j; one keeps the client's CPU per transaction lowest")
 	def := ""
 	if _, ok := f.Spec.Workload.(ThreadChooser); ok {
 		def = "; default: on for scripts that only read with at most four clients a core, else off"
@@ -82,7 +82,7 @@ func (f *RunFlags) Settle() error {
 
 // ThreadClients is how many clients at most a workload that prefers a thread per
 // client gets one by default: four a core.
-func ThreadClients() int { return min(driver.MaxThreadClients, 4*runtime.GOMAXPROCS(0)) }
+func ThreadClients() int { return min(driver.MaxThreadClients, 4*runtime.NumCPU()) }
 
 // ParseLabels reads --label key=value flags.
 func ParseLabels(in []string) (map[string]string, error) {

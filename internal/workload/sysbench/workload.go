@@ -87,7 +87,7 @@ func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
 	spec.MaxTries = 100
 	// sysbench's clients are threads over every core; these share a thread a
 	// core (an event loop each) unless each has its own (ThreadPerClient).
-	spec.Jobs = runtime.GOMAXPROCS(0)
+	spec.Jobs = runtime.NumCPU()
 }
 
 // ThreadPerClient: as in sysbench, each client has a thread, unless the script
