@@ -103,6 +103,11 @@ type evloop struct {
 	mu     sync.Mutex
 	back   []*client // back from reconnecting, connected or not
 	closed bool      // the loop has ended and closed its descriptors
+
+	// busy is the share of its life the loop spent serving its clients rather
+	// than waiting in epoll (Result.LoopBusy), set before ended is closed.
+	busy  float64
+	ended chan struct{}
 }
 
 // wakeIndex is the epoll index of the loop's eventfd.
@@ -177,7 +182,7 @@ func newLoop(r *runner, ctx context.Context, wg *sync.WaitGroup) (*evloop, error
 		unix.Close(epfd)
 		return nil, err
 	}
-	return &evloop{r: r, ctx: ctx, wg: wg, epfd: epfd, wake: wake, events: make([]unix.EpollEvent, 256)}, nil
+	return &evloop{r: r, ctx: ctx, wg: wg, epfd: epfd, wake: wake, events: make([]unix.EpollEvent, 256), ended: make(chan struct{})}, nil
 }
 
 func (l *evloop) close() {
@@ -208,6 +213,13 @@ func (l *evloop) run() {
 	}
 	yieldAt := time.Now().UnixNano() + int64(yieldEvery)
 	nextScan := int64(0)
+	born, waited := monotonic(), int64(0)
+	defer func() {
+		if life := monotonic() - born; life > 0 {
+			l.busy = 1 - float64(waited)/float64(life)
+		}
+		close(l.ended)
+	}()
 	for l.live > 0 {
 		wait := int64(blockingTick)
 		if len(l.due) > 0 {
@@ -219,7 +231,9 @@ func (l *evloop) run() {
 		if len(l.arrivals) > 0 {
 			wait = max(0, min(wait, int64(time.Until(l.r.sched.peek())-earlyStart)))
 		}
+		asleep := monotonic()
 		n, errno := epollWait(l.epfd, l.events, wait)
+		waited += monotonic() - asleep
 		if errno != 0 {
 			// A signal: how the runtime asks this goroutine to stop (see waited).
 			yield(time.Now().UnixNano())

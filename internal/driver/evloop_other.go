@@ -12,7 +12,10 @@ import (
 
 type evState struct{}
 
-type evloop struct{}
+type evloop struct {
+	busy  float64
+	ended chan struct{}
+}
 
 func (*evloop) run() {}
 

@@ -202,8 +202,11 @@ type Result struct {
 	// of answers read without polling first (see waitChooser).
 	ReadAtOnce float64
 	// EventLoops is how many event loops drove the clients (see evloop_linux.go);
-	// 0 when each client had a goroutine.
+	// 0 when each client had a goroutine. LoopBusy is each loop's share of the run
+	// spent serving its clients rather than waiting for their servers: a loop near
+	// 1 is what limited them.
 	EventLoops int
+	LoopBusy   []float64
 }
 
 // TxEvent is one transaction as it ended (Config.OnTransaction).
@@ -301,7 +304,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	// Cancelled as the run stops, so that no client waits for a connection then.
 	runCtx, cancelRun := context.WithCancel(ctx)
 	defer cancelRun()
-	finished, stopChooser, chosen := r.launch(runCtx, clients, res)
+	finished, stopChooser, chosen, loops := r.launch(runCtx, clients, res)
 	iv := newIntervals(r, clients)
 	sv := r.supervise(ctx, cancelRun, clients, iv, finished, res)
 	res.End = time.Now()
@@ -314,6 +317,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.ReadAtOnce = <-chosen
 	}
 	r.collect(res, clients, iv.cumulative)
+	for _, l := range loops {
+		<-l.ended
+		res.LoopBusy = append(res.LoopBusy, l.busy)
+	}
 	return res, nil
 }
 
@@ -407,11 +414,10 @@ func (r *runner) begin(ctx context.Context, clients []*client) error {
 // goroutines of their own, and the pacer and the chooser of waits where the run
 // has them. finished is closed once every client has ended; with a chooser,
 // closing stopChooser makes it send the share of answers read at once on chosen.
-func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (finished, stopChooser chan struct{}, chosen chan float64) {
+func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (finished, stopChooser chan struct{}, chosen chan float64, loops []*evloop) {
 	var wg sync.WaitGroup
 	rest := clients
 	if r.loops > 0 {
-		var loops []*evloop
 		loops, rest = r.startLoops(ctx, clients, r.loops, &wg)
 		for _, l := range loops {
 			go l.run()
@@ -441,7 +447,7 @@ func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (fi
 		stopChooser = make(chan struct{})
 		go r.waits.choose(stopChooser, chosen)
 	}
-	return finished, stopChooser, chosen
+	return finished, stopChooser, chosen, loops
 }
 
 // intervals turns the clients' histograms into an Interval on each tick, and

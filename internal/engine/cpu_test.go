@@ -50,3 +50,35 @@ func TestClientCPUOverAMoment(t *testing.T) {
 		})
 	}
 }
+
+// TestClientSaturatedLoops: a run whose every event loop was over 90% busy is
+// flagged "client saturated", with each loop's share, though its cores alone
+// would not say so; one loop with time to spare leaves it unflagged.
+func TestClientSaturatedLoops(t *testing.T) {
+	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name      string
+		busy      []float64
+		saturated bool
+	}{
+		{"both loops busy", []float64{0.95, 0.972}, true},
+		{"one loop with time to spare", []float64{0.95, 0.6}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &driver.Result{Start: at, WindowStart: at, WindowEnd: at.Add(2 * time.Second), End: at.Add(2 * time.Second),
+				Committed: 1, CommitsTotal: 1, EventLoops: len(tc.busy), LoopBusy: tc.busy}
+			sum := summarize(&store.Run{ID: 1}, res, &target.Info{}, 1, Spec{Clients: 8, Jobs: 2}, newServerStats(),
+				cpuSample{}, cpuSample{user: 0.5})
+			flags := judge(evidence{clientSaturated: sum.ClientCPU.Saturated, clientCores: sum.ClientCPU.Cores, loopBusy: sum.ClientCPU.LoopBusyPct})
+			if sum.ClientCPU.Saturated != tc.saturated || (len(flags) > 0) != tc.saturated {
+				t.Fatalf("loops busy %v: saturated %v, flags %+v; want saturated %v", tc.busy, sum.ClientCPU.Saturated, flags, tc.saturated)
+			}
+			if tc.saturated && (flags[0].Name != flagClientCPU || flags[0].Reason != "client saturated: every event loop was over 90% busy (95%, 97%): the client, not the server, set the pace") {
+				t.Errorf("flag %+v", flags[0])
+			}
+			if got := sum.ClientCPU.LoopBusyPct; len(got) != 2 || got[0] != 95 || got[1] != 100*tc.busy[1] {
+				t.Errorf("loop busy %v, want %v in percent to a tenth", got, tc.busy)
+			}
+		})
+	}
+}

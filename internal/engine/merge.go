@@ -327,6 +327,8 @@ func (m *merger) summary(d *store.RunDetail) *Summary {
 		c.SysS += ss.ClientCPU.SysS
 		c.Cores += ss.ClientCPU.Cores
 		c.Threads += ss.ClientCPU.Threads
+		c.EventLoops += ss.ClientCPU.EventLoops
+		c.LoopBusyPct = append(c.LoopBusyPct, ss.ClientCPU.LoopBusyPct...)
 		c.Saturated = c.Saturated || ss.ClientCPU.Saturated
 		if r := ss.Rate; r != nil && sum.Rate != nil {
 			sum.Rate.RequestedTPS += r.RequestedTPS

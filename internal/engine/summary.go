@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"sort"
@@ -152,6 +153,9 @@ type clientCPU struct {
 	ThreadPerClient bool `json:"thread_per_client"`
 	Threads         int  `json:"threads"`
 	EventLoops      int  `json:"event_loops,omitempty"`
+	// LoopBusyPct is each event loop's share of the run spent serving its
+	// clients rather than waiting for their servers (driver.Result.LoopBusy).
+	LoopBusyPct []float64 `json:"loop_busy_pct,omitempty"`
 	// ReadAtOnce is, for a thread per client on a Unix-domain socket, the share of
 	// answers read without polling first (driver.Result.ReadAtOnce).
 	ReadAtOnce *float64 `json:"read_at_once,omitempty"`
@@ -312,6 +316,19 @@ func resetWhen(at time.Time) string {
 	return "at " + at.Local().Format("15:04:05.000")
 }
 
+// loopSaturatedPct is how busy every event loop must be for the client to be
+// what limited the run: its loops then had no time left to wait for servers.
+const loopSaturatedPct = 90.0
+
+// pctList is shares in percent for people: "93%, 97%".
+func pctList(pcts []float64) string {
+	parts := make([]string, len(pcts))
+	for i, p := range pcts {
+		parts[i] = fmt.Sprintf("%.0f%%", p)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // minCPUSpan is the shortest run whose client's share of the CPU is judged.
 const minCPUSpan = time.Second
 
@@ -345,10 +362,17 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	if spec.ThreadPerClient {
 		limit, more = float64(min(spec.Jobs+spec.Clients, runtime.NumCPU())), "add client machines"
 	}
+	for _, b := range res.LoopBusy {
+		c.LoopBusyPct = append(c.LoopBusyPct, math.Round(1000*b)/10)
+	}
 	if wall < minCPUSpan.Seconds() {
 		return
 	}
-	if c.Cores >= 0.9*limit {
+	if len(c.LoopBusyPct) > 0 && slices.Min(c.LoopBusyPct) > loopSaturatedPct {
+		c.Saturated = true
+		sum.Warnings = append(sum.Warnings, fmt.Sprintf("client saturated: every event loop was over %.0f%% busy (%s): the client, not the server, limited throughput; %s",
+			loopSaturatedPct, pctList(c.LoopBusyPct), more))
+	} else if c.Cores >= 0.9*limit {
 		c.Saturated = true
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the client was CPU-bound (%.2f of %.0f cores it may use): it, not the server, limited throughput; %s", c.Cores, limit, more))
 	} else if c.MachineBusyPct > 95 {
@@ -411,6 +435,9 @@ func (s *Summary) WriteText(w io.Writer) {
 		threads = fmt.Sprintf("%d event loops", s.ClientCPU.EventLoops)
 	case s.ClientCPU.Threads == 1:
 		threads = "one shared thread"
+	}
+	if b := s.ClientCPU.LoopBusyPct; len(b) > 0 && s.ClientCPU.EventLoops > 0 {
+		threads += " (busy " + pctList(b) + ")"
 	}
 	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores, %s\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores, threads)
 	if m := s.ClientMachine; m != nil {
