@@ -89,7 +89,10 @@ out; merge fails only when it could merge none, or one asked for with --group.`,
 			}
 		}
 		ready, refused := mergeable(env, order, groups, only, mergedBefore)
-		if err := refusedError(refused, len(ready), only); err != nil {
+		// Runs of no shard group are gathered as they are: with them there is
+		// something to write, and only a group asked for by name fails the merge.
+		plain := !inPlace && slices.ContainsFunc(runs, func(d *store.RunDetail) bool { _, _, ok := engine.ShardsOf(&d.Run); return !ok })
+		if err := refusedError(refused, len(ready), only, plain); err != nil {
 			return fmt.Errorf("%w; nothing was written", err)
 		}
 
@@ -165,6 +168,9 @@ func mergeable(env *Env, order []string, groups map[string][]engine.ShardRun, on
 			fmt.Fprintf(env.Stdout, "%s: merged before\n", g)
 		case engine.StillRunning(groups[g], env.Now()):
 			fmt.Fprintf(env.Stdout, "%s: a shard is still running; merge once every shard has ended\n", g)
+			if slices.Contains(only, g) {
+				refused[g] = errors.New("a shard is still running; merge once every shard has ended")
+			}
 		default:
 			if _, _, err := engine.MergeShards(groups[g]); err != nil {
 				refused[g] = err
@@ -178,15 +184,16 @@ func mergeable(env *Env, order []string, groups map[string][]engine.ShardRun, on
 }
 
 // refusedError fails merge when a group asked for by name could not be merged,
-// or when none could be while some could not.
-func refusedError(refused map[string]error, merged int, only []string) error {
+// or when none could be while some could not and no other run is to be
+// gathered (plain).
+func refusedError(refused map[string]error, merged int, only []string, plain bool) error {
 	for _, g := range only {
 		if err := refused[g]; err != nil {
 			return fmt.Errorf("--group %s cannot be merged: %w", g, err)
 		}
 	}
 	switch {
-	case merged > 0 || len(refused) == 0:
+	case merged > 0 || len(refused) == 0 || plain && len(only) == 0:
 		return nil
 	case len(refused) == 1:
 		for _, err := range refused {

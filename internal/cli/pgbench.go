@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -316,6 +317,12 @@ func pgbenchSpec(o *pgbenchOptions, env *Env) (*workload.RunFlags, *pgbenchw.Run
 	}
 	if o.protocol == "" {
 		o.protocol = "simple" // pgbench's default, unlike pgbakeoff's
+	}
+	// pgbench takes any -j up to the clients; more threads than this machine's
+	// cores can use run as many as it can, and say so.
+	if j, err := strconv.Atoi(o.jobs); err == nil && j > engine.MaxJobs() {
+		fmt.Fprintf(env.Stderr, "pgbakeoff: -j %d is more threads than this machine's %d cores can use; running %d\n", j, runtime.NumCPU(), engine.MaxJobs())
+		o.jobs = strconv.Itoa(engine.MaxJobs())
 	}
 	var errs []error
 	sets := []struct{ flag, value string }{

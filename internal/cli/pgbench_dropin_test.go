@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
@@ -311,5 +312,20 @@ func TestPgbenchServerStopped(t *testing.T) {
 	r := <-done
 	if r.code != 2 || !strings.Contains(r.errOut, "Run was aborted; the above results are incomplete.") || r.took > 30*time.Second {
 		t.Errorf("exit %d after %s, want 2 at once\n%s%s", r.code, r.took, r.out, r.errOut)
+	}
+}
+
+// TestPgbenchManyThreads: pgbench takes any -j up to the clients; the drop-in
+// runs with as many threads as this machine can use, and says so.
+func TestPgbenchManyThreads(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	script := filepath.Join(t.TempDir(), "one.sql")
+	if err := os.WriteFile(script, []byte("select 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n := strconv.Itoa(engine.MaxJobs() + 1) // one thread more than this machine can use
+	code, out, errOut := run(t, "pgbench", "-n", "-c", n, "-j", n, "-t", "1", "-f", script, dsn, "--results", filepath.Join(t.TempDir(), "r.db"))
+	if code != 0 || !strings.Contains(errOut, "-j "+n+" is more threads than this machine's") || !strings.Contains(out, "number of transactions actually processed: "+n+"/"+n) {
+		t.Errorf("-c %s -j %s: exit %d\n%s%s", n, n, code, out, errOut)
 	}
 }

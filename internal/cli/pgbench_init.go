@@ -37,6 +37,9 @@ func runPgbenchInit(ctx context.Context, env *Env, o *pgbenchOptions, dsn string
 		return bad(err) // pgbench: no connection is exit code 1
 	}
 	resume, note, err := load.Resumable(ctx, conn, "tpcb", ds, false)
+	if err == nil && !resume {
+		err = load.CheckRoom(ctx, conn, ds, t.OnThisMachine())
+	}
 	conn.Close(context.Background())
 	if err != nil {
 		if ctx.Err() != nil {

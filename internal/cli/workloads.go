@@ -106,8 +106,8 @@ func newInitKindCmd(env *Env, w workload.Workload, l workload.Loader) *cobra.Com
 		}
 		defer stop()
 		resume, note, err := load.Resumable(ctx, conn, w.Name(), ds, reload)
-		if err == nil && !resume && t.OnThisMachine() {
-			err = load.CheckRoom(ctx, conn, ds)
+		if err == nil && !resume {
+			err = load.CheckRoom(ctx, conn, ds, t.OnThisMachine())
 		}
 		conn.Close(context.Background())
 		if err != nil && ctx.Err() != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -207,6 +208,9 @@ type Result struct {
 	// 1 is what limited them.
 	EventLoops int
 	LoopBusy   []float64
+	// SharedThreads is, when clients ran on goroutines of their own (not loops,
+	// not a thread each), the threads they shared: GOMAXPROCS.
+	SharedThreads int
 }
 
 // TxEvent is one transaction as it ended (Config.OnTransaction).
@@ -423,6 +427,9 @@ func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (fi
 			go l.run()
 		}
 		res.EventLoops = len(loops)
+	}
+	if len(rest) > 0 && !r.cfg.ThreadPerClient {
+		res.SharedThreads = runtime.GOMAXPROCS(0)
 	}
 	for _, c := range rest {
 		wg.Add(1)

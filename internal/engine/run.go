@@ -378,7 +378,7 @@ func (r *running) evidence(ctx context.Context, res *driver.Result, sres sampler
 	ev.aborted, ev.abort = res.Aborted, res.Abort
 	ev.rateFigures = res.Rate
 	ev.doneTPS = sum.TPS
-	ev.clientSaturated, ev.clientCores, ev.loopBusy = sum.ClientCPU.Saturated, sum.ClientCPU.Cores, sum.ClientCPU.LoopBusyPct
+	ev.clientSaturated, ev.clientCores = sum.ClientCPU.Saturated, sum.ClientCPU.Cores
 	ev.clientCommits, ev.serverCommits = sum.CommitsTotal, sum.Server.Commits
 	ev.span, ev.naptime = span, r.naptime
 	// A shard's commits are its share of what the server counts for all shards:

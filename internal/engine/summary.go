@@ -316,10 +316,6 @@ func resetWhen(at time.Time) string {
 	return "at " + at.Local().Format("15:04:05.000")
 }
 
-// loopSaturatedPct is how busy every event loop must be for the client to be
-// what limited the run: its loops then had no time left to wait for servers.
-const loopSaturatedPct = 90.0
-
 // pctList is shares in percent for people: "93%, 97%".
 func pctList(pcts []float64) string {
 	parts := make([]string, len(pcts))
@@ -359,20 +355,25 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	// measured. Over a moment (clients that stopped at once) the CPU time of
 	// setting up, which the share counts against it, says nothing of that.
 	limit, more := float64(min(max(1, spec.Jobs), runtime.NumCPU())), "add --jobs or client machines"
-	if spec.ThreadPerClient {
+	switch {
+	case spec.ThreadPerClient:
 		limit, more = float64(min(spec.Jobs+spec.Clients, runtime.NumCPU())), "add client machines"
+	case res.EventLoops == 0 && res.SharedThreads > 0:
+		// Clients on goroutines (TLS, a connection per transaction, systems
+		// other than Linux) share every core through Go's poller, --jobs or not.
+		c.Threads = res.SharedThreads
+		limit, more = float64(min(c.Threads, runtime.NumCPU())), "add client machines"
 	}
+	// A loop's busy share is of wall time, not of CPU: a loop that waits for a
+	// core the server holds counts as busy or idle by where it waits, so the
+	// share alone does not show that the client limited the run; its CPU does.
 	for _, b := range res.LoopBusy {
 		c.LoopBusyPct = append(c.LoopBusyPct, math.Round(1000*b)/10)
 	}
 	if wall < minCPUSpan.Seconds() {
 		return
 	}
-	if len(c.LoopBusyPct) > 0 && slices.Min(c.LoopBusyPct) > loopSaturatedPct {
-		c.Saturated = true
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("client saturated: every event loop was over %.0f%% busy (%s): the client, not the server, limited throughput; %s",
-			loopSaturatedPct, pctList(c.LoopBusyPct), more))
-	} else if c.Cores >= 0.9*limit {
+	if c.Cores >= 0.9*limit {
 		c.Saturated = true
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the client was CPU-bound (%.2f of %.0f cores it may use): it, not the server, limited throughput; %s", c.Cores, limit, more))
 	} else if c.MachineBusyPct > 95 {

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,7 +84,6 @@ type evidence struct {
 	abort             string // the first such error
 	clientSaturated   bool
 	clientCores       float64
-	loopBusy          []float64 // each event loop's busy share, in percent
 	// restarts tell that the server restarted or crashed and recovered during
 	// the run, each for people (see restartEvidence).
 	restarts []string
@@ -147,11 +145,7 @@ func judge(e evidence) []Flag {
 		flags = append(flags, Flag{flagFailover, true, "the server behind the target changed during the run: " + e.addressChanged})
 	}
 	flags = append(flags, judgeCommits(e)...)
-	switch {
-	case e.clientSaturated && len(e.loopBusy) > 0 && slices.Min(e.loopBusy) > loopSaturatedPct:
-		flags = append(flags, Flag{flagClientCPU, true, fmt.Sprintf("client saturated: every event loop was over %.0f%% busy (%s): the client, not the server, set the pace",
-			loopSaturatedPct, pctList(e.loopBusy))})
-	case e.clientSaturated:
+	if e.clientSaturated {
 		flags = append(flags, Flag{flagClientCPU, true, fmt.Sprintf("the client was CPU-bound (%.2f cores busy): it, not the server, set the pace", e.clientCores)})
 	}
 	if all := e.committed + e.failed; all > 0 && float64(e.failed) > maxErrorRate*float64(all) {

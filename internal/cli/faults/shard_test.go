@@ -464,6 +464,15 @@ func TestMergeSkipsGroupThatCannotBeMerged(t *testing.T) {
 			t.Errorf("a refused merge wrote %s", f)
 		}
 	}
+	// A store with a run of no shard group beside the incomplete group: the runs
+	// are gathered, the group named.
+	if code, text, errOut := run(t, "run", "pgbench", "-f", script, "--clients", "1", "--warmup", "0s", "--duration", "1s", "--dsn", dsn, "--results", stores[2]); code != 0 {
+		t.Fatalf("a run of no shard group: exit %d\n%s%s", code, text, errOut)
+	}
+	code, text, errOut = run(t, "merge", "-o", filepath.Join(dir, "plain.db"), stores[2])
+	if code != 0 || !strings.Contains(text, "2 runs from 1 stores copied") || !strings.Contains(text, "pg-two: not merged: ") {
+		t.Errorf("merge of a plain run and an incomplete group: exit %d, want 0, both runs copied and pg-two named\n%s%s", code, text, errOut)
+	}
 }
 
 // Shards of one group given different options are refused when they meet, each
