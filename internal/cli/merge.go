@@ -51,31 +51,9 @@ out; merge fails only when it could merge none, or one asked for with --group.`,
 		defer stop()
 		// Everything is read and every sharded run merged before anything is written:
 		// a store of another run or a missing shard changes nothing.
-		var runs []*store.RunDetail
-		groups := map[string][]engine.ShardRun{}
-		var order []string
-		for _, path := range inputs {
-			rs, err := readAllRuns(ctx, env, path)
-			if err != nil {
-				return err
-			}
-			for _, d := range rs {
-				runs = append(runs, d)
-				group, _, ok := engine.ShardsOf(&d.Run)
-				if !ok {
-					continue
-				}
-				sr := engine.ShardRun{Detail: d}
-				if len(d.Summary) > 0 {
-					if sr.Summary, err = workload.ReadSummary(d.Summary); err != nil {
-						return fmt.Errorf("%s: run %d summary: %w", target.Redact(path), d.ID, err)
-					}
-				}
-				if groups[group] == nil {
-					order = append(order, group)
-				}
-				groups[group] = append(groups[group], sr)
-			}
+		runs, groups, order, err := readShardRuns(ctx, env, inputs)
+		if err != nil {
+			return err
 		}
 		mergedBefore := map[string]bool{}
 		for _, d := range runs {
@@ -106,48 +84,15 @@ out; merge fails only when it could merge none, or one asked for with --group.`,
 			return err
 		}
 		if !inPlace {
-			copied, skipped := 0, 0
-			for _, d := range runs {
-				// Copied runs take the output's ids, which the merged runs record.
-				if k := slices.IndexFunc(have, func(r store.Run) bool { return sameRun(&r, &d.Run) }); k >= 0 {
-					d.ID = have[k].ID
-					skipped++
-					continue
-				}
-				if _, err := st.SaveRun(ctx, d); err != nil {
-					return fmt.Errorf("%s: %w", st.Path(), err)
-				}
-				copied++
+			if err := copyRuns(ctx, env, st, runs, have, len(inputs)); err != nil {
+				return err
 			}
-			fmt.Fprintf(env.Stdout, "%d runs from %d stores copied into %s", copied, len(inputs), st.Path())
-			if skipped > 0 {
-				fmt.Fprintf(env.Stdout, " (%d it held already)", skipped)
-			}
-			fmt.Fprintln(env.Stdout)
 		}
 		if len(order) == 0 && inPlace {
 			fmt.Fprintf(env.Stdout, "%s holds no sharded run to merge\n", st.Path())
 		}
-		for _, group := range ready {
-			if slices.ContainsFunc(have, func(r store.Run) bool { return r.Labels["shard_group"] == group && r.Labels["shards"] != "" }) {
-				fmt.Fprintf(env.Stdout, "%s: merged before\n", group)
-				continue
-			}
-			d, sum, err := engine.MergeShards(groups[group])
-			if err != nil {
-				return err
-			}
-			id, err := saveMerged(ctx, st, d, sum)
-			if err != nil {
-				return fmt.Errorf("%s: %w", st.Path(), err)
-			}
-			fmt.Fprintf(env.Stdout, "run %d: %s, merged from %s shards: %s", id, group, d.Labels["shards"], sum.Headline())
-			for _, f := range sum.Flags {
-				if f.Invalid {
-					fmt.Fprintf(env.Stdout, "  INVALID: %s", f.Reason)
-				}
-			}
-			fmt.Fprintln(env.Stdout)
+		if err := saveGroups(ctx, env, st, ready, groups, have); err != nil {
+			return err
 		}
 		return nil
 	}
@@ -210,6 +155,86 @@ func redactAll(paths []string) string {
 		out[i] = target.Redact(p)
 	}
 	return strings.Join(out, ", ")
+}
+
+// readShardRuns reads every run of the stores at paths, and the shard runs among
+// them by group, the groups in the order first met.
+func readShardRuns(ctx context.Context, env *Env, paths []string) (runs []*store.RunDetail, groups map[string][]engine.ShardRun, order []string, err error) {
+	groups = map[string][]engine.ShardRun{}
+	for _, path := range paths {
+		rs, err := readAllRuns(ctx, env, path)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for _, d := range rs {
+			runs = append(runs, d)
+			group, _, ok := engine.ShardsOf(&d.Run)
+			if !ok {
+				continue
+			}
+			sr := engine.ShardRun{Detail: d}
+			if len(d.Summary) > 0 {
+				if sr.Summary, err = workload.ReadSummary(d.Summary); err != nil {
+					return nil, nil, nil, fmt.Errorf("%s: run %d summary: %w", target.Redact(path), d.ID, err)
+				}
+			}
+			if groups[group] == nil {
+				order = append(order, group)
+			}
+			groups[group] = append(groups[group], sr)
+		}
+	}
+	return runs, groups, order, nil
+}
+
+// copyRuns saves into st the runs it does not hold yet; those it holds take the
+// ids they have there, which the merged runs record.
+func copyRuns(ctx context.Context, env *Env, st *store.Store, runs []*store.RunDetail, have []store.Run, stores int) error {
+	copied, skipped := 0, 0
+	for _, d := range runs {
+		if k := slices.IndexFunc(have, func(r store.Run) bool { return sameRun(&r, &d.Run) }); k >= 0 {
+			d.ID = have[k].ID
+			skipped++
+			continue
+		}
+		if _, err := st.SaveRun(ctx, d); err != nil {
+			return fmt.Errorf("%s: %w", st.Path(), err)
+		}
+		copied++
+	}
+	fmt.Fprintf(env.Stdout, "%d runs from %d stores copied into %s", copied, stores, st.Path())
+	if skipped > 0 {
+		fmt.Fprintf(env.Stdout, " (%d it held already)", skipped)
+	}
+	fmt.Fprintln(env.Stdout)
+	return nil
+}
+
+// saveGroups saves the whole run of each group ready to merge that st does not
+// hold yet, and says what it made of each.
+func saveGroups(ctx context.Context, env *Env, st *store.Store, ready []string, groups map[string][]engine.ShardRun, have []store.Run) error {
+	for _, group := range ready {
+		if slices.ContainsFunc(have, func(r store.Run) bool { return r.Labels["shard_group"] == group && r.Labels["shards"] != "" }) {
+			fmt.Fprintf(env.Stdout, "%s: merged before\n", group)
+			continue
+		}
+		d, sum, err := engine.MergeShards(groups[group])
+		if err != nil {
+			return err
+		}
+		id, err := saveMerged(ctx, st, d, sum)
+		if err != nil {
+			return fmt.Errorf("%s: %w", st.Path(), err)
+		}
+		fmt.Fprintf(env.Stdout, "run %d: %s, merged from %s shards: %s", id, group, d.Labels["shards"], sum.Headline())
+		for _, f := range sum.Flags {
+			if f.Invalid {
+				fmt.Fprintf(env.Stdout, "  INVALID: %s", f.Reason)
+			}
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+	return nil
 }
 
 // checkMergePaths refuses an output that is one of the inputs (but in place),

@@ -270,20 +270,26 @@ func (l *evloop) run() {
 		}
 		if now >= nextScan {
 			nextScan = now + int64(blockingTick)
-			for _, c := range l.clients {
-				if c == nil || c.deferred || c.co != nil && c.co.want != waitRead {
-					continue
-				}
-				if d := c.w.deadline.Load(); d == 0 || now < d {
-					continue
-				}
-				if c.co != nil {
-					c.co.err = os.ErrDeadlineExceeded
-					l.resume(c)
-				} else {
-					l.lost(c, os.ErrDeadlineExceeded)
-				}
-			}
+			l.overdue(now)
+		}
+	}
+}
+
+// overdue cuts off the transactions whose deadline (Config.TxTimeout, the run's
+// hard stop) passed by now, in unix nanoseconds.
+func (l *evloop) overdue(now int64) {
+	for _, c := range l.clients {
+		if c == nil || c.deferred || c.co != nil && c.co.want != waitRead {
+			continue
+		}
+		if d := c.w.deadline.Load(); d == 0 || now < d {
+			continue
+		}
+		if c.co != nil {
+			c.co.err = os.ErrDeadlineExceeded
+			l.resume(c)
+		} else {
+			l.lost(c, os.ErrDeadlineExceeded)
 		}
 	}
 }
