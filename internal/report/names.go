@@ -107,7 +107,7 @@ func RunNames(r *store.Run) []string {
 		} else {
 			p.host = "…/" + base
 		}
-		for _, n := range []string{p.short(), targetParts{host: p.host, dbname: p.dbname}.short(), p.dbname} {
+		for _, n := range []string{p.short(), targetParts{host: p.host, dbname: p.dbname}.short(), p.host, p.dbname} {
 			if n != "" && !slices.Contains(out, n) {
 				out = append(out, n)
 			}
