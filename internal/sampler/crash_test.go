@@ -4,7 +4,6 @@ package sampler_test
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"syscall"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
-	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 )
 
@@ -21,22 +19,7 @@ import (
 // not suffer, and stops and removes it after the test.
 func ownServer(t *testing.T, name string) *localpg.Server {
 	t.Helper()
-	shared := pgtest.Server(t)
-	base, err := os.MkdirTemp("", "sampler-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	// As root, PostgreSQL runs as another user, which must enter base.
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := localpg.Start(t.Context(), localpg.Options{
-		Name:     name,
-		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
-		BaseDir:  base,
-		Settings: []localpg.Setting{{Name: "shared_buffers", Value: "16MB"}, {Name: "fsync", Value: "off"}},
-	})
+	srv, err := localpg.Start(t.Context(), ownServerOptions(t, name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -476,9 +476,11 @@ func TestOwnCommits(t *testing.T) {
 	}
 }
 
-// TestRestart restarts a server of its own under the sampler.
-func TestRestart(t *testing.T) {
-	t.Parallel()
+// ownServerOptions are the options of a server of the test's own, for faults the
+// shared one must not suffer: the shared one's binaries, in a directory removed
+// after the test.
+func ownServerOptions(t *testing.T, name string) localpg.Options {
+	t.Helper()
 	shared := pgtest.Server(t)
 	base, err := os.MkdirTemp("", "sampler-test-")
 	if err != nil {
@@ -489,12 +491,18 @@ func TestRestart(t *testing.T) {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	opts := localpg.Options{
-		Name:     "restart",
+	return localpg.Options{
+		Name:     name,
 		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
 		BaseDir:  base,
 		Settings: []localpg.Setting{{Name: "shared_buffers", Value: "16MB"}, {Name: "fsync", Value: "off"}},
 	}
+}
+
+// TestRestart restarts a server of its own under the sampler.
+func TestRestart(t *testing.T) {
+	t.Parallel()
+	opts := ownServerOptions(t, "restart")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	srv, err := localpg.Start(ctx, opts)
