@@ -201,28 +201,33 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	if s.SocketDir, err = socketDir(dir, acct); err != nil {
 		return nil, fmt.Errorf("start server %q: %w", name, err)
 	}
-	timeout := opts.StartTimeout
-	if timeout == 0 {
-		timeout = time.Minute
-	}
-	// A free port found can be taken by someone else before postgres binds
-	// it, so a start that fails on a port now in use is retried with another.
-	for attempt := 1; ; attempt++ {
-		if s.Port = opts.Port; s.Port == 0 {
-			if s.Port, err = ports.free(); err != nil {
-				return nil, fmt.Errorf("start server %q: %w", name, err)
-			}
-		}
-		err = s.launch(ctx, acct, opts.Settings, timeout)
-		if err == nil || opts.Port != 0 || attempt == 3 || !portInUse(s.Port) {
-			break
-		}
-	}
-	if err != nil {
+	if err = s.launchOnPort(ctx, acct, opts, ports); err != nil {
 		return nil, fmt.Errorf("start server %q: %w", name, err)
 	}
 	fmt.Fprintf(log, "PostgreSQL %s server %q is running on port %d (data %s, log %s)\n", s.Version, s.Name, s.Port, s.DataDir, s.LogFile)
 	return s, nil
+}
+
+// launchOnPort starts postgres on opts.Port, or on a free port of ports. A free
+// port found can be taken by someone else before postgres binds it, so a start
+// that fails on a port now in use is retried with another.
+func (s *Server) launchOnPort(ctx context.Context, acct account, opts Options, ports PortRange) error {
+	timeout := opts.StartTimeout
+	if timeout == 0 {
+		timeout = time.Minute
+	}
+	for attempt := 1; ; attempt++ {
+		if s.Port = opts.Port; s.Port == 0 {
+			var err error
+			if s.Port, err = ports.free(); err != nil {
+				return err
+			}
+		}
+		err := s.launch(ctx, acct, opts.Settings, timeout)
+		if err == nil || opts.Port != 0 || attempt == 3 || !portInUse(s.Port) {
+			return err
+		}
+	}
 }
 
 // removeFailedStart removes what a failed Start created in the server's
