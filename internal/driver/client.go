@@ -3,7 +3,6 @@ package driver
 import (
 	"context"
 	"errors"
-	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -31,8 +30,10 @@ type client struct {
 	parts [][][]string
 	order [][][]int
 	done  int // transactions finished, for --transactions
-	sess  Session
-	deck  []int // script indices still to deal, with Config.Deck
+	// commits are the server transactions its answers committed (wire.commits).
+	commits int64
+	sess    Session
+	deck    []int // script indices still to deal, with Config.Deck
 	// rearm is when the connection's deadline must next be moved for
 	// Config.TxTimeout; never without one.
 	rearm time.Time
@@ -43,14 +44,18 @@ type client struct {
 	queries [][phases]Queries
 	rate    rateStats // with Config.Rate or Config.LatencyLimit
 	timer   timer
-	// With event loops: whether the client is on one, its index there, and where
-	// it is in its transaction.
-	onLoop bool
-	slot   int
-	ev     evState
-	// deferred is set while the client waits in its loop's due list (evloop.begin).
-	deferred bool
-	co       *coro // its coroutine on its loop, unless it is a small state there (coro.go)
+	tx      txState // its transaction under way (tx.go)
+	wake    int64   // with wantPause: when the pause ends, monotonic nanoseconds
+	// With event loops: whether the client is on one, its index there, what it
+	// waits for there, and whether its socket is out of the epoll set while it
+	// waits for anything but an answer (evloop.mute).
+	onLoop  bool
+	slot    int
+	waiting want
+	muted   bool
+	// connectOK is whether the connection made away from the loop was made.
+	connectOK bool
+	co        *coro // its programs' coroutine on its loop (coro.go)
 }
 
 // never is later than any transaction starts.
@@ -130,98 +135,6 @@ func (c *client) pick() int {
 	return len(s) - 1
 }
 
-// loop runs transactions until the run stops. It never returns an error: failures are
-// counted, and a lost connection is re-established until the run ends.
-func (c *client) loop(ctx context.Context) {
-	cfg := &c.r.cfg
-	for !c.r.stopping.Load() {
-		if cfg.Transactions > 0 && c.done >= cfg.Transactions {
-			return
-		}
-		si := c.pick()
-		s := cfg.Scripts[si]
-		// The arrival, before any reconnection: one that waits for a lost
-		// connection waits in its latency.
-		var arrival time.Time
-		if c.r.sched != nil {
-			var ok bool
-			if arrival, ok = c.pace(si); !ok {
-				return
-			}
-		}
-		if c.w == nil && !c.offLoop(func() bool { return c.connectAgain(ctx) }) {
-			return
-		}
-		c.draw(s)
-		if s.Keying > 0 && cfg.Rate == 0 && !c.sleep(s.Keying) {
-			return
-		}
-		start := time.Now()
-		if start.After(c.rearm) {
-			c.armTimeout(start)
-		}
-		var phase Phase
-		ev := TxEvent{Client: c.id, Script: si, Start: start}
-		if !arrival.IsZero() && arrival.Before(start) {
-			// Latency counts from the arrival; the wait for this client is the lag.
-			ev.Start, ev.Lag = arrival, start.Sub(arrival)
-		}
-		for try := 1; ; try++ {
-			ev.Tries = try
-			var err error
-			if s.Program != nil || s.Steps != nil {
-				err = c.runProgram(si, s, try)
-			} else {
-				err = c.exec(si, s)
-			}
-			ev.End = time.Now()
-			if err == nil || errors.Is(err, ErrRollback) {
-				phase = c.completed(ev, err != nil)
-				break
-			}
-			ev.Failed = true
-			var ab *Abort
-			if errors.As(err, &ab) {
-				c.aborted(ev, ab)
-				return
-			}
-			var pe *pgconn.PgError
-			if errors.As(err, &pe) && !errors.Is(err, errClosed) {
-				if c.retrying(si, pe, try) {
-					continue
-				}
-				phase = c.failedTx(&ev, pe)
-				break
-			}
-			phase = c.lostTx(&ev, err)
-			if c.r.stopping.Load() {
-				return // cut off by the hard stop, or lost as the run ends: no outage
-			}
-			if !c.offLoop(func() bool { return c.reconnect(ctx, err, 1) }) {
-				return
-			}
-			break
-		}
-		if !arrival.IsZero() {
-			c.rate.lag(phase, ev.Lag)
-		}
-		if cfg.ConnectPerTx && c.w != nil {
-			t0 := time.Now()
-			c.close()
-			c.r.connectNs.Add(int64(time.Since(t0)))
-		}
-		c.finish(ev, phase)
-		if s.ThinkMean > 0 && cfg.Rate == 0 {
-			// Exponential with the given mean, cut at ten times it (TPC-C 5.2.5.4).
-			u := float64(c.rng.Uint64()>>11) * 0x1p-53 // [0, 1)
-			think := time.Duration(-math.Log(max(1e-12, 1-u)) * float64(s.ThinkMean))
-			if !c.sleep(min(think, 10*s.ThinkMean)) {
-				return
-			}
-		}
-	}
-}
-
 // The ends of a transaction, the same on every transport; each returns the phase the
 // transaction counts in.
 
@@ -265,12 +178,10 @@ func (c *client) failedTx(ev *TxEvent, pe *pgconn.PgError) Phase {
 	return c.r.fail(ev.Script, ev.End, pe.Code, "", pe.Message, ev.Tries > 1)
 }
 
-// lostTx counts transaction ev lost with the connection, which err ended, and drops it.
+// lostTx counts transaction ev lost with the connection, which err ended.
 func (c *client) lostTx(ev *TxEvent, err error) Phase {
 	ev.Failed, ev.SQLState = true, connectionState(err)
-	phase := c.r.fail(ev.Script, ev.End, ev.SQLState, Cause(err), err.Error(), ev.Tries > 1)
-	c.dropConn()
-	return phase
+	return c.r.fail(ev.Script, ev.End, ev.SQLState, Cause(err), err.Error(), ev.Tries > 1)
 }
 
 // finish does what follows every transaction: the callback, and the statements of
@@ -334,36 +245,6 @@ func connectionState(err error) string {
 		return pe.Code
 	}
 	return "08006"
-}
-
-// exec runs script s once. A *pgconn.PgError is an SQL error with the connection
-// still usable (any open transaction has been rolled back); any other error means the
-// connection is lost.
-func (c *client) exec(si int, s *Script) error {
-	w := c.w
-	for ci := range s.Commands {
-		c.request(si, ci)
-		if err := w.flush(); err != nil {
-			return err
-		}
-		if err := w.await(); err != nil {
-			return err
-		}
-		if w.err != nil {
-			pe := w.err
-			if w.status != 'I' {
-				w.appendQuery([]byte("ROLLBACK"))
-				if err := w.flush(); err != nil {
-					return err
-				}
-				if err := w.await(); err != nil {
-					return err
-				}
-			}
-			return pe
-		}
-	}
-	return nil
 }
 
 // request appends statement ci of script si, with the transaction's values, to the

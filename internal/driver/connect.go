@@ -64,7 +64,7 @@ func (c *client) connect(ctx context.Context) error {
 	w.unixSock = w.unixSock && c.r.cfg.ThreadPerClient
 	w.waits, w.waitCount = c.r.waits, &c.waits
 	w.stmts = &c.stmts
-	w.co = c.co
+	w.commits = &c.commits
 	c.mu.Lock()
 	c.w = w
 	stopping := c.r.stopping.Load()

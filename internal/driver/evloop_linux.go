@@ -4,8 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"encoding/binary"
-	"errors"
-	"iter"
 	"os"
 	"strings"
 	"sync"
@@ -14,7 +12,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,19 +19,17 @@ import (
 // -j threads do. The thread sleeps in epoll_wait until any of its clients' servers
 // has answered, reads each answer, and sends that client's next statement at once,
 // with no goroutine to wake, no runtime scheduler and no second thread between the
-// answer and the next request. Clients of scripts of statements (Script.Commands)
-// or of Steps run closed-loop as a small state it steps through; those of Programs,
-// with pauses, or of an open-loop run as coroutines (coro.go), which it also wakes
-// from their pauses and for their arrivals. A new connection per transaction and TLS
-// need a goroutine per client and take the shared-thread transport.
+// answer and the next request. It waits for what each client waits for (tx.go): an
+// answer in epoll, a pause or an arrival by its timeout; a connection is made away
+// from it, by a goroutine that hands the client back. A new connection per
+// transaction and TLS need a goroutine per client and take the shared-thread
+// transport.
 //
 // A loop's goroutine hands its processor back while it waits in epoll (a system call
 // the scheduler knows of), so that the loops a run has (Config.Loops) need no
 // processors of their own and no change of GOMAXPROCS. The connections are blocking
 // sockets out of Go's poller (blockingDup): epoll tells the loop which ones are
-// readable, and a read after that does not wait. A client whose connection is lost,
-// or whose transaction outlives its deadline, leaves the loop for a goroutine that
-// counts the failure and reconnects as any client does, and then comes back.
+// readable, and a read after that does not wait.
 
 // loopable tells whether cfg's clients can run on event loops. A COPY would make
 // the loop feed or refuse it, a round trip in which it could serve no other client.
@@ -54,54 +49,26 @@ func loopable(cfg *Config) bool {
 	return true
 }
 
-// coroutines tells whether cfg's clients run as coroutines on their loops: their
-// transactions are Programs, or pause, or wait for arrivals (see coro).
-func coroutines(cfg *Config) bool {
-	if cfg.Rate > 0 {
-		return true
-	}
-	for _, s := range cfg.Scripts {
-		if s.Program != nil || s.Pauses || s.Keying > 0 || s.ThinkMean > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// evState is where a client on an event loop is in its transaction.
-type evState struct {
-	si, ci, try int
-	start       time.Time
-	// pe is the error of a failed statement while the ROLLBACK after it is under way.
-	pe *pgconn.PgError
-	// steps is the script's Stepper, for a script of Steps; outcome, set only while
-	// the ROLLBACK after its transaction is under way, is how that transaction ended.
-	steps   Stepper
-	outcome error
-}
-
 type evloop struct {
 	r       *runner
 	ctx     context.Context
 	wg      *sync.WaitGroup
 	epfd    int
-	wake    int       // an eventfd in the epoll set: a client is back from reconnecting
+	wake    int       // an eventfd in the epoll set: a client is back from connecting
 	clients []*client // by the index epoll reports; nil while away
 	live    int       // clients not yet ended, away ones included
 	events  []unix.EpollEvent
-	sleep   sleepers // coroutines in a pause, the first to wake first
-	// arrivals are the coroutines waiting for an open-loop run's next arrival, first
-	// come first served: the first is resumed as one comes due.
+	sleep   sleepers // clients in a pause, the first to wake first
+	// arrivals are the clients waiting for an open-loop run's next arrival, first
+	// come first served: the first goes on as one comes due.
 	arrivals []*client
-	// beginning is set while begin runs; due are the clients whose next transaction
-	// begins in the loop's next round, their last having ended within begin (a
-	// script of Steps that sent nothing): so a loop never recurses, and its other
-	// clients are served between such transactions.
-	beginning  bool
+	// due are the clients whose next transaction begins in the loop's next round:
+	// so a loop never recurses through transactions that send nothing (a script of
+	// Steps that only sets variables), and serves its other clients between them.
 	due, spare []*client
 
 	mu     sync.Mutex
-	back   []*client // back from reconnecting, connected or not
+	back   []*client // back from connecting, connected or not
 	closed bool      // the loop has ended and closed its descriptors
 
 	// busy is the share of its life the loop spent serving its clients rather
@@ -124,16 +91,12 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 		}
 		loops = append(loops, l)
 	}
-	co := coroutines(&r.cfg)
 	for i, c := range clients {
 		if len(loops) > 0 && c.w != nil && c.w.blocking {
 			l := loops[i%len(loops)]
 			c.slot = len(l.clients)
 			l.clients = append(l.clients, c)
 			if l.watch(c) {
-				if co {
-					c.startCoroutine(ctx)
-				}
 				l.live++
 				continue
 			}
@@ -156,7 +119,7 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 
 // unloop readies c for a goroutine of its own: its connection, made blocking for a
 // loop, is made again for Go's poller (a TLS one already is). A failure leaves it
-// without one, which its goroutine makes as after a lost connection.
+// without one, which its goroutine makes as before a transaction.
 func (c *client) unloop(ctx context.Context) {
 	c.onLoop = false
 	if c.w != nil && c.w.blocking && !c.r.cfg.ThreadPerClient {
@@ -202,13 +165,8 @@ func (l *evloop) watch(c *client) bool {
 func (l *evloop) run() {
 	defer l.close()
 	for _, c := range l.clients {
-		if c == nil {
-			continue
-		}
-		if c.co != nil {
-			l.resume(c)
-		} else {
-			l.begin(c)
+		if c != nil {
+			l.dispatch(c, wantNext)
 		}
 	}
 	yieldAt := time.Now().UnixNano() + int64(yieldEvery)
@@ -221,18 +179,8 @@ func (l *evloop) run() {
 		close(l.ended)
 	}()
 	for l.live > 0 {
-		wait := int64(blockingTick)
-		if len(l.due) > 0 {
-			wait = 0
-		}
-		if len(l.sleep) > 0 {
-			wait = max(0, min(wait, l.sleep[0].co.wake-monotonic()))
-		}
-		if len(l.arrivals) > 0 {
-			wait = max(0, min(wait, int64(time.Until(l.r.sched.peek())-earlyStart)))
-		}
 		asleep := monotonic()
-		n, errno := epollWait(l.epfd, l.events, wait)
+		n, errno := epollWait(l.epfd, l.events, l.timeout(asleep))
 		waited += monotonic() - asleep
 		if errno != 0 {
 			// A signal: how the runtime asks this goroutine to stop (see waited).
@@ -241,12 +189,7 @@ func (l *evloop) run() {
 		for _, e := range l.events[:n] {
 			if e.Fd == wakeIndex {
 				l.welcome()
-			} else if c := l.clients[e.Fd]; c == nil || c.deferred {
-				// A deferred client is between transactions: what its server
-				// said (an end of the session) is read once it sends again.
-			} else if c.co != nil {
-				l.ready(c)
-			} else {
+			} else if c := l.clients[e.Fd]; c != nil {
 				l.readable(c)
 			}
 		}
@@ -275,21 +218,93 @@ func (l *evloop) run() {
 	}
 }
 
+// timeout is how long, at now, the loop may wait in epoll: until its first pause
+// ends or the next arrival comes due, and at most blockingTick, the period of its
+// scan for deadlines.
+func (l *evloop) timeout(now int64) int64 {
+	wait := int64(blockingTick)
+	if len(l.due) > 0 {
+		return 0
+	}
+	if len(l.sleep) > 0 {
+		wait = max(0, min(wait, l.sleep[0].wake-now))
+	}
+	if len(l.arrivals) > 0 {
+		wait = max(0, min(wait, int64(time.Until(l.r.sched.peek())-earlyStart)))
+	}
+	return wait
+}
+
+// dispatch waits for what c wants, as the loop waits: an answer in epoll, a pause
+// in the heap, an arrival in the queue, a new transaction in the next round, a
+// connection by a goroutine away from the loop.
+func (l *evloop) dispatch(c *client, w want) {
+	for {
+		c.waiting = w
+		switch w {
+		case wantNext:
+			l.due = append(l.due, c)
+		case wantAnswer:
+			if c.muted {
+				if c.muted = !l.watch(c); c.muted {
+					w = c.answered(errClosed)
+					continue
+				}
+			}
+			c.w.scanned, c.w.scanNeed = 0, 0
+			if err := c.w.writeBlocking(); err != nil {
+				w = c.answered(err)
+				continue
+			}
+		case wantPause:
+			heap.Push(&l.sleep, c)
+		case wantArrival:
+			l.arrivals = append(l.arrivals, c)
+		case wantConnect:
+			l.unwatch(c)
+			go func() {
+				c.connectOK = c.connectFor(l.ctx)
+				l.handBack(c)
+			}()
+		default:
+			l.unwatch(c)
+			c.end()
+			l.end()
+		}
+		return
+	}
+}
+
+// dueBudget bounds the transactions (evloop.due) a loop begins between two looks at
+// its sockets: whole rounds of them, until this many have begun.
+const dueBudget = 256
+
+// beginDue begins the transactions due in this round (see evloop.due).
+func (l *evloop) beginDue() {
+	due := l.due
+	l.due = l.spare[:0]
+	for i, c := range due {
+		due[i] = nil
+		l.dispatch(c, c.next())
+	}
+	l.spare = due[:0]
+}
+
+// end counts a client of the loop that has ended.
+func (l *evloop) end() {
+	l.live--
+	l.wg.Done()
+}
+
 // overdue cuts off the transactions whose deadline (Config.TxTimeout, the run's
 // hard stop) passed by now, in unix nanoseconds.
 func (l *evloop) overdue(now int64) {
 	for _, c := range l.clients {
-		if c == nil || c.deferred || c.co != nil && c.co.want != waitRead {
+		if c == nil || c.waiting != wantAnswer {
 			continue
 		}
-		if d := c.w.deadline.Load(); d == 0 || now < d {
-			continue
-		}
-		if c.co != nil {
-			c.co.err = os.ErrDeadlineExceeded
-			l.resume(c)
-		} else {
-			l.lost(c, os.ErrDeadlineExceeded)
+		if d := c.w.deadline.Load(); d != 0 && now >= d {
+			l.dispatch(c, c.answered(os.ErrDeadlineExceeded))
 		}
 	}
 }
@@ -327,233 +342,6 @@ func epollWait(epfd int, events []unix.EpollEvent, ns int64) (int, syscall.Errno
 // noPwait2 is set once the kernel has refused epoll_pwait2.
 var noPwait2 atomic.Bool
 
-// begin starts c's next transaction, or ends the client.
-func (l *evloop) begin(c *client) {
-	if l.beginning {
-		c.deferred = true
-		l.due = append(l.due, c)
-		return
-	}
-	l.beginning = true
-	l.begin1(c)
-	l.beginning = false
-}
-
-// dueBudget bounds the deferred transactions (evloop.due) a loop begins between two
-// looks at its sockets: whole rounds of them, until this many have begun.
-const dueBudget = 256
-
-// beginDue begins the transactions deferred to this round (see evloop.due).
-func (l *evloop) beginDue() {
-	due := l.due
-	l.due = l.spare[:0]
-	for i, c := range due {
-		due[i] = nil
-		c.deferred = false
-		l.begin(c)
-	}
-	l.spare = due[:0]
-}
-
-func (l *evloop) begin1(c *client) {
-	r := l.r
-	if r.stopping.Load() || r.cfg.Transactions > 0 && c.done >= r.cfg.Transactions {
-		l.unwatch(c)
-		c.close()
-		l.end()
-		return
-	}
-	si := c.pick()
-	c.draw(r.cfg.Scripts[si])
-	start := time.Now()
-	if start.After(c.rearm) {
-		c.armTimeout(start)
-	}
-	c.ev = evState{si: si, try: 1, start: start}
-	if st := r.cfg.Scripts[si].Steps; st != nil {
-		c.ev.steps = st
-		l.startSteps(c)
-		return
-	}
-	c.request(si, 0)
-	l.send(c)
-}
-
-// end counts a client of the loop that has ended.
-func (l *evloop) end() {
-	l.live--
-	l.r.clientDone()
-	l.wg.Done()
-}
-
-func (l *evloop) send(c *client) {
-	c.w.scanned, c.w.scanNeed = 0, 0
-	if err := c.w.writeBlocking(); err != nil {
-		l.lost(c, err)
-	}
-}
-
-// readable reads what c's server sent and, once its answer is whole, goes on.
-func (l *evloop) readable(c *client) {
-	w := c.w
-	n, err := w.readMore()
-	if err == syscall.EAGAIN || err == syscall.EINTR {
-		return
-	}
-	if n > 0 && !w.answered() {
-		return
-	}
-	if err != nil && err != os.ErrClosed {
-		w.werr = err // a reset: what fill returns once the buffer is read
-	}
-	// A whole answer, or the end of the connection: await reads what is buffered
-	// (a FATAL error says why the server left) and, at the end, the failure.
-	if err := w.await(); err != nil {
-		if c.ev.steps != nil {
-			c.sess.countCommits()
-		}
-		l.lost(c, err)
-		return
-	}
-	if c.ev.steps != nil {
-		l.answered(c)
-		return
-	}
-	switch {
-	case c.ev.pe != nil: // the ROLLBACK after a failed statement
-		pe := c.ev.pe
-		c.ev.pe = nil
-		l.failed(c, pe)
-	case w.err != nil && w.status != 'I':
-		c.ev.pe = w.err
-		w.appendQuery([]byte("ROLLBACK"))
-		l.send(c)
-	case w.err != nil:
-		l.failed(c, w.err)
-	case c.ev.ci+1 < len(l.r.cfg.Scripts[c.ev.si].Commands):
-		c.ev.ci++
-		c.request(c.ev.si, c.ev.ci)
-		l.send(c)
-	default:
-		ev := c.evTx()
-		c.finish(ev, c.completed(ev, false))
-		l.begin(c)
-	}
-}
-
-// failed retries c's transaction after pe, as the shared-thread transport does, or
-// counts it failed.
-func (l *evloop) failed(c *client, pe *pgconn.PgError) {
-	if c.retrying(c.ev.si, pe, c.ev.try) {
-		c.ev.try++
-		if c.ev.steps != nil {
-			l.startSteps(c)
-			return
-		}
-		c.ev.ci = 0
-		c.request(c.ev.si, 0)
-		l.send(c)
-		return
-	}
-	ev := c.evTx()
-	c.finish(ev, c.failedTx(&ev, pe))
-	l.begin(c)
-}
-
-// startSteps begins an attempt of c's transaction of Steps.
-func (l *evloop) startSteps(c *client) {
-	next, err := c.ev.steps.Start(c.session(c.ev.si, c.ev.try))
-	l.stepped(c, next, err)
-}
-
-// answered goes on with c's transaction of Steps once the answer to its request, or
-// to the ROLLBACK after it ended, is read.
-func (l *evloop) answered(c *client) {
-	if err := c.ev.outcome; err != nil {
-		c.ev.outcome = nil
-		l.stepsOver(c, err)
-		return
-	}
-	next, err := c.ev.steps.Resume(&c.sess, c.sess.answer())
-	l.stepped(c, next, err)
-}
-
-// stepped sends the request c's Stepper wrote or, once its transaction is over,
-// brings the connection back to idle as runProgram does and counts it.
-func (l *evloop) stepped(c *client, next Step, err error) {
-	switch next {
-	case Await:
-		l.send(c)
-		return
-	case Pause:
-		// coroutines takes such scripts off this path.
-		err = &Abort{Err: errors.New("driver: a script of Steps paused without Script.Pauses")}
-	}
-	w := c.w
-	if w.queued > 0 || len(w.out) > 0 {
-		w.out, w.queued = w.out[:0], 0 // written, never sent (see runProgram)
-	}
-	if err != nil && w.status != 'I' && (errors.As(err, new(*pgconn.PgError)) || errors.Is(err, ErrRollback)) {
-		c.ev.outcome = err
-		w.appendQuery([]byte("ROLLBACK"))
-		l.send(c)
-		return
-	}
-	l.stepsOver(c, err)
-}
-
-// stepsOver counts c's transaction of Steps, over with err, and goes on as a
-// client's loop goes on after a Program's.
-func (l *evloop) stepsOver(c *client, err error) {
-	ev := c.evTx()
-	if err == nil {
-		c.finish(ev, c.completed(ev, false))
-		l.begin(c)
-		return
-	}
-	var pe *pgconn.PgError
-	isPE := errors.As(err, &pe)
-	if rs := l.r.cfg.Scripts[c.ev.si].RollbackState; isPE && rs != "" && pe.Code == rs {
-		err = ErrRollback
-	}
-	var ab *Abort
-	switch {
-	case errors.Is(err, ErrRollback):
-		c.finish(ev, c.completed(ev, true))
-		l.begin(c)
-	case errors.As(err, &ab):
-		c.aborted(ev, ab)
-		l.unwatch(c)
-		c.close()
-		l.end()
-	case isPE && !errors.Is(err, errClosed):
-		l.failed(c, pe)
-	default:
-		l.lost(c, err)
-	}
-}
-
-// evTx is c's transaction under way, ending now.
-func (c *client) evTx() TxEvent {
-	return TxEvent{Client: c.id, Script: c.ev.si, Start: c.ev.start, End: time.Now(), Tries: c.ev.try}
-}
-
-// lost takes c, whose connection is lost, out of the loop: a goroutine counts the
-// transaction as failed and reconnects as the shared-thread transport does, then
-// hands the client back (welcome).
-func (l *evloop) lost(c *client, err error) {
-	r := l.r
-	l.unwatch(c)
-	ev := c.evTx()
-	phase := c.lostTx(&ev, err)
-	go func() {
-		if !r.stopping.Load() && c.reconnect(l.ctx, err, 1) {
-			c.finish(ev, phase)
-		}
-		l.handBack(c)
-	}()
-}
-
 // handBack gives c, away from the loop, back to it (welcome).
 func (l *evloop) handBack(c *client) {
 	// Under the lock, so that the loop cannot have ended and closed the eventfd (its
@@ -567,7 +355,7 @@ func (l *evloop) handBack(c *client) {
 	l.mu.Unlock()
 }
 
-// welcome takes back the clients that have reconnected, and ends those that have not.
+// welcome takes back the clients that have connected, and ends those that have not.
 func (l *evloop) welcome() {
 	var buf [8]byte
 	unix.Read(l.wake, buf[:])
@@ -576,21 +364,14 @@ func (l *evloop) welcome() {
 	l.back = nil
 	l.mu.Unlock()
 	for _, c := range back {
-		// Ended: a statement client when the run stopped first, a coroutine when
-		// its client's loop returned.
-		if c.co == nil && c.w == nil || c.co != nil && c.co.ended {
-			l.end()
+		if !c.connectOK {
+			l.dispatch(c, wantEnd)
 			continue
 		}
 		if c.w != nil && c.w.blocking {
-			l.clients[c.slot] = c
+			l.clients[c.slot], c.muted = c, false
 			if l.watch(c) {
-				if c.co != nil {
-					c.co.away = false
-					l.resume(c)
-				} else {
-					l.begin(c)
-				}
+				l.dispatch(c, c.connected(true))
 				continue
 			}
 			l.clients[c.slot] = nil
@@ -600,33 +381,50 @@ func (l *evloop) welcome() {
 }
 
 // release hands c, connected again but not fit for the loop (its new connection
-// uses TLS, or epoll refused it), to a goroutine of its own for the rest of the run;
-// a coroutine's goes on driving it, away from the loop.
+// uses TLS, or epoll refused it), to a goroutine of its own for the rest of the run.
 func (l *evloop) release(c *client) {
 	l.live--
 	go func() {
 		defer l.wg.Done()
-		defer l.r.clientDone()
-		defer c.close()
 		c.unloop(l.ctx)
-		if co := c.co; co != nil {
-			for {
-				if _, ok := co.next(); !ok {
-					return
-				}
-			}
-		}
-		c.loop(l.ctx)
+		c.drive(l.ctx, c.connected(true))
 	}()
 }
 
 // unwatch takes c's connection out of the epoll set; c is away from the loop until
 // welcome takes it back.
 func (l *evloop) unwatch(c *client) {
-	if c.w != nil {
+	if c.w != nil && !c.muted {
 		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.w.fd, nil)
 	}
 	l.clients[c.slot] = nil
+}
+
+// readable reads what c's server sent and, once its answer is whole, goes on. A
+// client that waits for anything else has its socket taken out of the epoll set,
+// which would report it again and again: its server said something between
+// transactions (it ended the session), which the client reads once it next waits
+// for an answer.
+func (l *evloop) readable(c *client) {
+	if c.waiting != wantAnswer {
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.w.fd, nil)
+		c.muted = true
+		return
+	}
+	w := c.w
+	n, err := w.readMore()
+	if err == syscall.EAGAIN || err == syscall.EINTR {
+		return
+	}
+	if n > 0 && !w.answered() {
+		return
+	}
+	if err != nil && err != os.ErrClosed {
+		w.werr = err // a reset: what fill returns once the buffer is read
+	}
+	// A whole answer, or the end of the connection: await reads what is buffered
+	// (a FATAL error says why the server left) and, at the end, the failure.
+	l.dispatch(c, c.answered(w.await()))
 }
 
 // readMore reads once into the buffer, with room for 4 KiB more first.
@@ -673,84 +471,18 @@ func (c *wire) answered() bool {
 	return false
 }
 
-// startCoroutine makes c's loop a coroutine, not started until the loop resumes it.
-func (c *client) startCoroutine(ctx context.Context) {
-	co := &coro{}
-	co.next, _ = iter.Pull(func(yield func(struct{}) bool) {
-		co.yield = yield
-		c.loop(ctx)
-		co.ended = true
-	})
-	c.co = co
-	c.w.co = co
-}
-
-// resume runs c's coroutine until it waits again, and sees to what it waits for.
-func (l *evloop) resume(c *client) {
-	co := c.co
-	if _, ok := co.next(); !ok {
-		l.unwatch(c)
-		c.close()
-		l.end()
-		return
-	}
-	switch co.want {
-	case waitRead:
-		if co.muted {
-			co.muted = false
-			if !l.watch(c) {
-				co.err = errClosed
-				l.resume(c)
-			}
-		}
-	case waitSleep:
-		heap.Push(&l.sleep, c)
-	case waitArrival:
-		l.arrivals = append(l.arrivals, c)
-	case waitAway:
-		// Its connection is gone, and with it any registration muted or not.
-		co.muted = false
-		l.unwatch(c)
-		go l.drive(c)
-	}
-}
-
-// drive runs c's coroutine away from the loop while it connects again, and hands
-// it back once it is connected or has ended.
-func (l *evloop) drive(c *client) {
-	c.co.away = true
-	if _, ok := c.co.next(); !ok {
-		c.close()
-	}
-	l.handBack(c)
-}
-
-// ready resumes c, whose socket is readable, if it waits for an answer. Else (its
-// server said something between transactions, or left) its socket leaves the epoll
-// set, which would report it again and again, until it next waits for an answer.
-func (l *evloop) ready(c *client) {
-	if c.co.want == waitRead {
-		l.resume(c)
-		return
-	}
-	unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.w.fd, nil)
-	c.co.muted = true
-}
-
-// wakeUp resumes the coroutines whose pause is over at now, and all of them once
-// the run stops.
+// wakeUp ends the pauses that are over at now, and all of them once the run stops.
 func (l *evloop) wakeUp(now int64) {
 	stopping := l.r.stopping.Load()
-	for len(l.sleep) > 0 && (stopping || l.sleep[0].co.wake <= now) {
+	for len(l.sleep) > 0 && (stopping || l.sleep[0].wake <= now) {
 		c := heap.Pop(&l.sleep).(*client)
-		c.co.stopped = stopping
-		l.resume(c)
+		l.dispatch(c, c.paused())
 	}
 }
 
-// arrive resumes the first coroutine waiting for an arrival once one is due (it takes
-// it, or waits again if another loop took it first), and all of them once the run
-// stops.
+// arrive lets the first client waiting for an arrival go on once one is due (it
+// takes it, or waits again if another loop took it first), and all of them once the
+// run stops.
 func (l *evloop) arrive() {
 	stopping := l.r.stopping.Load()
 	if !stopping && time.Until(l.r.sched.peek()) > earlyStart {
@@ -763,32 +495,15 @@ func (l *evloop) arrive() {
 	for range n {
 		c := l.arrivals[0]
 		l.arrivals = l.arrivals[:copy(l.arrivals, l.arrivals[1:])]
-		c.co.stopped = stopping
-		l.resume(c)
+		l.dispatch(c, c.arrived(!stopping))
 	}
 }
 
-// coRead is readBlocking for a coroutine: it hands the thread back to the loop
-// until the socket is readable, then reads what is there.
-func (c *wire) coRead() (int, error) {
-	co := c.co
-	for {
-		co.wait(waitRead)
-		if err := co.err; err != nil {
-			co.err = nil
-			return 0, err
-		}
-		if n, err := c.readNow(); err != syscall.EAGAIN && err != syscall.EINTR {
-			return n, err
-		}
-	}
-}
-
-// sleepers is a heap of paused coroutines by the time they wake.
+// sleepers is a heap of paused clients by the time they wake.
 type sleepers []*client
 
 func (h sleepers) Len() int           { return len(h) }
-func (h sleepers) Less(i, j int) bool { return h[i].co.wake < h[j].co.wake }
+func (h sleepers) Less(i, j int) bool { return h[i].wake < h[j].wake }
 func (h sleepers) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *sleepers) Push(x any)        { *h = append(*h, x.(*client)) }
 func (h *sleepers) Pop() any {

@@ -10,8 +10,6 @@ import (
 // Event loops (evloop_linux.go) are built on epoll; elsewhere every client has a
 // goroutine on Go's network poller.
 
-type evState struct{}
-
 type evloop struct {
 	busy  float64
 	ended chan struct{}

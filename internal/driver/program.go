@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 )
 
@@ -42,6 +41,8 @@ type Session struct {
 	attempt int
 	params  packedParams
 	pause   time.Duration // a Stepper's (Pause)
+	stopped bool          // the last pause was cut short by the run's stop
+	co      *coro         // a Program's coroutine on an event loop
 }
 
 // Attempt is which try of the transaction this is, from 1 (see Config.MaxTries).
@@ -165,7 +166,11 @@ func (s *Session) Sleep(d time.Duration) bool {
 	if d <= 0 {
 		return !s.c.r.stopping.Load()
 	}
-	return s.c.sleep(d)
+	if co := s.co; co != nil {
+		s.pause = d
+		return co.yield(Pause, nil) && !s.stopped
+	}
+	return s.c.timer.sleep(d, s.c.r.stop, nil) && !s.c.r.stopping.Load()
 }
 
 // InWindow reports whether t falls in the measured window.
@@ -200,6 +205,12 @@ func (s *Session) SendQuery(sql []byte) *Session {
 }
 
 func (s *Session) roundTrip() error {
+	if co := s.co; co != nil {
+		if !co.yield(Await, nil) {
+			return errAbandoned
+		}
+		return co.answer
+	}
 	w := s.c.w
 	if err := w.flush(); err != nil {
 		return err
@@ -213,25 +224,17 @@ func (s *Session) roundTrip() error {
 	return nil
 }
 
-// counted is the outcome err of a Stepper's request (steps.go), whose commits are
-// counted as they complete: an exchange that succeeds and leaves no transaction
-// block open committed one (an autocommitted statement, or the COMMIT of a block),
-// unless the block had failed.
-func (s *Session) counted(err error) error {
-	s.countCommits()
-	if s.c.w.copied && (err == nil || errors.As(err, new(*pgconn.PgError))) {
+// answer is the outcome of a request whose answer has been read: the first SQL
+// error among its statements, or ErrCopy.
+func (s *Session) answer() error {
+	w := s.c.w
+	if w.copied {
 		return ErrCopy
 	}
-	return err
-}
-
-// countCommits counts the commits of the answer read last, once: also those that came
-// before the connection was lost in the middle of it.
-func (s *Session) countCommits() {
-	if n := s.c.w.committed; n > 0 {
-		s.c.r.commits.Add(int64(n))
-		s.c.w.committed = 0
+	if w.err != nil {
+		return w.err
 	}
+	return nil
 }
 
 // ErrCopy is what a statement that started COPY returns: a script has no data to
@@ -322,48 +325,12 @@ func (s *Session) IntValue(row, col int) int64 {
 	return n
 }
 
-// session readies the client's Session for an attempt of script si.
-func (c *client) session(si, attempt int) *Session {
-	c.w.keep = true
+// session readies the client's Session for a try of its transaction. Only Steps
+// and Programs read their answers' rows.
+func (c *client) session() *Session {
 	sess := &c.sess
-	sess.c, sess.si, sess.attempt = c, si, attempt
+	sess.c, sess.si, sess.attempt = c, c.tx.si, c.tx.try
 	sess.params.reset()
+	c.w.keep = c.r.cfg.Scripts[c.tx.si].Commands == nil
 	return sess
-}
-
-// runProgram runs one program transaction and brings the connection back to idle
-// when it failed inside a transaction block.
-func (c *client) runProgram(si int, s *Script, attempt int) error {
-	sess := c.session(si, attempt)
-	var err error
-	if s.Steps != nil {
-		err = runSteps(sess, s.Steps)
-	} else {
-		err = s.Program(sess)
-	}
-	if c.w != nil && (c.w.queued > 0 || len(c.w.out) > 0) {
-		// The program returned with statements queued but never sent: drop them,
-		// or they would go out with the ROLLBACK or the next transaction.
-		c.w.out, c.w.queued = c.w.out[:0], 0
-	}
-	if err == nil || c.w == nil {
-		return err
-	}
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) && !errors.Is(err, ErrRollback) {
-		return err // the connection is gone
-	}
-	if c.w.status != 'I' {
-		c.w.appendQuery([]byte("ROLLBACK"))
-		if err := c.w.flush(); err != nil {
-			return err
-		}
-		if err := c.w.await(); err != nil {
-			return err
-		}
-	}
-	if pe != nil && pe.Code == s.RollbackState && s.RollbackState != "" {
-		return ErrRollback
-	}
-	return err
 }

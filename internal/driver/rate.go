@@ -173,51 +173,43 @@ func (st *rateStats) lag(p Phase, d time.Duration) {
 	st.tickLagN.Add(1)
 }
 
-// pace takes the client's next arrival, waiting for the pacer until one is due.
+// takeArrival takes the client's next arrival once it is due (due false: not yet).
 // With a latency limit, arrivals already later than the limit are skipped and
-// counted, as pgbench -L skips them, each a transaction of --transactions of
-// script si, the one chosen. False: the run stopped, or the client has done its
+// counted, as pgbench -L skips them, each a transaction of --transactions of the
+// script chosen. ok false: the run stopped, or the client has done its
 // transactions.
-func (c *client) pace(si int) (time.Time, bool) {
+func (c *client) takeArrival() (at time.Time, due, ok bool) {
 	r := c.r
 	for {
 		now := time.Now()
 		at, due := r.sched.take(now)
 		if !due {
-			if !c.awaitArrival(at) {
-				return at, false
-			}
-			continue
+			return at, false, true
 		}
 		if lim := r.cfg.LatencyLimit; lim > 0 && now.Sub(at) > lim {
 			p := r.phaseOf(at)
 			c.rate.skipped[p]++
 			c.rate.tickSkipped.Add(1)
 			if f := r.cfg.OnTransaction; f != nil {
-				f(TxEvent{Client: c.id, Script: si, Start: at, End: now, Skipped: true})
+				f(TxEvent{Client: c.id, Script: c.tx.si, Start: at, End: now, Skipped: true})
 			}
 			c.done++
 			if r.stopping.Load() || r.cfg.Transactions > 0 && c.done >= r.cfg.Transactions {
-				return at, false
+				return at, true, false
 			}
 			continue
 		}
-		return at, !r.stopping.Load()
+		return at, true, !r.stopping.Load()
 	}
 }
 
-// awaitArrival waits until the next arrival, due at at, may be taken: a client on an
-// event loop until its loop says so, one on a goroutine until the pacer wakes it.
-// False: the run stopped.
-func (c *client) awaitArrival(at time.Time) bool {
-	if co := c.co; co != nil {
-		if !co.away {
-			co.stopped = false
-			co.wait(waitArrival)
-			return !co.stopped
-		}
-		// Released from its loop for good: no pacer may be running.
-		return c.timer.sleep(max(0, time.Until(at)-earlyStart), c.r.stop, nil)
+// awaitArrival waits, on a client's own goroutine, until the next arrival may be
+// due: until the pacer wakes it or, where no pacer runs (the client left an event
+// loop, which paces its own clients), until the arrival is near. False: the run
+// stopped.
+func (c *client) awaitArrival() bool {
+	if !c.r.pacing {
+		return c.timer.sleep(max(0, time.Until(c.r.sched.peek())-earlyStart), c.r.stop, nil)
 	}
 	select {
 	case <-c.r.sched.wake:

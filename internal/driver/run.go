@@ -248,13 +248,13 @@ type runner struct {
 	// Each session's start and each statement prepared outside a transaction
 	// block is a transaction the server counts as committed.
 	prepares atomic.Int64
-	commits  atomic.Int64 // commits counted as they complete (Script.Steps)
 	// Config.ConnectPerTx: connections made between transactions, and the time
 	// spent connecting and disconnecting.
 	connects, connectNs atomic.Int64
-	serverTx            []int64 // server transactions per script execution
+	steps               []Stepper // each script's, as its clients run it (tx.go)
 
 	sched  *schedule      // with Config.Rate
+	pacing bool           // the pacer runs for clients on goroutines of their own
 	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
 	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
 	loops  int            // event loops the clients run on (see evloop_linux.go); 0 for none
@@ -366,7 +366,14 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 			n = append(n, stmtName(si, ci))
 		}
 		r.names = append(r.names, n)
-		r.serverTx = append(r.serverTx, serverTransactions(s))
+		switch {
+		case s.Steps != nil:
+			r.steps = append(r.steps, s.Steps)
+		case s.Program != nil:
+			r.steps = append(r.steps, program(s.Program))
+		default:
+			r.steps = append(r.steps, commands{})
+		}
 	}
 	return r, nil
 }
@@ -431,19 +438,18 @@ func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (fi
 	if len(rest) > 0 && !r.cfg.ThreadPerClient {
 		res.SharedThreads = runtime.GOMAXPROCS(0)
 	}
+	r.pacing = r.sched != nil && len(rest) > 0
 	for _, c := range rest {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.loop(ctx)
-			c.close()
-			r.clientDone()
+			c.drive(ctx, wantNext)
 		}()
 	}
 	finished = make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	if r.sched != nil {
-		if len(rest) > 0 {
+		if r.pacing {
 			go r.sched.pace(r.stop, finished)
 		} else {
 			close(r.sched.done) // the event loops pace their clients
@@ -676,12 +682,11 @@ func (r *runner) collect(res *Result, clients []*client, cumulative []*hdrhistog
 		res.Scripts = append(res.Scripts, sr)
 		res.Committed += sr.Committed
 		res.Failed += sr.Failed
-		for p := Phase(0); p < phases; p++ {
-			done := cumulative[int(p)*len(cfg.Scripts)+si].TotalCount() - r.count[si][p].rolledBack.Load()
-			res.CommitsTotal += done * r.serverTx[si]
-		}
 	}
-	res.CommitsTotal += r.prepares.Load() + r.commits.Load()
+	res.CommitsTotal = r.prepares.Load()
+	for _, c := range clients {
+		res.CommitsTotal += c.commits
+	}
 	res.Connects, res.ConnectPerTx = r.connects.Load(), time.Duration(r.connectNs.Load())
 	r.mu.Lock()
 	for _, e := range r.errs {
@@ -784,30 +789,6 @@ func (cfg *Config) validate() error {
 // Transactions ends in MaxSpan) and are kept in nanoseconds since 1970, which
 // overflow in 2262: beyond, every deadline would lie in the past.
 const MaxSpan = 100 * 365 * 24 * time.Hour
-
-// serverTransactions is how many transactions the server counts for one execution
-// of s: one for an explicit transaction block, else one per statement.
-func serverTransactions(s *Script) int64 {
-	if s.Steps != nil {
-		return 0 // counted in runner.commits
-	}
-	if s.Program != nil {
-		return max(1, s.ServerTx)
-	}
-	if len(s.Commands) > 0 && isBegin(s.Commands[0].SQL) {
-		return 1
-	}
-	return int64(len(s.Commands))
-}
-
-func isBegin(sql string) bool {
-	for _, w := range []string{"BEGIN", "begin", "START TRANSACTION", "start transaction"} {
-		if len(sql) >= len(w) && sql[:len(w)] == w {
-			return true
-		}
-	}
-	return false
-}
 
 // connectAll opens every client's connection before the clock starts, a few at a
 // time, as pgbench does before it measures.

@@ -59,7 +59,9 @@ type Command struct {
 //
 // A script may instead be a Program: Go code that runs the prepared Statements through
 // a Session and decides from their results what to send next (TPC-C's transactions),
-// or the same written as Steps.
+// or Steps, a state machine for scripts whose statements vary from run to run
+// (pgbench's scripts run statements one by one or in blocks, and skip some). Either
+// way the commits the server counts are counted as each answer comes.
 type Script struct {
 	Name     string
 	Weight   int
@@ -68,13 +70,7 @@ type Script struct {
 
 	Statements []string             // prepared on every connection for Program or Steps
 	Program    func(*Session) error // the transaction; Vars and Commands are then unused
-	ServerTx   int64                // server transactions per committed run of Program; 0 = 1
-	// Steps is a Program written as steps (see Stepper), for a script whose
-	// statements vary from run to run (pgbench's scripts run statements one by one or
-	// in blocks, and skip some): the commits the server counts for them are counted
-	// as each answer comes (ServerTx is unused). Pauses says that it may Pause.
-	Steps  Stepper
-	Pauses bool
+	Steps      Stepper              // or the transaction as steps (see Stepper)
 	// RollbackState is an SQLSTATE the server raises to roll back on purpose; such a
 	// transaction counts as rolled back rather than failed.
 	RollbackState string

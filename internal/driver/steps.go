@@ -1,11 +1,6 @@
 package driver
 
-import (
-	"errors"
-	"time"
-
-	"github.com/jackc/pgx/v5/pgconn"
-)
+import "time"
 
 // A Stepper is a Program written as steps: rather than waiting for each answer, it
 // writes a request into the session and returns, and is called again with the
@@ -73,44 +68,3 @@ func (s *Session) requestBound(stmt string, results bool) {
 // Pause sets the pause a Stepper returns Pause for; it counts in the transaction's
 // latency, as a Program's Sleep does.
 func (s *Session) Pause(d time.Duration) { s.pause = d }
-
-// answer is the outcome of a request whose answer has been read, for a Stepper:
-// the first SQL error among its statements, or ErrCopy, with the commits it made
-// counted.
-func (s *Session) answer() error {
-	var err error
-	if w := s.c.w; w.err != nil {
-		err = w.err
-	}
-	return s.counted(err)
-}
-
-// runSteps runs a Stepper's transaction where each answer is waited for in place:
-// on a goroutine, a thread of its own, or a coroutine.
-func runSteps(s *Session, st Stepper) error {
-	next, err := st.Start(s)
-	for {
-		switch next {
-		case Await:
-			s.c.w.committed = 0 // what a Commands or Program transaction left: not this one's
-			answer := s.roundTrip()
-			if answer != nil && !sqlAnswer(answer) {
-				s.countCommits()
-				return answer // the connection is lost
-			}
-			next, err = st.Resume(s, s.counted(answer))
-		case Pause:
-			s.Sleep(s.pause)
-			next, err = st.Resume(s, nil)
-		default:
-			return err
-		}
-	}
-}
-
-// sqlAnswer tells whether err, from a round trip, is the statements' own error with
-// the connection still usable.
-func sqlAnswer(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && !errors.Is(err, errClosed)
-}

@@ -81,7 +81,7 @@ func TestSteps(t *testing.T) {
 			pgtest.Query(t, dsn, fmt.Sprintf("insert into counts(id) select generate_series(0, %d)", clients-1))
 			st := &counter{stage: make([]int, clients), txs: make([]int, clients), pause: mode.pause}
 			script := &driver.Script{Name: "counter", Weight: 1, Statements: []string{"UPDATE counts SET n = n + 1 WHERE id = $1 RETURNING n"},
-				Steps: st, Pauses: mode.pause > 0, RollbackState: "P0001"}
+				Steps: st, RollbackState: "P0001"}
 			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
 				Clients: clients, Transactions: perClient, MaxTries: 2, ThreadPerClient: mode.thread, Loops: 2})
 			if err != nil {

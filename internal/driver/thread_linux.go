@@ -118,9 +118,6 @@ func (c *wire) waited(err error) error {
 
 // readBlocking reads into in[w:], sleeping in the kernel until something arrives.
 func (c *wire) readBlocking() (int, error) {
-	if c.co != nil && !c.co.away {
-		return c.coRead()
-	}
 	for {
 		var n int
 		var err error

@@ -64,10 +64,10 @@ type wire struct {
 	// copied is set when the last await met COPY, which a script cannot feed: a
 	// COPY FROM STDIN was failed at once, a COPY TO STDOUT's data read and dropped.
 	copied bool
-	// committed counts the exchanges of the last await that committed: each that
-	// ran a statement and ended (ReadyForQuery) idle without an error, and did not
-	// end a failed block.
-	committed int
+	// commits counts, for its client, the exchanges that committed, as each
+	// answer is read: each that ran a statement and ended (ReadyForQuery) idle
+	// without an error, and did not end a failed block.
+	commits *int64
 	// stmts, when set, counts the statements completed, as Queries describes.
 	stmts *Queries
 	err   *pgconn.PgError
@@ -95,7 +95,6 @@ type wire struct {
 	fd        int
 	deadline  atomic.Int64
 	yieldAt   int64 // unix nanoseconds: when readBlocking next yields (see yieldEvery)
-	co        *coro // with a coroutine on an event loop, reads wait there
 }
 
 // resultSet is one result of an exchange: its rows are rowAt[first:last], and
@@ -343,7 +342,7 @@ func (c *wire) await() error {
 	c.results = false
 	open := false // a result set has begun and not completed
 	rowsAt := 0   // c.rows when the statement now answering began
-	c.committed, c.copied = 0, false
+	c.copied = false
 	// Commits, counted from what the statements report: one for each COMMIT of a
 	// block, and one for each implicit transaction (statements outside a block up
 	// to a ReadyForQuery) that ends well.
@@ -389,7 +388,7 @@ func (c *wire) await() error {
 		case 'Z':
 			if len(body) > 0 {
 				if implicit && body[0] == 'I' {
-					c.committed++
+					c.commit()
 				}
 				c.status = body[0]
 			}
@@ -435,6 +434,13 @@ func (c *wire) await() error {
 	}
 }
 
+// commit counts a transaction the server committed.
+func (c *wire) commit() {
+	if c.commits != nil {
+		*c.commits++
+	}
+}
+
 // countTag follows transaction blocks through a statement's CommandComplete tag:
 // BEGIN opens one (statements already run in the implicit transaction join it),
 // COMMIT of a block commits it, ROLLBACK ends it (a COMMIT of a failed block
@@ -447,7 +453,7 @@ func (c *wire) countTag(tag []byte, inBlock, implicit bool) (bool, bool) {
 		return true, false
 	case bytes.Equal(tag, []byte("COMMIT")):
 		if inBlock {
-			c.committed++
+			c.commit()
 			return false, false
 		}
 		return false, true // COMMIT outside a block: a warning, and a transaction of its own

@@ -630,14 +630,3 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(b)
 }
-
-// pauses tells whether script s may \sleep, which takes its clients off the event
-// loops' fast path (driver.Script.Pauses).
-func pauses(s *pgbscript.Script) bool {
-	for _, c := range s.Commands {
-		if c.Kind == pgbscript.Sleep {
-			return true
-		}
-	}
-	return false
-}

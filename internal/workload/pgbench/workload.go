@@ -365,7 +365,7 @@ func (r *Run) scripts(cl *clients, spec *engine.Spec, builtins []string, scale i
 			return engine.UsageError{Err: err}
 		}
 		progs = append(progs, p)
-		scripts = append(scripts, &driver.Script{Name: s.Name, Weight: weight, Statements: statements, Steps: p, Pauses: pauses(s)})
+		scripts = append(scripts, &driver.Script{Name: s.Name, Weight: weight, Statements: statements, Steps: p})
 		return nil
 	}
 	file := 0

@@ -113,7 +113,6 @@ func Script(name string, o Options) (*driver.Script, error) {
 		} else {
 			s.Statements, s.Program = []string{randomRangesSQL(o.NumberOfRanges)}, e.randomRanges
 		}
-		s.ServerTx = 1
 		return s, nil
 	}
 	for k := range kinds {
@@ -121,40 +120,29 @@ func Script(name string, o Options) (*driver.Script, error) {
 			s.Statements = append(s.Statements, fmt.Sprintf(statementSQL[k], t))
 		}
 	}
-	reads := o.PointSelects
-	if o.RangeSelects {
-		reads += o.SimpleRanges + o.SumRanges + o.OrderRanges + o.DistinctRanges
-	}
-	writes := o.IndexUpdates + o.NonIndexUpdates + 2*o.DeleteInserts
 	// The parts of a transaction are bound once here, not per event.
 	var parts []func(*driver.Session) error
-	var statements int // per event, without BEGIN and COMMIT
 	switch name {
 	case "oltp_read_write":
-		parts, statements = []func(*driver.Session) error{e.reads, e.writes}, reads+writes
+		parts = []func(*driver.Session) error{e.reads, e.writes}
 	case "oltp_read_only":
-		parts, statements = []func(*driver.Session) error{e.reads}, reads
+		parts = []func(*driver.Session) error{e.reads}
 	case "oltp_write_only":
-		parts, statements = []func(*driver.Session) error{e.writes}, writes
+		parts = []func(*driver.Session) error{e.writes}
 	case "oltp_point_select":
 		// sysbench's oltp_point_select sends one point select and no BEGIN/COMMIT.
-		s.Program, statements = func(s *driver.Session) error { return e.point(s, 1) }, 1
+		s.Program = func(s *driver.Session) error { return e.point(s, 1) }
 	case "oltp_update_index":
-		s.Program, statements = func(s *driver.Session) error { return e.indexUpdates(s) }, o.IndexUpdates
+		s.Program = func(s *driver.Session) error { return e.indexUpdates(s) }
 	case "oltp_update_non_index":
-		s.Program, statements = func(s *driver.Session) error { return e.nonIndexUpdates(s) }, o.NonIndexUpdates
+		s.Program = func(s *driver.Session) error { return e.nonIndexUpdates(s) }
 	case "oltp_insert":
-		s.Program, statements = e.insert, 1
+		s.Program = e.insert
 	case "oltp_delete":
-		s.Program, statements = e.delete, 1
+		s.Program = e.delete
 	}
-	s.ServerTx = 1
 	if parts != nil {
 		s.Program = func(s *driver.Session) error { return e.transaction(s, parts) }
-	}
-	// Without BEGIN and COMMIT each statement is a transaction of its own.
-	if parts == nil || o.SkipTrx {
-		s.ServerTx = int64(statements)
 	}
 	return s, nil
 }
