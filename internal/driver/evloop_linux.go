@@ -236,13 +236,19 @@ func (l *evloop) timeout(now int64) int64 {
 }
 
 // dispatch waits for what c wants, as the loop waits: an answer in epoll, a pause
-// in the heap, an arrival in the queue, a new transaction in the next round, a
-// connection by a goroutine away from the loop.
+// in the heap, an arrival in the queue, a connection by a goroutine away from the
+// loop. Its next transaction begins at once, but a second one, after a
+// transaction that sent nothing, waits for the next round (evloop.due).
 func (l *evloop) dispatch(c *client, w want) {
+	began := false
 	for {
 		c.waiting = w
 		switch w {
 		case wantNext:
+			if !began {
+				began, w = true, c.next()
+				continue
+			}
 			l.due = append(l.due, c)
 		case wantAnswer:
 			if c.muted {
@@ -285,7 +291,7 @@ func (l *evloop) beginDue() {
 	l.due = l.spare[:0]
 	for i, c := range due {
 		due[i] = nil
-		l.dispatch(c, c.next())
+		l.dispatch(c, wantNext)
 	}
 	l.spare = due[:0]
 }
