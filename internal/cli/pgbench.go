@@ -318,6 +318,9 @@ func pgbenchSpec(o *pgbenchOptions, env *Env) (*workload.RunFlags, *pgbenchw.Run
 	if o.protocol == "" {
 		o.protocol = "simple" // pgbench's default, unlike pgbakeoff's
 	}
+	if o.jobs == "" {
+		o.jobs = "1" // pgbench's one thread, not pgbakeoff's auto
+	}
 	// pgbench takes any -j up to the clients; more threads than this machine's
 	// cores can use run as many as it can, and say so.
 	if j, err := strconv.Atoi(o.jobs); err == nil && j > engine.MaxJobs() {

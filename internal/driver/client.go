@@ -53,8 +53,10 @@ type client struct {
 	slot    int
 	waiting want
 	muted   bool
-	// connectOK is whether the connection made away from the loop was made.
+	// connectOK is whether the connection made away from the loop was made;
+	// moved is set while the client moves to another loop (evloop.move).
 	connectOK bool
+	moved     bool
 	co        *coro // its programs' coroutine on its loop (coro.go)
 }
 

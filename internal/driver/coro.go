@@ -64,8 +64,10 @@ func (co *coro) resume(answer error) (Step, error) {
 	return next, err
 }
 
-// abandon ends the program under way on an event loop, if any, whose connection is
-// lost: its round trips fail until it returns.
+// abandon ends the client's coroutine on its event loop, if it has one: the program
+// under way, whose connection is lost, sees its round trips fail until it returns.
+// A coroutine is made anew on the loop that next needs one: one made on a thread
+// locked to a loop is resumed on that thread alone.
 func (c *client) abandon() {
 	if c.co != nil {
 		c.co.stop()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,19 +72,30 @@ type evloop struct {
 	back   []*client // back from connecting, connected or not
 	closed bool      // the loop has ended and closed its descriptors
 
-	// busy is the share of its life the loop spent serving its clients rather
-	// than waiting in epoll (Result.LoopBusy), set before ended is closed.
+	// cpu is its thread's CPU time so far, in nanoseconds, as of its last scan;
+	// busy, set before ended is closed, the share of its life that was
+	// (Result.LoopBusy).
+	cpu   atomic.Int64
 	busy  float64
 	ended chan struct{}
+	// With Config.Loops 0 (loopSet.scale): size is how many clients it has, as of
+	// its last scan; give how many of them it is still to hand to the newer loop
+	// to, each as it ends a transaction; and on that loop, pending how many are
+	// still to come.
+	size    atomic.Int32
+	give    atomic.Int32
+	to      *evloop
+	pending atomic.Int32
 }
 
 // wakeIndex is the epoll index of the loop's eventfd.
 const wakeIndex = -1
 
-// startLoops takes the clients that can run on event loops into up to n loops and
-// returns the loops, not yet started, and the other clients. Each client taken
-// calls wg.Done as it ends; those left over have sockets for Go's poller.
-func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *sync.WaitGroup) (loops []*evloop, rest []*client) {
+// startLoops takes the clients that can run on event loops into up to n loops,
+// starts them, and returns them and the other clients. Each client taken calls
+// wg.Done as it ends; those left over have sockets for Go's poller.
+func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *sync.WaitGroup) (ls *loopSet, rest []*client) {
+	var loops []*evloop
 	for range n {
 		l, err := newLoop(r, ctx, wg)
 		if err != nil {
@@ -105,16 +117,18 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 		c.unloop(ctx)
 		rest = append(rest, c)
 	}
-	kept := loops[:0]
+	ls = &loopSet{r: r, ctx: ctx, wg: wg, done: make(chan struct{})}
 	for _, l := range loops {
 		if l.live == 0 {
 			l.close()
 			continue
 		}
 		wg.Add(l.live)
-		kept = append(kept, l)
+		l.size.Store(int32(l.live))
+		ls.loops = append(ls.loops, l)
+		go l.run()
 	}
-	return kept, rest
+	return ls, rest
 }
 
 // unloop readies c for a goroutine of its own: its connection, made blocking for a
@@ -163,7 +177,20 @@ func (l *evloop) watch(c *client) bool {
 }
 
 func (l *evloop) run() {
+	// On a thread of its own, whose CPU time is the loop's (threadCPU).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	defer l.close()
+	born, cpu0 := monotonic(), threadCPU()
+	defer func() {
+		if life := monotonic() - born; life > 0 {
+			l.busy = min(1, float64(threadCPU()-cpu0)/float64(life))
+		}
+		if k := l.give.Swap(0); k > 0 {
+			l.to.pending.Add(-k) // they end here
+		}
+		close(l.ended)
+	}()
 	for _, c := range l.clients {
 		if c != nil {
 			l.dispatch(c, wantNext)
@@ -171,17 +198,8 @@ func (l *evloop) run() {
 	}
 	yieldAt := time.Now().UnixNano() + int64(yieldEvery)
 	nextScan := int64(0)
-	born, waited := monotonic(), int64(0)
-	defer func() {
-		if life := monotonic() - born; life > 0 {
-			l.busy = 1 - float64(waited)/float64(life)
-		}
-		close(l.ended)
-	}()
-	for l.live > 0 {
-		asleep := monotonic()
-		n, errno := epollWait(l.epfd, l.events, l.timeout(asleep))
-		waited += monotonic() - asleep
+	for l.live > 0 || l.pending.Load() > 0 && !l.r.ended.Load() {
+		n, errno := epollWait(l.epfd, l.events, l.timeout(monotonic()))
 		if errno != 0 {
 			// A signal: how the runtime asks this goroutine to stop (see waited).
 			yield(time.Now().UnixNano())
@@ -214,8 +232,19 @@ func (l *evloop) run() {
 		if now >= nextScan {
 			nextScan = now + int64(blockingTick)
 			l.overdue(now)
+			l.cpu.Store(threadCPU() - cpu0)
+			l.size.Store(int32(l.live))
 		}
 	}
+}
+
+// threadCPU is the CPU time of the calling thread, in nanoseconds.
+func threadCPU() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
 }
 
 // timeout is how long, at now, the loop may wait in epoll: until its first pause
@@ -245,6 +274,11 @@ func (l *evloop) dispatch(c *client, w want) {
 		c.waiting = w
 		switch w {
 		case wantNext:
+			if k := l.give.Load(); k > 0 {
+				l.give.Store(k - 1)
+				l.move(c)
+				return
+			}
 			if !began {
 				began, w = true, c.next()
 				continue
@@ -370,6 +404,10 @@ func (l *evloop) welcome() {
 	l.back = nil
 	l.mu.Unlock()
 	for _, c := range back {
+		if c.moved {
+			l.arrived(c)
+			continue
+		}
 		if !c.connectOK {
 			l.dispatch(c, wantEnd)
 			continue
@@ -382,19 +420,46 @@ func (l *evloop) welcome() {
 			}
 			l.clients[c.slot] = nil
 		}
-		l.release(c)
+		l.release(c, func() want { return c.connected(true) })
 	}
 }
 
 // release hands c, connected again but not fit for the loop (its new connection
-// uses TLS, or epoll refused it), to a goroutine of its own for the rest of the run.
-func (l *evloop) release(c *client) {
+// uses TLS, or epoll refused it), to a goroutine of its own for the rest of the
+// run, which goes on with what then.
+func (l *evloop) release(c *client, then func() want) {
 	l.live--
+	c.abandon() // a coroutine is resumed on the thread that made it alone
 	go func() {
 		defer l.wg.Done()
 		c.unloop(l.ctx)
-		c.drive(l.ctx, c.connected(true))
+		c.drive(l.ctx, then())
 	}()
+}
+
+// move hands c, between two transactions, to the newer loop it is to give clients
+// to (evloop.give).
+func (l *evloop) move(c *client) {
+	c.abandon() // idle between transactions; the new loop makes its own
+	l.unwatch(c)
+	l.live--
+	c.moved = true
+	l.to.handBack(c)
+}
+
+// arrived takes c, moved from an older loop, among the loop's clients.
+func (l *evloop) arrived(c *client) {
+	c.moved = false
+	l.pending.Add(-1)
+	c.slot, c.muted = len(l.clients), false
+	l.clients = append(l.clients, c)
+	l.live++
+	if !l.watch(c) {
+		l.clients[c.slot] = nil
+		l.release(c, func() want { return wantNext })
+		return
+	}
+	l.dispatch(c, wantNext)
 }
 
 // unwatch takes c's connection out of the epoll set; c is away from the loop until
@@ -518,4 +583,92 @@ func (h *sleepers) Pop() any {
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
 	return c
+}
+
+// loopSet is a run's event loops. With Config.Loops 0 it adds loops while they are
+// busy (scale).
+type loopSet struct {
+	r     *runner
+	ctx   context.Context
+	wg    *sync.WaitGroup
+	loops []*evloop     // the scaler's until done is closed
+	done  chan struct{} // closed once no loop is added any more
+}
+
+const (
+	// scaleEvery is how often the scaler looks at the loops, and scaleBusy the
+	// share of that time each must have been busy for another to be added.
+	scaleEvery = 500 * time.Millisecond
+	scaleBusy  = 0.7
+)
+
+// scale adds a loop, up to most, whenever every loop's thread was busy more than
+// scaleBusy of the last scaleEvery, until the run stops or its clients have
+// finished.
+func (ls *loopSet) scale(most int, finished <-chan struct{}) {
+	defer close(ls.done)
+	t := time.NewTicker(scaleEvery)
+	defer t.Stop()
+	last, at := make([]int64, len(ls.loops)), time.Now()
+	for len(ls.loops) < most {
+		select {
+		case <-ls.r.stop:
+			return
+		case <-finished:
+			return
+		case now := <-t.C:
+			span := float64(now.Sub(at))
+			busy := true
+			for i, l := range ls.loops {
+				cpu := l.cpu.Load()
+				// A loop still handing clients over is not judged until it has.
+				busy = busy && float64(cpu-last[i]) > scaleBusy*span && l.give.Load() == 0
+				last[i] = cpu
+			}
+			at = now
+			if busy && !ls.add() {
+				return
+			}
+			last = append(last, 0)[:len(ls.loops)]
+		}
+	}
+}
+
+// add starts a loop and has each older loop give it its share of the clients, one by
+// one as they end a transaction; false if no loop could be made.
+func (ls *loopSet) add() bool {
+	l, err := newLoop(ls.r, ls.ctx, ls.wg)
+	if err != nil {
+		return false
+	}
+	n := int32(len(ls.loops) + 1)
+	gives := make([]int32, len(ls.loops))
+	var moving int32
+	for i, o := range ls.loops {
+		gives[i] = o.size.Load() / n
+		moving += gives[i]
+	}
+	if moving == 0 {
+		l.close()
+		return true
+	}
+	l.pending.Store(moving)
+	go l.run()
+	for i, o := range ls.loops {
+		if gives[i] > 0 {
+			o.to = l
+			o.give.Store(gives[i])
+		}
+	}
+	ls.loops = append(ls.loops, l)
+	return true
+}
+
+// wait returns the run's loops once none is added any more.
+func (ls *loopSet) wait() []*evloop {
+	if ls == nil {
+		return nil
+	}
+	<-ls.done
+	return ls.loops
 }

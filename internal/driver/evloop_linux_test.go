@@ -156,3 +156,54 @@ func TestEventLoopCoroutines(t *testing.T) {
 		}
 	})
 }
+
+// TestLoopsAdded: with Loops 0 a run starts on one event loop and adds one, up to
+// the cores, while every loop is busy. Clients whose transactions cost the client
+// a millisecond of CPU keep each loop busy, so the run ends on as many loops as
+// cores, its clients spread over them, each transaction counted once and the
+// server's counter the same; clients that wait for their server keep one loop.
+func TestLoopsAdded(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	pgtest.Query(t, dsn, "create table n(v int); insert into n values (0)")
+	spin := &driver.Script{Name: "spin", Weight: 1, Statements: []string{"update n set v = v + 1"}, Program: func(s *driver.Session) error {
+		for end := time.Now().Add(time.Millisecond); time.Now().Before(end); {
+		}
+		return s.Exec(0)
+	}}
+	const clients = 8
+	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{spin}, Clients: clients,
+		Duration: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := min(runtime.NumCPU(), clients)
+	if res.EventLoops != want || len(res.LoopBusy) != want {
+		t.Errorf("%d event loops, busy %v: want %d, one a core", res.EventLoops, res.LoopBusy, want)
+	}
+	for i, b := range res.LoopBusy[1:] {
+		// The loops added later served their share for part of the run.
+		if b < 0.2 {
+			t.Errorf("loop %d was busy %.0f%% of its life: no clients came to it", i+1, 100*b)
+		}
+	}
+	all := res.Scripts[0].Committed + res.Scripts[0].Failed
+	if res.Scripts[0].Failed != 0 || all == 0 {
+		t.Errorf("%+v: want transactions and no failure", res.Scripts[0])
+	}
+	total, _ := strconv.ParseInt(pgtest.Query(t, dsn, "select v from n"), 10, 64)
+	// Every update committed: the window's, the warm-up's (none) and those that
+	// ended after it, counted with the commits of the session starts.
+	if prep := int64(2 * clients); res.CommitsTotal-prep != total {
+		t.Errorf("the server has %d updates, the clients counted %d commits besides the %d of starting their sessions", total, res.CommitsTotal-prep, prep)
+	}
+
+	idle := &driver.Script{Name: "idle", Weight: 1, Commands: []driver.Command{{SQL: "SELECT pg_sleep(0.01)"}}}
+	res, err = driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{idle}, Clients: clients,
+		Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.EventLoops != 1 || res.LoopBusy[0] > 0.5 {
+		t.Errorf("%d event loops, busy %v: want one, mostly idle", res.EventLoops, res.LoopBusy)
+	}
+}

@@ -19,6 +19,12 @@ func (*evloop) run() {}
 
 func loopable(*Config) bool { return false }
 
-func (r *runner) startLoops(_ context.Context, clients []*client, _ int, _ *sync.WaitGroup) ([]*evloop, []*client) {
+type loopSet struct{ done chan struct{} }
+
+func (ls *loopSet) scale(int, <-chan struct{}) {}
+
+func (ls *loopSet) wait() []*evloop { return nil }
+
+func (r *runner) startLoops(_ context.Context, clients []*client, _ int, _ *sync.WaitGroup) (*loopSet, []*client) {
 	return nil, clients
 }

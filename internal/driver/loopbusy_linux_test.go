@@ -9,9 +9,10 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
-// Each event loop says how busy it was: one whose clients never wait for a
-// server (Steps that send nothing) all the time, one whose clients wait for a
-// server that sleeps a while hardly at all.
+// Each event loop says how busy its thread was on the CPU: one whose clients never
+// wait for a server (Steps that send nothing) nearly all the time (two loops on
+// two cores share them with the rest of the machine), one whose clients wait for
+// a server that sleeps a while hardly at all.
 func TestLoopBusy(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	for _, tc := range []struct {
@@ -19,7 +20,7 @@ func TestLoopBusy(t *testing.T) {
 		script   *driver.Script
 		min, max float64
 	}{
-		{"never waits", &driver.Script{Name: "idle", Weight: 1, Steps: idle{}}, 0.9, 1},
+		{"never waits", &driver.Script{Name: "idle", Weight: 1, Steps: idle{}}, 0.7, 1},
 		{"waits for the server", &driver.Script{Name: "sleep", Weight: 1, Commands: []driver.Command{{SQL: "SELECT pg_sleep(0.02)"}}}, 0, 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -75,7 +75,9 @@ type Config struct {
 	// systems than Linux (see transport_other.go).
 	ThreadPerClient bool
 	// Loops is how many event loops the clients share, as pgbench -j's threads;
-	// each loop takes a core while its clients keep it busy. 0 is one.
+	// each loop takes a core while its clients keep it busy. 0 starts with one
+	// and adds one, up to the machine's cores, whenever every loop's thread was
+	// busy more than 70% of the last half second (Result.LoopBusy).
 	Loops int
 	// Rate, when above 0, runs the clients open-loop: transactions arrive at Rate a
 	// second in all, as a Poisson process, and each one's latency counts from its
@@ -203,9 +205,9 @@ type Result struct {
 	// of answers read without polling first (see waitChooser).
 	ReadAtOnce float64
 	// EventLoops is how many event loops drove the clients (see evloop_linux.go);
-	// 0 when each client had a goroutine. LoopBusy is each loop's share of the run
-	// spent serving its clients rather than waiting for their servers: a loop near
-	// 1 is what limited them.
+	// 0 when each client had a goroutine. LoopBusy is each loop's share of its
+	// life that its thread spent on the CPU: a loop near 1 is what limited its
+	// clients.
 	EventLoops int
 	LoopBusy   []float64
 	// SharedThreads is, when clients ran on goroutines of their own (not loops,
@@ -253,6 +255,7 @@ type runner struct {
 	connects, connectNs atomic.Int64
 	steps               []Stepper // each script's, as its clients run it (tx.go)
 
+	ended  atomic.Bool    // every client has ended
 	sched  *schedule      // with Config.Rate
 	pacing bool           // the pacer runs for clients on goroutines of their own
 	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
@@ -321,8 +324,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.ReadAtOnce = <-chosen
 	}
 	r.collect(res, clients, iv.cumulative)
-	for _, l := range loops {
+	for _, l := range loops.wait() {
 		<-l.ended
+		res.EventLoops++
 		res.LoopBusy = append(res.LoopBusy, l.busy)
 	}
 	return res, nil
@@ -356,7 +360,7 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	if cfg.ThreadPerClient {
 		r.waits = &waitChooser{}
 	} else if loopable(&r.cfg) {
-		r.loops = min(cfg.Loops, cfg.Clients)
+		r.loops = max(1, min(cfg.Loops, cfg.Clients))
 	}
 	r.count = make([][phases]counters, len(cfg.Scripts))
 	for si, s := range cfg.Scripts {
@@ -422,18 +426,15 @@ func (r *runner) begin(ctx context.Context, clients []*client) error {
 }
 
 // launch starts the clients: those that can on event loops, the others on
-// goroutines of their own, and the pacer and the chooser of waits where the run
-// has them. finished is closed once every client has ended; with a chooser,
-// closing stopChooser makes it send the share of answers read at once on chosen.
-func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (finished, stopChooser chan struct{}, chosen chan float64, loops []*evloop) {
+// goroutines of their own, and the pacer, the scaler of loops and the chooser of
+// waits where the run has them. finished is closed once every client has ended;
+// with a chooser, closing stopChooser makes it send the share of answers read at
+// once on chosen.
+func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (finished, stopChooser chan struct{}, chosen chan float64, loops *loopSet) {
 	var wg sync.WaitGroup
 	rest := clients
 	if r.loops > 0 {
 		loops, rest = r.startLoops(ctx, clients, r.loops, &wg)
-		for _, l := range loops {
-			go l.run()
-		}
-		res.EventLoops = len(loops)
 	}
 	if len(rest) > 0 && !r.cfg.ThreadPerClient {
 		res.SharedThreads = runtime.GOMAXPROCS(0)
@@ -447,7 +448,18 @@ func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (fi
 		}()
 	}
 	finished = make(chan struct{})
-	go func() { wg.Wait(); close(finished) }()
+	go func() {
+		wg.Wait()
+		r.ended.Store(true)
+		close(finished)
+	}()
+	if loops != nil {
+		if r.cfg.Loops == 0 {
+			go loops.scale(min(runtime.NumCPU(), r.cfg.Clients), finished)
+		} else {
+			close(loops.done)
+		}
+	}
 	if r.sched != nil {
 		if r.pacing {
 			go r.sched.pace(r.stop, finished)
@@ -746,8 +758,8 @@ func (cfg *Config) validate() error {
 	if cfg.MaxTries < 1 {
 		cfg.MaxTries = 1
 	}
-	if cfg.Loops < 1 {
-		cfg.Loops = 1
+	if cfg.Loops < 0 {
+		return fmt.Errorf("--jobs must not be negative, got %d", cfg.Loops)
 	}
 	if cfg.Rate < 0 || cfg.Rate > 0 && cfg.Rate < MinRate || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
 		return fmt.Errorf("--rate must be a number of transactions a second from %g, got %g", MinRate, cfg.Rate)

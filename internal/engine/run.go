@@ -118,7 +118,7 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 		ServerVersion: info.Version, Settings: info.Settings, Labels: spec.Labels, Started: spec.Now(),
 		Params: map[string]any{"protocol": spec.Protocol.String(), "warmup_s": spec.Warmup.Seconds(),
 			"duration_s": spec.Duration.Seconds(), "transactions": spec.Transactions, "max_tries": spec.MaxTries,
-			"seed": r.seed, "jobs": spec.Jobs, "thread_per_client": spec.ThreadPerClient, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
+			"seed": r.seed, "jobs": jobsParam(spec.Jobs), "thread_per_client": spec.ThreadPerClient, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
 	}
 	maps.Copy(r.rec.Params, r.setup.Params)
 	if spec.Shard.On() {
@@ -301,6 +301,14 @@ func (r *running) startSampler(ctx context.Context) {
 
 // driverConfig is the clients' run: each interval is stored as it ends, and the
 // window's edges read the server's and the workload's counters.
+// jobsParam is --jobs as a run records it: a number, or "auto".
+func jobsParam(jobs int) any {
+	if jobs == 0 {
+		return "auto"
+	}
+	return jobs
+}
+
 func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 	spec := r.spec
 	clientTarget := spec.Target.WithDatabase(spec.Target.Config.Database)

@@ -24,7 +24,8 @@ type Spec struct {
 	Target   *target.Target
 	Workload Workload
 	Clients  int
-	// Jobs is how many event loops the clients share, as pgbench -j's threads.
+	// Jobs is how many event loops the clients share, as pgbench -j's threads;
+	// 0 (auto) adds loops while they are busy (driver.Config.Loops).
 	Jobs int
 	// ThreadPerClient gives each client a thread of its own that waits in the
 	// kernel for its answers (driver.Config.ThreadPerClient).
@@ -145,10 +146,11 @@ const MaxClients = 100000
 // machine, beyond which more threads only share the same cores.
 func MaxJobs() int { return 4 * runtime.NumCPU() }
 
-// NewSpec is a run with the defaults: one client on one thread for 60 s, prepared
+// NewSpec is a run with the defaults: one client, on as many event loops as keep
+// up (--jobs auto), for 60 s, prepared
 // statements, no retries, a server away for 2 minutes ending the run.
 func NewSpec() Spec {
-	return Spec{Clients: 1, Jobs: 1, Protocol: driver.Prepared, Duration: 60 * time.Second, MaxTries: 1,
+	return Spec{Clients: 1, Protocol: driver.Prepared, Duration: 60 * time.Second, MaxTries: 1,
 		OutageTimeout: 2 * time.Minute, TxTimeout: time.Minute, ConnectTimeout: 10 * time.Second, ShardTimeout: 5 * time.Minute}
 }
 
@@ -163,8 +165,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("--clients must be at least 1, got %d", s.Clients)
 	case s.Clients > MaxClients:
 		return fmt.Errorf("--clients %d is more than pgbakeoff supports (%d)", s.Clients, MaxClients)
-	case s.Jobs < 1:
-		return fmt.Errorf("--jobs must be at least 1, got %d", s.Jobs)
+	case s.Jobs < 0:
+		return fmt.Errorf("--jobs must be auto or at least 1, got %d", s.Jobs)
 	case s.Jobs > MaxJobs():
 		return fmt.Errorf("--jobs %d is more client threads than this machine's %d cores can use (at most %d)", s.Jobs, runtime.NumCPU(), MaxJobs())
 	case s.Transactions < 0:

@@ -335,6 +335,9 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	c := &sum.ClientCPU
 	c.UserS, c.SysS = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
 	c.ThreadPerClient, c.Threads, c.EventLoops = spec.ThreadPerClient, max(1, spec.Jobs), res.EventLoops
+	if res.EventLoops > 0 {
+		c.Threads = res.EventLoops // --jobs auto's, or fewer than --jobs for fewer clients
+	}
 	if spec.ThreadPerClient {
 		c.Threads = spec.Clients
 		if strings.HasPrefix(res.Address, "/") {
@@ -351,34 +354,46 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	if cpu1.machineTotal > cpu0.machineTotal {
 		c.MachineBusyPct = 100 * float64(cpu1.machineBusy-cpu0.machineBusy) / float64(cpu1.machineTotal-cpu0.machineTotal)
 	}
-	// The client's loops can use at most --jobs cores; near that, it is what is
-	// measured. Over a moment (clients that stopped at once) the CPU time of
-	// setting up, which the share counts against it, says nothing of that.
-	limit, more := float64(min(max(1, spec.Jobs), runtime.NumCPU())), "add --jobs or client machines"
-	switch {
-	case spec.ThreadPerClient:
-		limit, more = float64(min(spec.Jobs+spec.Clients, runtime.NumCPU())), "add client machines"
-	case res.EventLoops == 0 && res.SharedThreads > 0:
-		// Clients on goroutines (TLS, a connection per transaction, systems
-		// other than Linux) share every core through Go's poller, --jobs or not.
-		c.Threads = res.SharedThreads
-		limit, more = float64(min(c.Threads, runtime.NumCPU())), "add client machines"
-	}
-	// A loop's busy share is of wall time, not of CPU: a loop that waits for a
-	// core the server holds counts as busy or idle by where it waits, so the
-	// share alone does not show that the client limited the run; its CPU does.
 	for _, b := range res.LoopBusy {
 		c.LoopBusyPct = append(c.LoopBusyPct, math.Round(1000*b)/10)
 	}
 	if wall < minCPUSpan.Seconds() {
+		// Over a moment (clients that stopped at once) the CPU time of setting up,
+		// which the share counts against it, says nothing of the run.
 		return
 	}
-	if c.Cores >= 0.9*limit {
+	if limit, more, saturated := clientLimit(res, spec, c.Cores); saturated {
 		c.Saturated = true
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("the client was CPU-bound (%.2f of %.0f cores it may use): it, not the server, limited throughput; %s", c.Cores, limit, more))
 	} else if c.MachineBusyPct > 95 {
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf("this machine's CPUs were %.0f%% busy and the client used %.2f cores of them: client and server compete for CPU", c.MachineBusyPct, c.Cores))
 	}
+}
+
+// clientLimit is the cores the client's threads could use, what would give it more,
+// and whether it was saturated: its threads near the cores they could use, or each
+// of its event loops on the CPU more than 90% of the time.
+func clientLimit(res *driver.Result, spec Spec, cores float64) (float64, string, bool) {
+	if spec.ThreadPerClient {
+		limit := float64(min(spec.Jobs+spec.Clients, runtime.NumCPU()))
+		return limit, "add client machines", cores >= 0.9*limit
+	}
+	if res.EventLoops == 0 && res.SharedThreads > 0 {
+		// Clients on goroutines (TLS, a connection per transaction, systems
+		// other than Linux) share every core through Go's poller, --jobs or not.
+		limit := float64(min(res.SharedThreads, runtime.NumCPU()))
+		return limit, "add client machines", cores >= 0.9*limit
+	}
+	loops, more := spec.Jobs, "add --jobs or client machines"
+	if loops == 0 {
+		loops, more = min(runtime.NumCPU(), spec.Clients), "add client machines" // as many as --jobs auto adds
+	}
+	limit := float64(min(max(1, loops), runtime.NumCPU()))
+	busy := len(res.LoopBusy) > 0
+	for _, b := range res.LoopBusy {
+		busy = busy && b > 0.9
+	}
+	return limit, more, busy || cores >= 0.9*limit
 }
 
 // WriteText writes the summary for people, as `run` and `show` print it.

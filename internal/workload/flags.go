@@ -3,6 +3,7 @@ package workload
 import (
 	"fmt"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ func BindRun(w Workload, fs *pflag.FlagSet) *RunFlags {
 	s := &f.Spec
 	fs.StringVar(&f.DSN, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	fs.IntVarP(&s.Clients, "clients", "c", s.Clients, "concurrent clients, one connection each")
-	fs.IntVarP(&s.Jobs, "jobs", "j", s.Jobs, "event loops (client threads) the clients share, as pgbench -j; one keeps the client's CPU per transaction lowest")
+	fs.VarP((*jobsValue)(&s.Jobs), "jobs", "j", "event loops (client threads) the clients share, as pgbench -j; auto starts with one and adds one while every loop is more than 70% busy, up to the cores")
 	def := ""
 	if _, ok := f.Spec.Workload.(ThreadChooser); ok {
 		def = "; default: on for scripts that only read with at most four clients a core, else off"
@@ -125,3 +126,28 @@ func (v duration) String() string {
 }
 
 func (v duration) Type() string { return "duration" }
+
+// jobsValue is --jobs: a number of event loops, or auto (0).
+type jobsValue int
+
+func (j *jobsValue) String() string {
+	if *j == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(int(*j))
+}
+
+func (j *jobsValue) Set(v string) error {
+	if v == "auto" {
+		*j = 0
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return fmt.Errorf("use auto or a number of event loops from 1, not %q", v)
+	}
+	*j = jobsValue(n)
+	return nil
+}
+
+func (j *jobsValue) Type() string { return "auto|N" }

@@ -2,7 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"io"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
@@ -62,9 +64,33 @@ func TestThreadPerClient(t *testing.T) {
 		if f.Spec.ThreadPerClient != tc.want {
 			t.Errorf("run %s %v: thread per client %v, want %v", tc.workload, args, f.Spec.ThreadPerClient, tc.want)
 		}
-		// sysbench's clients share a thread a core, pgbench's one unless -j says.
-		if jobs := map[string]int{"sysbench": runtime.GOMAXPROCS(0), "tpcb": 1}[tc.workload]; f.Spec.Jobs != jobs {
+		// sysbench's clients share a thread a core; pgbench's add loops while
+		// they are busy (auto, 0) unless -j says.
+		if jobs := map[string]int{"sysbench": runtime.GOMAXPROCS(0), "tpcb": 0}[tc.workload]; f.Spec.Jobs != jobs {
 			t.Errorf("run %s %v: %d jobs, want %d", tc.workload, args, f.Spec.Jobs, jobs)
+		}
+	}
+}
+
+// TestJobsFlag: --jobs takes auto or a number of loops from 1, and says so otherwise.
+func TestJobsFlag(t *testing.T) {
+	w, _ := Find("tpcb")
+	for _, tc := range []struct {
+		arg  string
+		want int
+		err  string
+	}{{"auto", 0, ""}, {"3", 3, ""}, {"0", 0, `use auto or a number of event loops from 1, not "0"`}, {"many", 0, `use auto or a number of event loops from 1, not "many"`}} {
+		fl := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		fl.SetOutput(io.Discard)
+		f := BindRun(w, fl)
+		err := fl.Parse([]string{"--jobs", tc.arg})
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("--jobs %s: %v", tc.arg, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("--jobs %s: error %v, want one saying %s", tc.arg, err, tc.err)
+		case tc.err == "" && f.Spec.Jobs != tc.want:
+			t.Errorf("--jobs %s: %d loops, want %d", tc.arg, f.Spec.Jobs, tc.want)
 		}
 	}
 }

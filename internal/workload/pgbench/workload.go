@@ -457,8 +457,9 @@ func (r *Run) clients(spec *engine.Spec, scale int) (*clients, error) {
 		defaultSeed = int64(seeds.Uint64())
 	}
 	// Then, as pgbench's threads (no more than the clients), each in turn: the
-	// states that choose scripts, pace --rate and sample the log.
-	for range min(spec.Jobs, spec.Clients) {
+	// states that choose scripts, pace --rate and sample the log; one for --jobs
+	// auto, which starts with one loop.
+	for range max(1, min(spec.Jobs, spec.Clients)) {
 		seeds.Uint64()
 		seeds.Uint64()
 		cl.sampleSeeds = append(cl.sampleSeeds, seeds.Uint64())
