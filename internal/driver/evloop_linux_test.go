@@ -162,7 +162,10 @@ func TestEventLoopCoroutines(t *testing.T) {
 // a millisecond of CPU keep each loop busy, so the run ends on as many loops as
 // cores, its clients spread over them, each transaction counted once and the
 // server's counter the same; clients that wait for their server keep one loop.
+// The share above which a loop is added is lowered to 10%: other tests share the
+// cores.
 func TestLoopsAdded(t *testing.T) {
+	defer driver.SetScaleBusy(0.1)()
 	dsn := pgtest.NewDatabase(t)
 	pgtest.Query(t, dsn, "create table n(v int); insert into n values (0)")
 	spin := &driver.Script{Name: "spin", Weight: 1, Statements: []string{"update n set v = v + 1"}, Program: func(s *driver.Session) error {
@@ -181,9 +184,10 @@ func TestLoopsAdded(t *testing.T) {
 		t.Errorf("%d event loops, busy %v: want %d, one a core", res.EventLoops, res.LoopBusy, want)
 	}
 	for i, b := range res.LoopBusy[1:] {
-		// The loops added later served their share for part of the run.
-		if b < 0.2 {
-			t.Errorf("loop %d was busy %.0f%% of its life: no clients came to it", i+1, 100*b)
+		// The loops added later spun for their clients; one that none came to
+		// would hardly have used the CPU.
+		if b < 0.05 {
+			t.Errorf("loop %d was busy %.1f%% of its life: no clients came to it", i+1, 100*b)
 		}
 	}
 	all := res.Scripts[0].Committed + res.Scripts[0].Failed
@@ -203,7 +207,7 @@ func TestLoopsAdded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.EventLoops != 1 || res.LoopBusy[0] > 0.5 {
+	if res.EventLoops != 1 || res.LoopBusy[0] > 0.05 {
 		t.Errorf("%d event loops, busy %v: want one, mostly idle", res.EventLoops, res.LoopBusy)
 	}
 }

@@ -332,6 +332,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return res, nil
 }
 
+// noLoops keeps every client off the event loops, for a test of the other
+// transport on Linux.
+var noLoops bool
+
 // newRunner checks cfg and readies what the run counts into.
 func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	if err := cfg.validate(); err != nil {
@@ -359,7 +363,7 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	r.reg = histogram.NewRegistry(names)
 	if cfg.ThreadPerClient {
 		r.waits = &waitChooser{}
-	} else if loopable(&r.cfg) {
+	} else if loopable(&r.cfg) && !noLoops {
 		r.loops = max(1, min(cfg.Loops, cfg.Clients))
 	}
 	r.count = make([][phases]counters, len(cfg.Scripts))

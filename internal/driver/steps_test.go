@@ -64,19 +64,23 @@ func (c *counter) Resume(s *driver.Session, answer error) (driver.Step, error) {
 	return driver.Finished, nil
 }
 
-// TestSteps runs a transaction of Steps on event loops as a small state (and on
-// coroutines when it pauses, and on threads of its own): answers read with their
-// rows, a failure inside a block rolled back and retried from the start, a rollback
-// on purpose counted as one, and every commit counted as the server counts it.
+// TestSteps runs a transaction of Steps on every transport (event loops, with and
+// without pauses, goroutines on Go's poller, threads of their own): answers read
+// with their rows, a failure inside a block rolled back and retried from the start,
+// a rollback on purpose counted as one, and every commit counted as the server
+// counts it.
 func TestSteps(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	const clients, perClient = 4, 50
 	for _, mode := range []struct {
-		name   string
-		pause  time.Duration
-		thread bool
-	}{{name: "loop"}, {name: "coroutine", pause: time.Millisecond}, {name: "thread", thread: true}} {
+		name              string
+		pause             time.Duration
+		thread, goroutine bool
+	}{{name: "loop"}, {name: "pause", pause: time.Millisecond}, {name: "goroutine", goroutine: true}, {name: "thread", thread: true}} {
 		t.Run(mode.name, func(t *testing.T) {
+			if mode.goroutine {
+				defer driver.SetNoLoops()()
+			}
 			pgtest.Query(t, dsn, "drop table if exists counts; create table counts(id int primary key, n int not null default 0)")
 			pgtest.Query(t, dsn, fmt.Sprintf("insert into counts(id) select generate_series(0, %d)", clients-1))
 			st := &counter{stage: make([]int, clients), txs: make([]int, clients), pause: mode.pause}
@@ -87,7 +91,7 @@ func TestSteps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := 2; !mode.thread && res.EventLoops != want {
+			if want := 2; !mode.thread && !mode.goroutine && res.EventLoops != want {
 				t.Errorf("%d event loops, want %d", res.EventLoops, want)
 			}
 			s := res.Scripts[0]
@@ -243,24 +247,29 @@ func (texts) Resume(_ *driver.Session, answer error) (driver.Step, error) {
 }
 
 // TestStepsCommitsBeforeLoss: the commits of an answer cut off by a lost connection
-// are counted, on a loop and on a thread per client.
+// are counted, on every transport.
 func TestStepsCommitsBeforeLoss(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	for _, thread := range []bool{false, true} {
+	for _, transport := range []string{"loop", "goroutine", "thread"} {
+		restore := func() {}
+		if transport == "goroutine" {
+			restore = driver.SetNoLoops()
+		}
 		// A commit, and the end of its own session.
 		script := &driver.Script{Name: "suicide", Weight: 1, Steps: texts{"select 1", "select pg_terminate_backend(pg_backend_pid())"}}
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
-			Clients: 2, Transactions: 1, ThreadPerClient: thread})
+			Clients: 2, Transactions: 1, ThreadPerClient: transport == "thread"})
+		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
+		if (transport == "loop") != (res.EventLoops > 0) {
+			t.Errorf("%s: %d event loops", transport, res.EventLoops)
+		}
 		// Each client's commit, and a session start for each of its two connections
 		// (the first, and the one that replaced it before the client ended).
-		if !thread && res.EventLoops == 0 {
-			t.Errorf("no event loop")
-		}
 		if s := res.Scripts[0]; s.Failed != 2 || res.CommitsTotal != 2+2*2 {
-			t.Errorf("thread per client %v: %+v, %d commits counted: want both transactions lost, each after one commit, and four session starts", thread, s, res.CommitsTotal)
+			t.Errorf("%s: %+v, %d commits counted: want both transactions lost, each after one commit, and four session starts", transport, s, res.CommitsTotal)
 		}
 	}
 }
