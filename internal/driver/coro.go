@@ -66,8 +66,7 @@ func (co *coro) resume(answer error) (Step, error) {
 
 // abandon ends the client's coroutine on its event loop, if it has one: the program
 // under way, whose connection is lost, sees its round trips fail until it returns.
-// A coroutine is made anew on the loop that next needs one: one made on a thread
-// locked to a loop is resumed on that thread alone.
+// The loop makes a new one when the client next runs a program.
 func (c *client) abandon() {
 	if c.co != nil {
 		c.co.stop()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,11 +71,11 @@ type evloop struct {
 	back   []*client // back from connecting, connected or not
 	closed bool      // the loop has ended and closed its descriptors
 
-	// cpu is its thread's CPU time so far, in nanoseconds, as of its last scan;
-	// busy, set before ended is closed, the share of its life that was
-	// (Result.LoopBusy).
-	cpu   atomic.Int64
-	busy  float64
+	// busy is how long it has served its clients rather than waited in epoll so
+	// far, in nanoseconds, as of its last scan; life, set before ended is closed,
+	// how long it ran.
+	busy  atomic.Int64
+	life  int64
 	ended chan struct{}
 	// With Config.Loops 0 (loopSet.scale): size is how many clients it has, as of
 	// its last scan; give how many of them it is still to hand to the newer loop
@@ -117,7 +116,7 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 		c.unloop(ctx)
 		rest = append(rest, c)
 	}
-	ls = &loopSet{r: r, ctx: ctx, wg: wg, done: make(chan struct{})}
+	ls = &loopSet{r: r, ctx: ctx, wg: wg, done: make(chan struct{}), cpu0: processCPU()}
 	for _, l := range loops {
 		if l.live == 0 {
 			l.close()
@@ -177,15 +176,11 @@ func (l *evloop) watch(c *client) bool {
 }
 
 func (l *evloop) run() {
-	// On a thread of its own, whose CPU time is the loop's (threadCPU).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer l.close()
-	born, cpu0 := monotonic(), threadCPU()
+	born, waited := monotonic(), int64(0)
 	defer func() {
-		if life := monotonic() - born; life > 0 {
-			l.busy = min(1, float64(threadCPU()-cpu0)/float64(life))
-		}
+		l.life = monotonic() - born
+		l.busy.Store(l.life - waited)
 		if k := l.give.Swap(0); k > 0 {
 			l.to.pending.Add(-k) // they end here
 		}
@@ -199,7 +194,9 @@ func (l *evloop) run() {
 	yieldAt := time.Now().UnixNano() + int64(yieldEvery)
 	nextScan := int64(0)
 	for l.live > 0 || l.pending.Load() > 0 && !l.r.ended.Load() {
-		n, errno := epollWait(l.epfd, l.events, l.timeout(monotonic()))
+		asleep := monotonic()
+		n, errno := epollWait(l.epfd, l.events, l.timeout(asleep))
+		waited += monotonic() - asleep
 		if errno != 0 {
 			// A signal: how the runtime asks this goroutine to stop (see waited).
 			yield(time.Now().UnixNano())
@@ -232,19 +229,10 @@ func (l *evloop) run() {
 		if now >= nextScan {
 			nextScan = now + int64(blockingTick)
 			l.overdue(now)
-			l.cpu.Store(threadCPU() - cpu0)
+			l.busy.Store(monotonic() - born - waited)
 			l.size.Store(int32(l.live))
 		}
 	}
-}
-
-// threadCPU is the CPU time of the calling thread, in nanoseconds.
-func threadCPU() int64 {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts) != nil {
-		return 0
-	}
-	return ts.Nano()
 }
 
 // timeout is how long, at now, the loop may wait in epoll: until its first pause
@@ -429,7 +417,6 @@ func (l *evloop) welcome() {
 // run, which goes on with what then.
 func (l *evloop) release(c *client, then func() want) {
 	l.live--
-	c.abandon() // a coroutine is resumed on the thread that made it alone
 	go func() {
 		defer l.wg.Done()
 		c.unloop(l.ctx)
@@ -440,7 +427,6 @@ func (l *evloop) release(c *client, then func() want) {
 // move hands c, between two transactions, to the newer loop it is to give clients
 // to (evloop.give).
 func (l *evloop) move(c *client) {
-	c.abandon() // idle between transactions; the new loop makes its own
 	l.unwatch(c)
 	l.live--
 	c.moved = true
@@ -587,50 +573,61 @@ func (h *sleepers) Pop() any {
 
 // loopSet is a run's event loops. With Config.Loops 0 it adds loops while they are
 // busy (scale).
+//
+// A loop's busy share is its CPU time over its life. A loop's goroutine is not
+// locked to a thread (a locked goroutine costs thread hand-offs whenever it gives
+// its processor up), so its CPU time is not read from a thread's clock: the
+// process's CPU time is shared among the loops by the time each spent serving its
+// clients rather than waiting in epoll. That time alone would count as busy the
+// moments a loop waited for a core the server held.
 type loopSet struct {
 	r     *runner
 	ctx   context.Context
 	wg    *sync.WaitGroup
 	loops []*evloop     // the scaler's until done is closed
 	done  chan struct{} // closed once no loop is added any more
+	cpu0  int64         // the process's CPU time as the loops started
 }
 
-// scaleEvery is how often the scaler looks at the loops, and scaleBusy the share
-// of that time each must have been busy for another to be added (a variable only
-// for a test on a machine that other tests keep busy).
+// scaleEvery is how often the scaler looks at the loops, and scaleBusy the share of
+// that time each must have been busy for another to be added (a variable only for a
+// test on a machine that other tests keep busy).
 const scaleEvery = 500 * time.Millisecond
 
 var scaleBusy = 0.7
 
-// scale adds a loop, up to most, whenever every loop's thread was busy more than
-// scaleBusy of the last scaleEvery, until the run stops or its clients have
-// finished.
+// scale adds a loop, up to most, whenever every loop was busy more than scaleBusy of
+// the last scaleEvery, until the run stops or its clients have finished.
 func (ls *loopSet) scale(most int, finished <-chan struct{}) {
 	defer close(ls.done)
 	t := time.NewTicker(scaleEvery)
 	defer t.Stop()
-	last, at := make([]int64, len(ls.loops)), time.Now()
+	last, lastCPU, at := make([]int64, len(ls.loops)), processCPU(), monotonic()
 	for len(ls.loops) < most {
 		select {
 		case <-ls.r.stop:
 			return
 		case <-finished:
 			return
-		case now := <-t.C:
-			span := float64(now.Sub(at))
-			busy := true
-			for i, l := range ls.loops {
-				cpu := l.cpu.Load()
-				// A loop still handing clients over is not judged until it has.
-				busy = busy && float64(cpu-last[i]) > scaleBusy*span && l.give.Load() == 0
-				last[i] = cpu
-			}
-			at = now
-			if busy && !ls.add() {
-				return
-			}
-			last = append(last, 0)[:len(ls.loops)]
+		case <-t.C:
 		}
+		now, cpu := monotonic(), processCPU()
+		busy := make([]int64, len(ls.loops))
+		for i, l := range ls.loops {
+			b := l.busy.Load()
+			busy[i], last[i] = b-last[i], b
+		}
+		shares := busyShares(cpu-lastCPU, busy, func(int) int64 { return now - at })
+		lastCPU, at = cpu, now
+		add := true
+		for i, l := range ls.loops {
+			// A loop still handing clients over is not judged until it has.
+			add = add && shares[i] > scaleBusy && l.give.Load() == 0
+		}
+		if add && !ls.add() {
+			return
+		}
+		last = append(last, 0)[:len(ls.loops)]
 	}
 }
 
@@ -664,11 +661,43 @@ func (ls *loopSet) add() bool {
 	return true
 }
 
-// wait returns the run's loops once none is added any more.
-func (ls *loopSet) wait() []*evloop {
+// wait returns each loop's busy share of its life (Result.LoopBusy) once no loop is
+// added any more and every loop has ended.
+func (ls *loopSet) wait() []float64 {
 	if ls == nil {
 		return nil
 	}
 	<-ls.done
-	return ls.loops
+	busy := make([]int64, len(ls.loops))
+	for i, l := range ls.loops {
+		<-l.ended
+		busy[i] = l.busy.Load()
+	}
+	return busyShares(processCPU()-ls.cpu0, busy, func(i int) int64 { return ls.loops[i].life })
+}
+
+// busyShares shares cpu, the process's CPU time, among loops that were busy busy[i]
+// of span(i) (nanoseconds), in proportion to that time, and returns each one's share
+// of its span: never more than the time it was busy.
+func busyShares(cpu int64, busy []int64, span func(i int) int64) []float64 {
+	var sum int64
+	for _, b := range busy {
+		sum += b
+	}
+	shares := make([]float64, len(busy))
+	for i, b := range busy {
+		if s := span(i); s > 0 && sum > 0 {
+			shares[i] = min(float64(b), float64(cpu)*float64(b)/float64(sum)) / float64(s)
+		}
+	}
+	return shares
+}
+
+// processCPU is the process's CPU time so far, user and system, in nanoseconds.
+func processCPU() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

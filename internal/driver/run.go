@@ -206,8 +206,7 @@ type Result struct {
 	ReadAtOnce float64
 	// EventLoops is how many event loops drove the clients (see evloop_linux.go);
 	// 0 when each client had a goroutine. LoopBusy is each loop's share of its
-	// life that its thread spent on the CPU: a loop near 1 is what limited its
-	// clients.
+	// life on the CPU (see loopSet): a loop near 1 is what limited its clients.
 	EventLoops int
 	LoopBusy   []float64
 	// SharedThreads is, when clients ran on goroutines of their own (not loops,
@@ -324,11 +323,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.ReadAtOnce = <-chosen
 	}
 	r.collect(res, clients, iv.cumulative)
-	for _, l := range loops.wait() {
-		<-l.ended
-		res.EventLoops++
-		res.LoopBusy = append(res.LoopBusy, l.busy)
-	}
+	res.LoopBusy = loops.wait()
+	res.EventLoops = len(res.LoopBusy)
 	return res, nil
 }
 

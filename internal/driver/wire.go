@@ -331,25 +331,16 @@ func (c *wire) room(need int) {
 var errClosed = errors.New("server closed the connection")
 
 // await reads responses until the ReadyForQuery of the last exchange sent, counting
-// that exchange's rows and keeping the first error of all. A FATAL error or a read failure returns a non-nil error: the connection is
-// gone.
+// that exchange's rows and keeping the first error of all. A FATAL error or a read
+// failure returns a non-nil error: the connection is gone.
 func (c *wire) await() error {
-	c.rows = 0
-	c.err = nil
-	c.kept, c.rowAt = c.kept[:0], c.rowAt[:0]
-	c.sets = c.sets[:0]
-	sets := c.results
-	c.results = false
-	open := false // a result set has begun and not completed
-	rowsAt := 0   // c.rows when the statement now answering began
-	c.copied = false
-	// Commits, counted from what the statements report: one for each COMMIT of a
-	// block, and one for each implicit transaction (statements outside a block up
+	c.rows, c.err, c.copied = 0, nil, false
+	c.kept, c.rowAt, c.sets = c.kept[:0], c.rowAt[:0], c.sets[:0]
+	// Commits are counted from what the statements report: one for each COMMIT of
+	// a block, and one for each implicit transaction (statements outside a block up
 	// to a ReadyForQuery) that ends well.
-	inBlock := c.status != 'I'
-	implicit := false
-	extended := c.extended
-	c.extended = false
+	a := answer{sets: c.results, inBlock: c.status != 'I', extended: c.extended}
+	c.results, c.extended = false, false
 	for {
 		t, body, err := c.next()
 		if err != nil {
@@ -357,27 +348,12 @@ func (c *wire) await() error {
 		}
 		switch t {
 		case 'C', 'I':
-			if t == 'C' {
-				inBlock, implicit = c.countTag(body, inBlock, implicit)
-			} else if !inBlock {
-				implicit = true // an empty statement starts and commits a transaction too
-			}
-			if t == 'C' && c.stmts != nil {
-				c.stmts.count(body, c.rows > rowsAt)
-			}
-			rowsAt = c.rows
-			if sets {
-				if !open {
-					c.sets = append(c.sets, resultSet{desc: -1, first: len(c.rowAt), last: len(c.rowAt)})
-				}
-				c.sets[len(c.sets)-1].last = len(c.rowAt)
-				open = false
-			}
+			c.completed(&a, t, body)
 		case 'T':
-			if sets {
+			if a.sets {
 				c.sets = append(c.sets, resultSet{desc: len(c.kept), descEnd: len(c.kept) + len(body), first: len(c.rowAt)})
 				c.kept = append(c.kept, body...)
-				open = true
+				a.open = true
 			}
 		case 'D':
 			c.rows++
@@ -386,40 +362,18 @@ func (c *wire) await() error {
 				c.kept = append(c.kept, body...)
 			}
 		case 'Z':
-			if len(body) > 0 {
-				if implicit && body[0] == 'I' {
-					c.commit()
-				}
-				c.status = body[0]
+			if c.ready(&a, body) {
+				return nil
 			}
-			inBlock, implicit = c.status != 'I', false
-			if c.queued > 0 {
-				c.queued--
-				c.rows, rowsAt = 0, 0
-				c.kept, c.rowAt = c.kept[:0], c.rowAt[:0]
-				c.sets = c.sets[:0]
-				continue
-			}
-			return nil
-		case 'G': // CopyInResponse: refuse to send data, so that the server ends the COPY
-			c.copied = true
-			at := c.beginMsg('f')
-			c.out = append(c.out, ErrCopy.Error()...)
-			c.out = append(c.out, 0)
-			c.endMsg(at)
-			if extended {
-				// The server ignored the Sync sent with the statement while it
-				// waited for data; after the failure it waits for another.
-				c.appendSync()
-			}
-			if err := c.writeNow(); err != nil {
+		case 'G':
+			if err := c.refuseCopy(a.extended); err != nil {
 				return err
 			}
 		case 'H': // CopyOutResponse: its data rows ('d') and end ('c') are passed over
 			c.copied = true
 		case 'E':
-			if !inBlock {
-				implicit = false // the implicit transaction rolls back
+			if !a.inBlock {
+				a.implicit = false // the implicit transaction rolls back
 			}
 			pe := parseError(body)
 			if c.err == nil {
@@ -432,6 +386,73 @@ func (c *wire) await() error {
 		// '1' ParseComplete, '2' BindComplete, 'n' NoData, 'N' notices,
 		// 'S' parameter status and 'A' notifications need no action.
 	}
+}
+
+// answer is where await is in an answer.
+type answer struct {
+	sets     bool // keep each result apart (wire.results)
+	open     bool // a result set has begun and not completed
+	rowsAt   int  // wire.rows when the statement now answering began
+	inBlock  bool // inside a transaction block
+	implicit bool // statements run outside a block since the last ReadyForQuery
+	extended bool // the request used the extended protocol
+}
+
+// completed follows a statement's CommandComplete (t 'C', its tag in body) or an
+// empty query's response ('I').
+func (c *wire) completed(a *answer, t byte, body []byte) {
+	if t == 'C' {
+		a.inBlock, a.implicit = c.countTag(body, a.inBlock, a.implicit)
+		if c.stmts != nil {
+			c.stmts.count(body, c.rows > a.rowsAt)
+		}
+	} else if !a.inBlock {
+		a.implicit = true // an empty statement starts and commits a transaction too
+	}
+	a.rowsAt = c.rows
+	if a.sets {
+		if !a.open {
+			c.sets = append(c.sets, resultSet{desc: -1, first: len(c.rowAt), last: len(c.rowAt)})
+		}
+		c.sets[len(c.sets)-1].last = len(c.rowAt)
+		a.open = false
+	}
+}
+
+// ready follows a ReadyForQuery, whose body is the transaction status, and tells
+// whether it ends the answer: else it ended an exchange queued ahead, whose results
+// are not kept.
+func (c *wire) ready(a *answer, body []byte) bool {
+	if len(body) > 0 {
+		if a.implicit && body[0] == 'I' {
+			c.commit()
+		}
+		c.status = body[0]
+	}
+	a.inBlock, a.implicit = c.status != 'I', false
+	if c.queued == 0 {
+		return true
+	}
+	c.queued--
+	c.rows, a.rowsAt = 0, 0
+	c.kept, c.rowAt, c.sets = c.kept[:0], c.rowAt[:0], c.sets[:0]
+	return false
+}
+
+// refuseCopy answers a CopyInResponse: it sends no data but a failure, so that the
+// server ends the COPY.
+func (c *wire) refuseCopy(extended bool) error {
+	c.copied = true
+	at := c.beginMsg('f')
+	c.out = append(c.out, ErrCopy.Error()...)
+	c.out = append(c.out, 0)
+	c.endMsg(at)
+	if extended {
+		// The server ignored the Sync sent with the statement while it waited for
+		// data; after the failure it waits for another.
+		c.appendSync()
+	}
+	return c.writeNow()
 }
 
 // commit counts a transaction the server committed.
