@@ -116,7 +116,7 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 		c.unloop(ctx)
 		rest = append(rest, c)
 	}
-	ls = &loopSet{r: r, ctx: ctx, wg: wg, done: make(chan struct{}), cpu0: processCPU()}
+	ls = &loopSet{r: r, ctx: ctx, wg: wg, done: make(chan struct{})}
 	for _, l := range loops {
 		if l.live == 0 {
 			l.close()
@@ -572,29 +572,23 @@ func (h *sleepers) Pop() any {
 }
 
 // loopSet is a run's event loops. With Config.Loops 0 it adds loops while they are
-// busy (scale).
-//
-// A loop's busy share is its CPU time over its life. A loop's goroutine is not
-// locked to a thread (a locked goroutine costs thread hand-offs whenever it gives
-// its processor up), so its CPU time is not read from a thread's clock: the
-// process's CPU time is shared among the loops by the time each spent serving its
-// clients rather than waiting in epoll. That time alone would count as busy the
-// moments a loop waited for a core the server held.
+// busy (scale): while each spends most of its time serving its clients rather than
+// waiting in epoll, its clients' answers wait for it, whether it runs or waits for a
+// core the server holds; another loop then serves some of them meanwhile.
 type loopSet struct {
 	r     *runner
 	ctx   context.Context
 	wg    *sync.WaitGroup
 	loops []*evloop     // the scaler's until done is closed
 	done  chan struct{} // closed once no loop is added any more
-	cpu0  int64         // the process's CPU time as the loops started
 }
 
 // scaleEvery is how often the scaler looks at the loops, and scaleBusy the share of
-// that time each must have been busy for another to be added (a variable only for a
-// test on a machine that other tests keep busy).
-const scaleEvery = 500 * time.Millisecond
-
-var scaleBusy = 0.7
+// that time each must have been busy for another to be added.
+const (
+	scaleEvery = 500 * time.Millisecond
+	scaleBusy  = 0.7
+)
 
 // scale adds a loop, up to most, whenever every loop was busy more than scaleBusy of
 // the last scaleEvery, until the run stops or its clients have finished.
@@ -602,7 +596,7 @@ func (ls *loopSet) scale(most int, finished <-chan struct{}) {
 	defer close(ls.done)
 	t := time.NewTicker(scaleEvery)
 	defer t.Stop()
-	last, lastCPU, at := make([]int64, len(ls.loops)), processCPU(), monotonic()
+	last, at := make([]int64, len(ls.loops)), monotonic()
 	for len(ls.loops) < most {
 		select {
 		case <-ls.r.stop:
@@ -611,19 +605,15 @@ func (ls *loopSet) scale(most int, finished <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		now, cpu := monotonic(), processCPU()
-		busy := make([]int64, len(ls.loops))
-		for i, l := range ls.loops {
-			b := l.busy.Load()
-			busy[i], last[i] = b-last[i], b
-		}
-		shares := busyShares(cpu-lastCPU, busy, func(int) int64 { return now - at })
-		lastCPU, at = cpu, now
+		now := monotonic()
 		add := true
 		for i, l := range ls.loops {
 			// A loop still handing clients over is not judged until it has.
-			add = add && shares[i] > scaleBusy && l.give.Load() == 0
+			b := l.busy.Load()
+			add = add && float64(b-last[i]) > scaleBusy*float64(now-at) && l.give.Load() == 0
+			last[i] = b
 		}
+		at = now
 		if add && !ls.add() {
 			return
 		}
@@ -668,36 +658,10 @@ func (ls *loopSet) wait() []float64 {
 		return nil
 	}
 	<-ls.done
-	busy := make([]int64, len(ls.loops))
-	for i, l := range ls.loops {
+	var busy []float64
+	for _, l := range ls.loops {
 		<-l.ended
-		busy[i] = l.busy.Load()
+		busy = append(busy, float64(l.busy.Load())/float64(max(1, l.life)))
 	}
-	return busyShares(processCPU()-ls.cpu0, busy, func(i int) int64 { return ls.loops[i].life })
-}
-
-// busyShares shares cpu, the process's CPU time, among loops that were busy busy[i]
-// of span(i) (nanoseconds), in proportion to that time, and returns each one's share
-// of its span: never more than the time it was busy.
-func busyShares(cpu int64, busy []int64, span func(i int) int64) []float64 {
-	var sum int64
-	for _, b := range busy {
-		sum += b
-	}
-	shares := make([]float64, len(busy))
-	for i, b := range busy {
-		if s := span(i); s > 0 && sum > 0 {
-			shares[i] = min(float64(b), float64(cpu)*float64(b)/float64(sum)) / float64(s)
-		}
-	}
-	return shares
-}
-
-// processCPU is the process's CPU time so far, user and system, in nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	return busy
 }

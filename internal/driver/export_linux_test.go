@@ -10,11 +10,3 @@ func SetYieldEvery(d time.Duration) (restore func()) {
 	yieldEvery = d
 	return func() { yieldEvery = old }
 }
-
-// SetScaleBusy changes the busy share above which --jobs auto adds a loop (see
-// scaleBusy); it returns the function that restores it.
-func SetScaleBusy(share float64) (restore func()) {
-	old := scaleBusy
-	scaleBusy = share
-	return func() { scaleBusy = old }
-}

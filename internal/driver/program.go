@@ -98,7 +98,7 @@ func (s *Session) Null() *Session {
 // Exec runs statement i of the script (Script.Statements) with the parameters added
 // since the last Exec and waits for the result. A *pgconn.PgError means the statement
 // failed and the connection is usable (an open transaction is then in the aborted
-// state until the program's error reaches the client loop, which rolls it back); any
+// state until the program returns its error, and the driver rolls it back); any
 // other error means the connection is lost.
 func (s *Session) Exec(i int) error {
 	w := s.c.w

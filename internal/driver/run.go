@@ -76,8 +76,8 @@ type Config struct {
 	ThreadPerClient bool
 	// Loops is how many event loops the clients share, as pgbench -j's threads;
 	// each loop takes a core while its clients keep it busy. 0 starts with one
-	// and adds one, up to the machine's cores, whenever every loop's thread was
-	// busy more than 70% of the last half second (Result.LoopBusy).
+	// and adds one, up to the machine's cores, whenever every loop was busy more
+	// than 70% of the last half second (Result.LoopBusy).
 	Loops int
 	// Rate, when above 0, runs the clients open-loop: transactions arrive at Rate a
 	// second in all, as a Poisson process, and each one's latency counts from its
@@ -206,7 +206,10 @@ type Result struct {
 	ReadAtOnce float64
 	// EventLoops is how many event loops drove the clients (see evloop_linux.go);
 	// 0 when each client had a goroutine. LoopBusy is each loop's share of its
-	// life on the CPU (see loopSet): a loop near 1 is what limited its clients.
+	// life spent serving its clients rather than waiting for their servers: on
+	// a machine of its own, a loop near 1 is what limited its clients (where the
+	// client shares its cores with the server, a loop that waits for a core counts
+	// as busy too).
 	EventLoops int
 	LoopBusy   []float64
 	// SharedThreads is, when clients ran on goroutines of their own (not loops,

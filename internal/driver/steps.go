@@ -2,11 +2,10 @@ package driver
 
 import "time"
 
-// A Stepper is a Program written as steps: rather than waiting for each answer, it
-// writes a request into the session and returns, and is called again with the
-// answer. A client on an event loop then runs it as a small state, as it runs a
-// script of Commands, with no coroutine to switch to and back for each statement;
-// elsewhere the driver waits for each answer and calls it again, as a Program runs.
+// A Stepper is a transaction written as steps: rather than waiting for each answer,
+// it writes a request into the session and returns, and is called again with the
+// answer, whatever waits for it (tx.go). Every script runs as one: a script of
+// Commands, a Program (program, in coro.go) and pgbench's script files.
 //
 // Start begins an attempt of the transaction (Session.Attempt), Resume goes on after
 // what the last step waited for. Each returns Await once it has written a request

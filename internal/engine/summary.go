@@ -371,29 +371,25 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 }
 
 // clientLimit is the cores the client's threads could use, what would give it more,
-// and whether it was saturated: its threads near the cores they could use, or each
-// of its event loops on the CPU more than 90% of the time.
+// and whether it was saturated: its threads near the cores they could use. A loop's
+// busy share is of wall time, not of CPU: a loop that waits for a core the server
+// holds counts as busy, so the share alone does not show that the client limited
+// the run; its CPU does.
 func clientLimit(res *driver.Result, spec Spec, cores float64) (float64, string, bool) {
-	if spec.ThreadPerClient {
-		limit := float64(min(spec.Jobs+spec.Clients, runtime.NumCPU()))
-		return limit, "add client machines", cores >= 0.9*limit
-	}
-	if res.EventLoops == 0 && res.SharedThreads > 0 {
+	limit, more := 0.0, "add client machines"
+	switch {
+	case spec.ThreadPerClient:
+		limit = float64(min(spec.Jobs+spec.Clients, runtime.NumCPU()))
+	case res.EventLoops == 0 && res.SharedThreads > 0:
 		// Clients on goroutines (TLS, a connection per transaction, systems
 		// other than Linux) share every core through Go's poller, --jobs or not.
-		limit := float64(min(res.SharedThreads, runtime.NumCPU()))
-		return limit, "add client machines", cores >= 0.9*limit
+		limit = float64(min(res.SharedThreads, runtime.NumCPU()))
+	case spec.Jobs == 0:
+		limit = float64(min(runtime.NumCPU(), spec.Clients)) // as many loops as --jobs auto adds
+	default:
+		limit, more = float64(min(spec.Jobs, runtime.NumCPU())), "add --jobs or client machines"
 	}
-	loops, more := spec.Jobs, "add --jobs or client machines"
-	if loops == 0 {
-		loops, more = min(runtime.NumCPU(), spec.Clients), "add client machines" // as many as --jobs auto adds
-	}
-	limit := float64(min(max(1, loops), runtime.NumCPU()))
-	busy := len(res.LoopBusy) > 0
-	for _, b := range res.LoopBusy {
-		busy = busy && b > 0.9
-	}
-	return limit, more, busy || cores >= 0.9*limit
+	return limit, more, cores >= 0.9*limit
 }
 
 // WriteText writes the summary for people, as `run` and `show` print it.
