@@ -10,7 +10,7 @@ import (
 )
 
 // A client's transactions, the same on every transport. Every script runs as Steps
-// (a Stepper): its own, a script of Commands (commands), or a Program (program.go).
+// (a Stepper): its own, a script of Commands (commands), or a Program (coro.go).
 // The client goes from one wait to the next, and each of its methods here returns
 // what it waits for next (a want); its transport, an event loop (evloop_linux.go) or
 // a goroutine of its own (drive), waits for that and calls it again. So the rules of
