@@ -68,38 +68,10 @@ func run() error {
 	ms := []*measure{{script: "select-only", clients: "8"}, {script: "select-only", clients: "32"},
 		{script: "select-only", clients: "128"}, {script: "tpcb-like", clients: "8"}}
 	fmt.Printf("PostgreSQL %s, %d rounds of %s, scale %d, pinned %v\n", srv.Version, *rounds, *duration, *scale, *pin)
-	results := filepath.Join(dir, "results.db")
+	cmd := append(prefix, bin)
 	for _, m := range ms {
-		m.tps = map[string][]float64{}
-		for i := range *rounds {
-			// Each round starts with another setting, so that none always runs first.
-			for k := range settings {
-				j := settings[(i+k)%len(settings)]
-				args := append(append([]string{}, prefix...), bin, "run", "tpcb", "--script", m.script, "--clients", m.clients,
-					"--jobs", j, "--duration", duration.String(), "--json", "--results", results, "--dsn", srv.DSN())
-				out, _, err := benchkit.Capture(args[0], args[1:]...)
-				if err != nil {
-					return err
-				}
-				var sum struct {
-					TPS       float64 `json:"tps"`
-					ClientCPU struct {
-						EventLoops int `json:"event_loops"`
-					} `json:"client_cpu"`
-				}
-				if err := json.Unmarshal(out, &sum); err != nil {
-					return fmt.Errorf("pgbakeoff --json: %v\n%s", err, out)
-				}
-				m.tps[j] = append(m.tps[j], sum.TPS)
-				if j == "auto" {
-					m.loops = append(m.loops, float64(sum.ClientCPU.EventLoops))
-				}
-			}
-			fmt.Printf("%s %s clients round %d:", m.script, m.clients, i+1)
-			for _, j := range settings {
-				fmt.Printf(" --jobs %s %.0f tps;", j, m.tps[j][i])
-			}
-			fmt.Printf(" auto ended on %.0f loops\n", m.loops[i])
+		if err := m.run(*rounds, settings, cmd, srv.DSN(), filepath.Join(dir, "results.db"), *duration); err != nil {
+			return err
 		}
 	}
 	fmt.Printf("\n%-26s", "measurement (median tps)")
@@ -118,6 +90,43 @@ func run() error {
 			}
 		}
 		fmt.Printf(" %8.0f %11.2fx\n", benchkit.Median(m.loops), benchkit.Median(m.tps["auto"])/best)
+	}
+	return nil
+}
+
+// run makes the measure's rounds: each runs every setting once, each round starting
+// with another, so that none always runs first. cmd is pgbakeoff, behind taskset
+// when pinned.
+func (m *measure) run(rounds int, settings, cmd []string, dsn, results string, duration time.Duration) error {
+	m.tps = map[string][]float64{}
+	for i := range rounds {
+		for k := range settings {
+			j := settings[(i+k)%len(settings)]
+			args := append(append([]string{}, cmd[1:]...), "run", "tpcb", "--script", m.script, "--clients", m.clients,
+				"--jobs", j, "--duration", duration.String(), "--json", "--results", results, "--dsn", dsn)
+			out, _, err := benchkit.Capture(cmd[0], args...)
+			if err != nil {
+				return err
+			}
+			var sum struct {
+				TPS       float64 `json:"tps"`
+				ClientCPU struct {
+					EventLoops int `json:"event_loops"`
+				} `json:"client_cpu"`
+			}
+			if err := json.Unmarshal(out, &sum); err != nil {
+				return fmt.Errorf("pgbakeoff --json: %v\n%s", err, out)
+			}
+			m.tps[j] = append(m.tps[j], sum.TPS)
+			if j == "auto" {
+				m.loops = append(m.loops, float64(sum.ClientCPU.EventLoops))
+			}
+		}
+		fmt.Printf("%s %s clients round %d:", m.script, m.clients, i+1)
+		for _, j := range settings {
+			fmt.Printf(" --jobs %s %.0f tps;", j, m.tps[j][i])
+		}
+		fmt.Printf(" auto ended on %.0f loops\n", m.loops[i])
 	}
 	return nil
 }

@@ -334,15 +334,19 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	wall := res.End.Sub(res.Start).Seconds()
 	c := &sum.ClientCPU
 	c.UserS, c.SysS = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
-	c.ThreadPerClient, c.Threads, c.EventLoops = spec.ThreadPerClient, max(1, spec.Jobs), res.EventLoops
-	if res.EventLoops > 0 {
-		c.Threads = res.EventLoops // --jobs auto's, or fewer than --jobs for fewer clients
-	}
-	if spec.ThreadPerClient {
+	c.ThreadPerClient, c.EventLoops = spec.ThreadPerClient, res.EventLoops
+	switch {
+	case spec.ThreadPerClient:
 		c.Threads = spec.Clients
 		if strings.HasPrefix(res.Address, "/") {
 			c.ReadAtOnce = &res.ReadAtOnce
 		}
+	case res.EventLoops > 0:
+		c.Threads = res.EventLoops // --jobs auto's, or fewer than --jobs for fewer clients
+	case res.SharedThreads > 0:
+		c.Threads = res.SharedThreads // goroutines on Go's poller share them
+	default:
+		c.Threads = max(1, spec.Jobs)
 	}
 	sum.ClientCPUS = c.UserS + c.SysS
 	if res.CommitsTotal > 0 {
