@@ -109,7 +109,9 @@ func TestShardsMerged(t *testing.T) {
 			t.Fatalf("shard %d: %d reconnects, outage %.2f s; want its clients' sessions ended for 1.5 s", i, s.Reconnects, s.OutageS)
 		}
 	}
-	if lo, hi := max(shards[0].OutageS, shards[1].OutageS), shards[0].OutageS+shards[1].OutageS; merged.OutageS < lo || merged.OutageS > lo+0.5 || merged.OutageS > 0.8*hi {
+	// The merged outage is a union of the shards' outages, read back from their
+	// stored times; it may come out a few milliseconds under the longer one.
+	if lo, hi := max(shards[0].OutageS, shards[1].OutageS), shards[0].OutageS+shards[1].OutageS; merged.OutageS < lo-0.05 || merged.OutageS > lo+0.5 || merged.OutageS > 0.8*hi {
 		t.Errorf("merged outage %.2f s; want about the shards' common %.2f s, not their sum %.2f s", merged.OutageS, lo, hi)
 	}
 	if merged.Server.CommitsUnread != "" || merged.Server.CommitsDiffPct > 1 || merged.Server.CommitsDiffPct < -1 {
