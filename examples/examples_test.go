@@ -24,6 +24,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 // TestStudyExamples runs each study in examples/ with its windows shortened: the
 // servers, versions, loads, policies and comparison are the file's own.
 func TestStudyExamples(t *testing.T) {
+	pgtest.Long(t)
 	shorten := []struct{ re, with string }{
 		{`(?m)^  warmup: .*$`, "  warmup: 0s"},
 		{`(?m)^  duration: .*$`, "  duration: 2s"},

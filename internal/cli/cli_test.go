@@ -31,6 +31,7 @@ func run(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestRunStoreRoundTrip(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	results := filepath.Join(t.TempDir(), "results.db")
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
@@ -219,6 +220,7 @@ func checkBadInput(t *testing.T, cases []badInput) {
 // TestClientMachine: each run records the machine its clients ran on, without the
 // hostname when asked, and a comparison names the machine of each run.
 func TestClientMachine(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)

@@ -5,12 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
 // TestDemo runs the README's first command at its smallest: two servers, both
 // scripts at both client counts, and the comparison table at the end. Its servers
 // live in their own directory, so a demo running on the machine does not collide.
 func TestDemo(t *testing.T) {
+	pgtest.Long(t)
 	dir := t.TempDir()
 	// As root the servers run as another user, who must reach their directory.
 	for _, d := range []string{filepath.Dir(dir), dir} {

@@ -18,6 +18,7 @@ import (
 // study status and compare say "no rate met" in the same words, and the rate
 // target a found is compared with nothing: no 0 in a median, no ratio to 0.
 func TestStudyFindMaxNone(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	db := pgtest.Query(t, dsn, "select current_database()")
 	dir := t.TempDir()

@@ -19,6 +19,7 @@ import (
 // the clients. The search finds the highest rate within a loose objective within
 // 10% of that capacity, and confirms it.
 func TestFindMaxThrottled(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "throttle.sql")
@@ -124,6 +125,7 @@ func TestFindMaxBadInput(t *testing.T) {
 // throughput. The server carries 100 tx/s (a lock held 10 ms a transaction), so
 // both targets meet the objective at 20 and 40 tx/s and fall behind at 160.
 func TestStudyRates(t *testing.T) {
+	pgtest.Long(t)
 	dir, file := throttledStudy(t, "rates", 2, "rates: [20, 40, 160], warmup: 0s, duration: 3s")
 	results := filepath.Join(dir, "r.db")
 	code, out, errOut := run(t, "study", "plan", file, "--results", results)
@@ -170,6 +172,7 @@ func TestStudyRates(t *testing.T) {
 // of a search is a run of the study, and the reports show what it found and the
 // curve it walked.
 func TestStudyFindMax(t *testing.T) {
+	pgtest.Long(t)
 	dir, file := throttledStudy(t, "search", 3, "find_max: {ceiling: 200, resolution: 15%, confirm: 1}, warmup: 0s, duration: 2s")
 	results := filepath.Join(dir, "r.db")
 	code, out, errOut := run(t, "study", "plan", file, "--results", results)

@@ -72,6 +72,7 @@ func checkFlag(t *testing.T, name string, args []string, flag string) {
 // TestStudyDataTooLarge: a dataset larger than a local server's disk is refused
 // before anything is loaded.
 func TestStudyDataTooLarge(t *testing.T) {
+	pgtest.Long(t)
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {
 		if err := os.Chmod(d, 0o755); err != nil {

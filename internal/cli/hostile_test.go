@@ -15,6 +15,7 @@ import (
 // name is an attempt at SQL injection is loaded, run and used by a study, and the
 // table the name tries to drop is still there.
 func TestHostileNames(t *testing.T) {
+	pgtest.Long(t)
 	base := pgtest.NewDatabase(t)
 	pgtest.Query(t, base, "create table canary(x int)")
 	hostile := `we"ird'; drop table canary; --`

@@ -72,6 +72,7 @@ func runPgbench(t *testing.T, bin string, args ...string) (int, string, string) 
 // exit code, the report's lines on stdout (the same keys in the same order; the
 // numbers may differ) and the progress lines on stderr.
 func TestPgbenchReportLines(t *testing.T) {
+	pgtest.Long(t)
 	bin := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	results := filepath.Join(t.TempDir(), "r.db")

@@ -18,6 +18,7 @@ import (
 // `pgbakeoff pgbench`, and against pgbench when it is installed. The corpus lives beside the repository
 // (../shared/pgbench-scripts) or where PGBAKEOFF_PGBENCH_CORPUS says.
 func TestPgbenchCorpus(t *testing.T) {
+	pgtest.Long(t)
 	dir := os.Getenv("PGBAKEOFF_PGBENCH_CORPUS")
 	if dir == "" {
 		dir = filepath.Join("..", "..", "..", "shared", "pgbench-scripts")

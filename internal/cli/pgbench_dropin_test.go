@@ -34,6 +34,7 @@ const catalogSignature = `select string_agg(x, E'\n' order by x) from (
 // loader cannot follow are refused naming what to do instead, and each mode's
 // options are refused in the other, as pgbench refuses them.
 func TestPgbenchInit(t *testing.T) {
+	pgtest.Long(t)
 	bin := pgtest.Pgbench(t)
 	var dsn string // a database loaded at scale 2
 	first := []string{"-s", "2", "-F", "90", "--partitions", "3", "--partition-method", "hash", "--foreign-keys", "--unlogged-tables", "-q", "-n"}
@@ -223,6 +224,7 @@ func waitRunning(t *testing.T, dsn, app string, clients int) {
 // clients, as pgbench aborts them (exit 2, "Run was aborted"), unless the run is
 // asked to reconnect, where its summary says what was lost and the run counts.
 func TestPgbenchLostConnections(t *testing.T) {
+	pgtest.Long(t)
 	bin := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, _, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
@@ -275,6 +277,7 @@ func TestPgbenchLostConnections(t *testing.T) {
 // once, aborted as pgbench's is (exit 2), rather than after the window or a
 // wait for the server.
 func TestPgbenchServerStopped(t *testing.T) {
+	pgtest.Long(t)
 	shared := pgtest.Server(t)
 	base := t.TempDir()
 	// As root, PostgreSQL runs as another user, which must enter base.

@@ -207,6 +207,7 @@ func TestPerStatementReport(t *testing.T) {
 // report has pgbench's lines for the schedule lag, skipped and late transactions,
 // and the log its lag column and "skipped" lines.
 func TestPgbenchRate(t *testing.T) {
+	pgtest.Long(t)
 	bin := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()

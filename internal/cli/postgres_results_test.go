@@ -13,6 +13,7 @@ import (
 // Two studies write to one PostgreSQL results store at once, each from its own
 // process: every run of both is there, and the commands that read results read it.
 func TestPostgresResultsStore(t *testing.T) {
+	pgtest.Long(t)
 	results := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	clitest.WriteFile(t, filepath.Join(dir, "one.sql"), "select 1;\n")

@@ -123,6 +123,7 @@ func TestPricesGCPKey(t *testing.T) {
 // reports by the hour with their source, effective date and fetch time, and
 // as TPS per dollar.
 func TestStudyLookedUpPrices(t *testing.T) {
+	pgtest.Long(t)
 	az, aws, cache := priceLists(t)
 	dsn := pgtest.NewDatabase(t)
 	db := pgtest.Query(t, dsn, "select current_database()")

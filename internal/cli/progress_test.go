@@ -29,6 +29,7 @@ func phases(out string) []string {
 // not the one that had begun by the time it was printed, and a line longer than
 // the warm-up ends where the warm-up does.
 func TestProgressPhases(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
@@ -56,6 +57,7 @@ func TestProgressPhases(t *testing.T) {
 // TestJSONWithProgress: with --json, stdout is one JSON object and nothing else;
 // the progress lines go to stderr.
 func TestJSONWithProgress(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)

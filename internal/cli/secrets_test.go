@@ -19,6 +19,7 @@ const planted = "Pl4nted-S3cret-7q"
 // exports, and then searches everything pgbakeoff wrote for it: standard output and
 // error, the results store with its companion files, the reports.
 func TestSecretsNeverShown(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	pgtest.Query(t, dsn, "drop role if exists secretuser; create role secretuser login createdb password '"+planted+"'")
 	pgtest.Query(t, dsn, "grant all on schema public to secretuser")

@@ -31,6 +31,7 @@ func serversDir(t *testing.T) string {
 // a registry entry, as a study leaves, is listed with its size and pruned,
 // while a registered server stays until stop --remove.
 func TestServerLeftovers(t *testing.T) {
+	pgtest.Long(t)
 	servers := serversDir(t)
 	major := fmt.Sprint(pgtest.Server(t).Major)
 	sd := []string{"--servers-dir", servers}
@@ -105,6 +106,7 @@ func TestServerLeftovers(t *testing.T) {
 // stopped and their data removed; with --keep-servers they keep running, are
 // listed, and server stop --remove removes them.
 func TestStudyRemovesServers(t *testing.T) {
+	pgtest.Long(t)
 	servers := serversDir(t)
 	dir := filepath.Dir(servers)
 	file := filepath.Join(dir, "tiny.yaml")

@@ -15,6 +15,7 @@ import (
 // file system is full), the run stops with a clear error instead of measuring what
 // it cannot keep.
 func TestStoreFullStopsRun(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)

@@ -14,6 +14,7 @@ import (
 // A script workload whose dataset: names a TPC-B workload runs on the tables
 // that workload loaded, in the database the study made for them.
 func TestStudyScriptOnAnotherWorkloadsData(t *testing.T) {
+	pgtest.Long(t)
 	dir := t.TempDir()
 	clitest.WriteFile(t, filepath.Join(dir, "balance.sql"),
 		"\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid;\n")

@@ -85,6 +85,7 @@ matrix:
 }
 
 func TestStudy(t *testing.T) {
+	pgtest.Long(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "mini.yaml")
 	results := filepath.Join(dir, "results.db")

@@ -16,6 +16,7 @@ import (
 // distribution: the query counts are the statements sent, split as sysbench splits
 // them, and the server saw the transactions the clients counted.
 func TestSysbench(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	results := filepath.Join(t.TempDir(), "r.db")
 	if code, out, errOut := run(t, "init", "sysbench", "--tables", "2", "--table-size", "5000", "--dsn", dsn); code != 0 {
@@ -138,6 +139,7 @@ func TestSysbenchBadInput(t *testing.T) {
 // special sends 75% of the keys to the middle 1% of the range, which the history
 // table and the new order lines show.
 func TestDistOption(t *testing.T) {
+	pgtest.Long(t)
 	results := filepath.Join(t.TempDir(), "r.db")
 	tpcb := pgtest.NewDatabase(t)
 	if code, _, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", tpcb); code != 0 {

@@ -24,6 +24,7 @@ import (
 // client certificate as the only way in, then checks that a wrong host name and an
 // unknown CA are refused with a clear line.
 func TestTLSVerifyFull(t *testing.T) {
+	pgtest.Long(t)
 	srv := pgtest.Server(t)
 	if srv.DataDir == "" {
 		t.Skip("PGBAKEOFF_TEST_DSN points at a server this test cannot configure")

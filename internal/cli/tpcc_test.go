@@ -13,6 +13,7 @@ import (
 // TestTPCC loads one warehouse, checks it, runs both modes and checks again; the
 // database's NOPM must agree with the clients' committed New-Orders.
 func TestTPCC(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	results := filepath.Join(t.TempDir(), "r.db")
 	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", dsn); code != 0 {
@@ -81,6 +82,7 @@ func TestTPCC(t *testing.T) {
 
 // TestTPCCBadInput: each mistake is one line and a non-zero exit.
 func TestTPCCBadInput(t *testing.T) {
+	pgtest.Long(t)
 	empty := pgtest.NewDatabase(t)
 	loaded := pgtest.NewDatabase(t)
 	if code, _, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", loaded); code != 0 {
@@ -121,6 +123,7 @@ func TestTPCCBadInput(t *testing.T) {
 // payments to a few customers, whose smallint counters (HammerDB's types) reach
 // their limit within minutes; the transactions go on, in both modes.
 func TestTPCCCountersAtTheirLimit(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init tpcc: exit %d\n%s%s", code, out, errOut)
@@ -142,6 +145,7 @@ func TestTPCCCountersAtTheirLimit(t *testing.T) {
 // TestCheckTPCCHammerDB: data with the initial amounts HammerDB loads passes, and
 // the output says why; a changed balance still fails.
 func TestCheckTPCCHammerDB(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init tpcc: exit %d\n%s%s", code, out, errOut)

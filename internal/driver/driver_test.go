@@ -177,6 +177,7 @@ func testReconnectAfterTerminate(t *testing.T, perClient, program bool) {
 // TestWindowCountsOnlyMeasured: warm-up transactions are not measured, but they are
 // part of the commits the server sees.
 func TestWindowCountsOnlyMeasured(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	script := &driver.Script{Name: "one", Weight: 1, Commands: []driver.Command{{SQL: "SELECT 1"}}}
 	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},

@@ -74,6 +74,7 @@ func TestEventLoop(t *testing.T) {
 // lasts what it asks, every pause ends as the run stops, and a transaction past the
 // timeout is cut off and its client connects again.
 func TestEventLoopPauses(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	const loops = 2
 
@@ -163,6 +164,7 @@ func TestEventLoopPauses(t *testing.T) {
 // cores, its clients spread over them, each transaction counted once and the
 // server's counter the same; clients that wait for their server keep one loop.
 func TestLoopsAdded(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	pgtest.Query(t, dsn, "create table n(v int); insert into n values (0)")
 	spin := &driver.Script{Name: "spin", Weight: 1, Statements: []string{"update n set v = v + 1"}, Program: func(s *driver.Session) error {

@@ -13,6 +13,7 @@ import (
 // server (Steps that send nothing) all the time, one whose clients wait for a
 // server that sleeps a while hardly at all.
 func TestLoopBusy(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	for _, tc := range []struct {
 		name     string

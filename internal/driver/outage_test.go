@@ -201,6 +201,7 @@ func (s *ownServer) restart() error {
 // the clients reconnect and the run ends on time; stopped for good, the run ends
 // early once no client has had a connection for the outage timeout.
 func TestServerGone(t *testing.T) {
+	pgtest.Long(t)
 	s := startOwnServer(t)
 	dsn := s.current().TCPDSN()
 	kvTable(t, dsn)
@@ -542,6 +543,7 @@ func tcpTarget(t *testing.T, dsn, host string) *target.Target {
 // TestResolveOnce connects every client, reconnections included, to the address
 // "localhost" resolved to at the start, and records it.
 func TestResolveOnce(t *testing.T) {
+	pgtest.Long(t)
 	t.Run("reconnect", func(t *testing.T) {
 		dsn := pgtest.NewDatabase(t)
 		kvTable(t, dsn)
@@ -606,6 +608,7 @@ func TestResolveOnce(t *testing.T) {
 // TestDNSFailureOnReconnect: name resolution fails while clients reconnect; the
 // attempts are retried, counted as "dns: no such host", and the clients come back.
 func TestDNSFailureOnReconnect(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	kvTable(t, dsn)
 	tg := tcpTarget(t, dsn, "db.pgbakeoff.test")
@@ -657,6 +660,7 @@ func TestDNSFailureOnReconnect(t *testing.T) {
 // (SQLSTATE 53300), reconnection attempts are retried and counted apart from the
 // transactions, and the clients come back once it admits them again.
 func TestTooManyConnections(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	kvTable(t, dsn)
 	role := "limited_" + strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -723,6 +727,7 @@ func TestTooManyConnections(t *testing.T) {
 // starts, for the outage timeout, and the error then says so; a missing database
 // fails at once.
 func TestServerShuttingDownAtStart(t *testing.T) {
+	pgtest.Long(t)
 	s := startOwnServer(t)
 	dsn := s.current().TCPDSN()
 	kvTable(t, dsn)

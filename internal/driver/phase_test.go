@@ -13,6 +13,7 @@ import (
 // TestIntervalPhases: an interval is labelled with the phase it covers, though it
 // is reported a little after the window's edge that ends it.
 func TestIntervalPhases(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	pgtest.Query(t, dsn, "create table kv(k int primary key, v int); insert into kv select g, 0 from generate_series(1, 100) g")
 	var ivs []driver.Interval

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
 // A server paused for 2 s mid-run (SIGSTOP, then SIGCONT, of all its processes):
@@ -15,6 +16,7 @@ import (
 // closed-loop, the clients stop sending while they wait, only their one
 // transaction each is slow, and p99.9 does not show it (coordinated omission).
 func TestRateShowsStall(t *testing.T) {
+	pgtest.Long(t)
 	s := startOwnServer(t)
 	run := func(rate float64) histogram.Summary {
 		srv := s.current()

@@ -23,6 +23,7 @@ func selectOne() *driver.Script {
 // transaction they are goroutines a pacer wakes, and hold a lower rate as well (with
 // clients enough for connections slowed by a busy machine).
 func TestRateHeld(t *testing.T) {
+	pgtest.Long(t)
 	t.Run("loops", func(t *testing.T) { testRateHeld(t, 1000, 4, false) })
 	t.Run("pacer", func(t *testing.T) { testRateHeld(t, 100, 16, true) })
 }
@@ -82,6 +83,7 @@ func testRateHeld(t *testing.T, rate float64, clients int, connectPerTx bool) {
 // those that end later are counted late: two clients that take 20 ms each cannot
 // carry 500 transactions a second.
 func TestRateLatencyLimit(t *testing.T) {
+	pgtest.Long(t)
 	slow := &driver.Script{Name: "slow", Weight: 1, Commands: []driver.Command{{SQL: "SELECT pg_sleep(0.02)"}}}
 	var mu sync.Mutex
 	skipped := 0

@@ -190,6 +190,7 @@ func (b big) Resume(s *driver.Session, answer error) (driver.Step, error) {
 // answers of many megabytes they do not crowd those out; the large answers arrive
 // whole.
 func TestStepsOnTheLoops(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	const procs = 2 // event loops
 	var before, after runtime.MemStats
@@ -278,6 +279,7 @@ func TestStepsCommitsBeforeLoss(t *testing.T) {
 // transactions that send nothing, between ones that do: each such client notices
 // when it next sends, counts one transaction lost, connects again and goes on.
 func TestStepsTerminatedBetween(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	tg := parse(t, dsn)
 	tg.Config.RuntimeParams["application_name"] = "steps-terminated"

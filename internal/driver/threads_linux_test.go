@@ -22,6 +22,7 @@ import (
 // client and GOMAXPROCS raised by the clients, and a garbage collection, which must
 // stop every goroutine, still completes at once instead of waiting for the answers.
 func TestThreadPerClient(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	kvTable(t, dsn)
 	const clients = 12
@@ -80,6 +81,7 @@ func countThreads(t *testing.T) int {
 // then try reading their answers at once, so a run does some of each; over TCP
 // there is nothing to choose, as reads are only woken by data there.
 func TestThreadPerClientReadsAtOnce(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	kvTable(t, dsn)
 	srv := pgtest.Server(t)
@@ -117,6 +119,7 @@ func TestThreadPerClientReadsAtOnce(t *testing.T) {
 // run queue and often to another thread. The limit is relative to the run without
 // the yields, since whatever else runs on the machine adds preemptions of its own.
 func TestThreadPerClientNotPreempted(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	kvTable(t, dsn)
 	const clients, d = 4, 1500 * time.Millisecond

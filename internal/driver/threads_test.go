@@ -27,6 +27,7 @@ func TestThreadPerClientLimit(t *testing.T) {
 // ending first, as parallel tests or a program running targets side by side would:
 // GOMAXPROCS follows the clients still running and ends where it began.
 func TestThreadPerClientOverlap(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	kvTable(t, dsn)
 	before := runtime.GOMAXPROCS(0)
@@ -58,6 +59,7 @@ func TestThreadPerClientOverlap(t *testing.T) {
 // timeout while their clients wait in the kernel, over a Unix-domain socket (where
 // the wait is in poll) and over TCP (where it is in read).
 func TestThreadPerClientTimeout(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	srv := pgtest.Server(t)
 	for _, tr := range []struct{ name, dsn string }{

@@ -40,6 +40,7 @@ func TestAbortedRun(t *testing.T) {
 // The late share is pgbench's, of the transactions done, on stderr as on
 // stdout: all of them, whatever was skipped.
 func TestLateShare(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	script := filepath.Join(t.TempDir(), "slow.sql")
 	clitest.WriteFile(t, script, "select pg_sleep(0.06);\n")

@@ -159,6 +159,7 @@ func crashBackend(t *testing.T, dsn string, hold time.Duration) {
 // longer than the sampler's interval (its readings fail meanwhile), and its
 // server commits are not known: never a count from either side of the reset.
 func TestCrashFlagged(t *testing.T) {
+	pgtest.Long(t)
 	srv := ownServer(t, "crash")
 	dsn := srv.TCPDSN()
 	results := filepath.Join(t.TempDir(), "r.db")
@@ -188,6 +189,7 @@ func TestCrashFlagged(t *testing.T) {
 // time of the reset, and never a number from either side of it nor a shortfall
 // of the statistics; the run is not taken for a crash.
 func TestStatsResetNotKnown(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)

@@ -37,6 +37,7 @@ type shardSummary struct {
 // shard's warning that they are not, and was down once, for as long as the
 // shards were, not for the sum of their outages.
 func TestShardsMerged(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)

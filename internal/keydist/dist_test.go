@@ -240,6 +240,9 @@ func checkPMF(t *testing.T, counts []int, pmf []float64) {
 }
 
 func TestDistributions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (go test without -short)")
+	}
 	tests := []struct {
 		spec string
 		lo   int64

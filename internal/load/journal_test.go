@@ -37,6 +37,7 @@ func numbers(table string, n int64, made *atomic.Int64, hook func(first int64)) 
 // that resuming copies exactly the missing ones, runs only the statements not yet
 // done, and leaves every row once.
 func TestJournalResumes(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }

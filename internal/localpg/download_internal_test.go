@@ -352,6 +352,9 @@ func TestCacheWithoutSpace(t *testing.T) {
 // still open for writing holds that descriptor until it calls exec, and
 // running the file meanwhile fails with "text file busy".
 func TestFirstRunWhileForking(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (go test without -short)")
+	}
 	name, err := artifact()
 	if err != nil {
 		t.Skip(err)

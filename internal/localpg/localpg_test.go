@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
 // stopEnv makes the test binary act as a later pgbakeoff process that stops
@@ -168,6 +169,7 @@ func TestStart(t *testing.T) {
 }
 
 func TestStartReportsVersion(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	s := start(t, localpg.Options{})
 	got := queryString(t, s.DSN(), "SHOW server_version")
@@ -219,6 +221,7 @@ func TestStartErrors(t *testing.T) {
 // directory leaves it alone, and a later start with good settings finds the
 // data.
 func TestFailedRestartKeepsData(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	base := baseDir(t)
 	s := start(t, localpg.Options{Name: "again", BaseDir: base})
@@ -275,6 +278,7 @@ func TestParseSetting(t *testing.T) {
 // TestRegistry saves a server, lists it as running, stops it from another
 // process through the registry, and lists it as stopped.
 func TestRegistry(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	base := baseDir(t)
 	s := start(t, localpg.Options{Name: "reg", BaseDir: base})
@@ -342,6 +346,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestStopAndRestartKeepsData(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	base := baseDir(t)
 	s := start(t, localpg.Options{Name: "keep", BaseDir: base})
@@ -367,6 +372,7 @@ func TestStopAndRestartKeepsData(t *testing.T) {
 }
 
 func TestReadLog(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	s := start(t, localpg.Options{})
 	all, err := s.ReadLog(0)
@@ -485,6 +491,7 @@ func TestDownload(t *testing.T) {
 // a server runs on them. Registered servers and directories pgbakeoff did
 // not make are never pruned.
 func TestLeftovers(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	base := baseDir(t)
 	reg := localpg.Registry{Dir: base}

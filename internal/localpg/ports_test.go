@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
 func TestParsePortRange(t *testing.T) {
@@ -46,6 +47,7 @@ func TestParsePortRange(t *testing.T) {
 // A server started with a port range takes a free port of it, passing over one
 // that is in use, and a range with none free is refused, naming the range.
 func TestStartInPortRange(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -179,6 +179,7 @@ func pgbenchStderr(t *testing.T, pgbench, dir string, args ...string) (int, stri
 // pgbench parses its scripts before it connects, so it needs no server to tell why
 // one does not parse.
 func TestParseErrorsMatchPgbench(t *testing.T) {
+	pgtest.Long(t)
 	pgbench := pgtest.Pgbench(t)
 	dir := t.TempDir()
 	for _, b := range badScripts {

@@ -254,9 +254,11 @@ type versionServer struct {
 // OfVersion returns the DSN of a server of the given PostgreSQL major version
 // ("11" to "18"), started on first use from the installed binaries or a
 // download into the version cache, with the settings of the shared server, and
-// stopped by Run. For tests that must hold on every supported version.
+// stopped by Run. For tests that must hold on every supported version; the
+// quick tier (-short) skips them, as each version is a server of its own.
 func OfVersion(t testing.TB, major string) string {
 	t.Helper()
+	Long(t)
 	versions.mu.Lock()
 	if versions.servers == nil {
 		versions.servers = map[string]*versionServer{}
@@ -409,4 +411,14 @@ func Query(t testing.TB, dsn, sql string) string {
 		}
 	}
 	return ""
+}
+
+// Long skips t in the quick tier, `go test -short ./...`: a test that takes
+// seconds (a whole run, a fault and its recovery, another server version). The
+// full suite, `go test ./...`, runs it.
+func Long(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (go test without -short)")
+	}
 }

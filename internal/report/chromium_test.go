@@ -169,6 +169,9 @@ func open(t *testing.T, bin, path string, width int) visit {
 // chart must take space on the page and draw something. The full-page screenshot is
 // kept in the test's temporary directory, and at $PGBAKEOFF_REPORT_SCREENSHOT when set.
 func TestHTMLInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (go test without -short)")
+	}
 	bin := browser(t)
 	r := testReport()
 	var b bytes.Buffer
@@ -224,6 +227,9 @@ func TestHTMLInChromium(t *testing.T) {
 // table's cell, verdicts included, may reach past the page or be cut off in a box
 // that scrolls sideways; the tables' rows wrap their cells under one another.
 func TestHTMLNarrow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (go test without -short)")
+	}
 	bin := browser(t)
 	path := filepath.Join(t.TempDir(), "report.html")
 	for _, r := range []*Report{testReport(), searchReport()} {
@@ -253,6 +259,9 @@ func TestHTMLNarrow(t *testing.T) {
 // a script error, a console error, a request for another resource and an empty
 // chart.
 func TestChromiumSeesProblems(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (go test without -short)")
+	}
 	bin := browser(t)
 	page := `<!DOCTYPE html><html><head><meta charset="utf-8"><title>broken</title></head><body>
 <svg class="chart" data-chart-name="empty" width="0" height="0"></svg>

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 )
 
@@ -98,6 +99,7 @@ func crash(t *testing.T, dsn string, hold time.Duration) {
 // Either way the sampler says the statistics were reset, and that the server
 // crashed, not restarted.
 func TestCrash(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	for _, hold := range []time.Duration{0, time.Second} {
 		t.Run("hold="+hold.String(), func(t *testing.T) {

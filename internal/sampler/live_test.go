@@ -124,6 +124,7 @@ node_disk_written_bytes_total{device="dm-0"} %g
 // It runs alone, before the parallel tests: before PostgreSQL 15, the
 // databases they create and drop come with checkpoints.
 func TestSample(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	const appName = "sampler-test-bench"
 	ctl := connect(t, dsn, "sampler-test-ctl")
@@ -337,6 +338,7 @@ func TestSample(t *testing.T) {
 // analyzed once and never vacuumed, so that counts swapped between the two values
 // would show. It runs alone: autovacuum's naptime is the whole server's.
 func TestAutovacuum(t *testing.T) {
+	pgtest.Long(t)
 	pgtest.Server(t) // sets the server's autovacuum_naptime: not on a server elsewhere
 	dsn := pgtest.NewDatabase(t)
 	ctl := connect(t, dsn, "sampler-test-ctl")
@@ -427,6 +429,7 @@ func TestAutovacuum(t *testing.T) {
 // sampler adds to pg_stat_database, that commits leaves them out, and that
 // Control's settled readings leave out its own.
 func TestOwnCommits(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
@@ -501,6 +504,7 @@ func ownServerOptions(t *testing.T, name string) localpg.Options {
 
 // TestRestart restarts a server of its own under the sampler.
 func TestRestart(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	opts := ownServerOptions(t, "restart")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -44,6 +44,7 @@ func openPostgresTemp(t *testing.T) *Store {
 // The PostgreSQL store has the SQLite store's tables and columns, in the same
 // schema version.
 func TestPostgresSchema(t *testing.T) {
+	pgtest.Long(t)
 	ctx := t.Context()
 	lite, _ := openTemp(t)
 	pg := openPostgresTemp(t)

@@ -30,6 +30,7 @@ func runner(dir string, out *bytes.Buffer) *studyrun.Runner {
 // library, as the command line does: the plan, the runs in the store with the
 // study's labels, the status, and a second Run that finds everything made.
 func TestRunner(t *testing.T) {
+	pgtest.Long(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "lib.yaml")
 	spec := fmt.Sprintf(`name: lib

@@ -20,6 +20,7 @@ import (
 // the first run and the second's finished intervals; running the study again makes
 // the rest.
 func TestKilledDuringStudy(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
@@ -112,6 +113,7 @@ func storedRun2(t *testing.T, results string) *store.RunDetail {
 // TestKilledDuringStudyLoad: pgbakeoff SIGKILLed while a study loads its data; the
 // study run again resumes the load instead of starting it over, and finishes.
 func TestKilledDuringStudyLoad(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	results := filepath.Join(dir, "r.db")
@@ -166,6 +168,7 @@ func killChild(t *testing.T, args []string, reached func(line string) bool, afte
 // same results store refuses to start, naming the first; once the first is gone
 // (killed, its lock left behind), the study runs again.
 func TestStudyRunsOnce(t *testing.T) {
+	pgtest.Long(t)
 	dir := t.TempDir()
 	dsn := pgtest.NewDatabase(t)
 	results := filepath.Join(dir, "r.db")

@@ -19,6 +19,7 @@ import (
 // dataset; init again resumes it where it stopped and makes it whole, the same data
 // a load that never stopped makes.
 func TestInterruptedLoad(t *testing.T) {
+	pgtest.Long(t)
 	tests := []struct {
 		kind string
 		init []string

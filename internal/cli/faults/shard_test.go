@@ -28,6 +28,7 @@ import (
 // the same instants; shard 0 alone reads the server, and neither takes the
 // other's sessions or commits for other work in the database.
 func TestShardsFromJobEnvironment(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	pgtest.Query(t, dsn, "create table seen (client int, shard text)")
@@ -216,6 +217,7 @@ func startPod(t *testing.T, i, n int, args []string, env ...string) (*exec.Cmd, 
 // A shard killed in the middle of the window: the other's results are kept, and
 // the merged run says it is incomplete and why.
 func TestShardKilled(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "select.sql")
@@ -270,6 +272,7 @@ func hdrFromShards(t *testing.T, dir string) *hdrhistogram.Histogram {
 // after the last; merge then makes the whole run in place. A shard whose partner
 // never comes fails once its timeout has passed, saying which shard is missing.
 func TestShardsMeetInStore(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	results := pgtest.NewDatabase(t)
 	dir := t.TempDir()
@@ -364,6 +367,7 @@ func TestShardsMeetInStore(t *testing.T) {
 // init tpcc --shard loads a share of the warehouses, and --finish refuses until
 // every share is there, then makes the database `check tpcc` passes.
 func TestInitShards(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "2", "--shard", "1/2", "--dsn", dsn); code != 0 || !strings.Contains(errOut, "warehouses 2 to 2 of 2 (shard 1/2)") {
 		t.Fatalf("shard 1/2: exit %d\n%s%s", code, out, errOut)
@@ -424,6 +428,7 @@ func rawWindowLatencies(t *testing.T, dir string, from, to time.Time) (*hdrhisto
 // and does not keep the complete groups beside it from being merged; asking for
 // it by name fails, and a store holding it alone is refused whole.
 func TestMergeSkipsGroupThatCannotBeMerged(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "select.sql")
@@ -479,6 +484,7 @@ func TestMergeSkipsGroupThatCannotBeMerged(t *testing.T) {
 // naming the other's, before either runs its window; a shard that never comes is
 // named by the shard that gave up and by the one still waiting.
 func TestShardsRefusedAtTheMeeting(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "select.sql")

@@ -53,6 +53,7 @@ func (s faultSummary) flagged(name string) bool {
 // server that stays away ends the run early, marked incomplete, with what was
 // measured kept.
 func TestServerFaults(t *testing.T) {
+	pgtest.Long(t)
 	shared := pgtest.Server(t)
 	tests := []struct {
 		name    string
@@ -154,6 +155,7 @@ func TestServerFaults(t *testing.T) {
 // connections with 57P03 (a smart shutdown waiting for a session) waits for it up to
 // --outage-timeout, says so, and then fails with one line naming the cause.
 func TestServerShuttingDownAtRunStart(t *testing.T) {
+	pgtest.Long(t)
 	base, _, srv := startLoadedServer(t, pgtest.Server(t), "shutdown")
 	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
 	dsn := srv.TCPDSN()
@@ -207,6 +209,7 @@ func startLoadedServer(t *testing.T, shared *localpg.Server, name string) (strin
 // what one would. Both are invalid, for the commits the server counted beyond their
 // own and for the other's sessions seen at work in the database.
 func TestContaminatedRuns(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
@@ -268,6 +271,7 @@ func TestContaminatedRuns(t *testing.T) {
 // control session's too. The clients reconnect, the control session is opened again,
 // and the server's commits are read and agree; never "server 0".
 func TestControlSessionLost(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)

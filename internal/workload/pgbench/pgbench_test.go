@@ -114,6 +114,7 @@ INSERT INTO t (k, a, b, s, note) VALUES (:client_id, :x, :d, :random_seed % 1000
 `
 
 func TestScriptRunsAsUnderPgbench(t *testing.T) {
+	pgtest.Long(t)
 	bin := pgtest.Pgbench(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "c.sql"), []byte(compatScript), 0o644); err != nil {
@@ -337,6 +338,7 @@ func TestPerCommandLatencies(t *testing.T) {
 // The transaction log has pgbench's lines, a line a transaction or a line an
 // interval; the shapes are checked against pgbench's own log of the same script.
 func TestTransactionLog(t *testing.T) {
+	pgtest.Long(t)
 	bin := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
@@ -564,6 +566,7 @@ func TestAbortAccounting(t *testing.T) {
 // With --exit-on-abort the run ends when the first client aborts; without it the
 // other clients go on to the end.
 func TestExitOnAbort(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "x.sql")

@@ -12,6 +12,7 @@ import (
 // Three tables over two shards make the database a single load makes: the same
 // rows, keys and table size mark; the finish refuses while a shard is missing.
 func TestShardedLoad(t *testing.T) {
+	pgtest.Long(t)
 	whole, sharded := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 	opt := sysbench.LoadOptions{Tables: 3, TableSize: 3000}
 	if _, err := sysbench.Load(context.Background(), connector(whole), opt, nil); err != nil {

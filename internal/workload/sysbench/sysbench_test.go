@@ -143,6 +143,7 @@ func eventCommits(res *driver.Result, s *driver.Script, clients int) int64 {
 // TestScripts runs every script on loaded tables and checks what the writing ones
 // did to them.
 func TestScripts(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	const tables, size = 2, 3000
 	dsn := loaded(t, sysbench.LoadOptions{Tables: tables, TableSize: size})

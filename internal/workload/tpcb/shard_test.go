@@ -14,6 +14,7 @@ import (
 // single load makes: the same rows in every table, with its keys. The finish
 // refuses while a shard is missing.
 func TestShardedLoad(t *testing.T) {
+	pgtest.Long(t)
 	whole, sharded := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 	opt := tpcb.LoadOptions{Scale: 3, Workers: 2, Partitions: 2, PartitionMethod: "hash"}
 	if _, err := tpcb.Load(context.Background(), connector(t, whole), opt, nil); err != nil {

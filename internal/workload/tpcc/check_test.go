@@ -51,6 +51,7 @@ func checkFailures(t *testing.T, run func() (tpcc.CheckReport, error), hammerdb 
 // The data is never taken for HammerDB's, so conditions 10 and 12 are checked as the
 // clause states them.
 func TestCheck(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	conn := dial(t, loadedDatabase(t))
 	ctx := context.Background()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
 )
 
@@ -96,6 +97,7 @@ func compareCustomers(a, b customerKey) int {
 // rule was applied to, and still fails on columns that neither tool's Payment could
 // have left.
 func TestCheckBothTools(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	conn := dial(t, hammerdbDatabase(t))
 	ctx := context.Background()

@@ -161,6 +161,7 @@ UPDATE customer SET c_balance = c_balance + t.total FROM t WHERE c_w_id = 1 AND 
 // TestHammerDBShape checks that the fixture holds the facts of HammerDB's data that
 // the consistency check has to live with.
 func TestHammerDBShape(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	conn := dial(t, hammerdbDatabase(t))
 	want := map[string]string{
@@ -194,6 +195,7 @@ func TestHammerDBShape(t *testing.T) {
 // said, and still fails, naming the condition, after one relationship that
 // HammerDB's data keeps is broken (and mended again).
 func TestCheckHammerDB(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	conn := dial(t, hammerdbDatabase(t))
 	ctx := context.Background()

@@ -58,6 +58,7 @@ func check(t *testing.T, dsn string, want map[string]string) {
 // earlier load, and checks row counts, the population rules of clause 4.3.3.1, the
 // schema, and that both loads hold the same data.
 func TestLoad(t *testing.T) {
+	pgtest.Long(t)
 	plain, parted := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 	phases := loadInto(t, plain, LoadOptions{Warehouses: 2, Time: loadTime})
 	for _, step := range []string{"copy", "keys", "analyze", "procedures"} {

@@ -126,6 +126,7 @@ func TestProceduresCreate(t *testing.T) {
 // TestProcedures runs each transaction on one loaded warehouse and compares what it
 // did with what the clause for it says, computed here by plain queries.
 func TestProcedures(t *testing.T) {
+	pgtest.Long(t)
 	t.Parallel()
 	dsn := loadedDatabase(t)
 	conn := dial(t, dsn)

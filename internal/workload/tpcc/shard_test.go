@@ -15,6 +15,7 @@ import (
 // shard is missing; a shard run again goes on where it stopped, at the same time as
 // another; a finished database refuses more shards.
 func TestShardedLoad(t *testing.T) {
+	pgtest.Long(t)
 	whole, sharded := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
 	loadInto(t, whole, LoadOptions{Warehouses: 2, Time: loadTime})
 	shard := func(i int) error {
