@@ -61,7 +61,6 @@ type demoOptions struct {
 }
 
 func runDemo(ctx context.Context, env *Env, o demoOptions, results string) error {
-	scale, warmup, duration := o.scale, o.warmup, o.duration
 	out := env.Stdout
 	servers := []*demoServer{
 		{label: "default"},
@@ -79,7 +78,7 @@ func runDemo(ctx context.Context, env *Env, o demoOptions, results string) error
   3. run select-only and tpcb-like at %d and %d clients, %s warm-up and %s measured each,
      alternating the servers so drift on this machine affects both alike
   4. print throughput and p99 latency side by side; every run is kept in %s
-`, scale, clients[0], clients[1], warmup, duration, target.Redact(results))
+`, o.scale, clients[0], clients[1], o.warmup, o.duration, target.Redact(results))
 
 	base, err := demoBaseDir(o.dir)
 	if err != nil {
@@ -97,37 +96,56 @@ func runDemo(ctx context.Context, env *Env, o demoOptions, results string) error
 		return err
 	}
 
-	type key struct {
-		script  string
-		clients int
-		label   string
+	got, err := demoRuns(ctx, env, servers, scripts, clients, o, results)
+	if err != nil {
+		return err
 	}
-	got := map[key]*engine.Summary{}
+	if err := demoTable(out, got, scripts, clients); err != nil {
+		return err
+	}
+	demoFootnote(out, results)
+	return nil
+}
+
+// demoKey names one of the demo's runs.
+type demoKey struct {
+	script  string
+	clients int
+	label   string
+}
+
+// demoRuns runs every script at every client count on each server in turn.
+func demoRuns(ctx context.Context, env *Env, servers []*demoServer, scripts []string, clients []int, o demoOptions, results string) (map[demoKey]*engine.Summary, error) {
+	got := map[demoKey]*engine.Summary{}
 	for _, script := range scripts {
 		for _, c := range clients {
 			for _, s := range servers {
-				fmt.Fprintf(out, "\n%s, %d clients, %s server:\n", script, c, s.label)
+				fmt.Fprintf(env.Stdout, "\n%s, %d clients, %s server:\n", script, c, s.label)
 				run := tpcb.Workload{}.NewRun().(*tpcb.Run)
 				run.Scripts = []string{script}
 				spec := engine.NewSpec()
-				spec.Workload, spec.Clients, spec.Warmup, spec.Duration = run, c, warmup, duration
+				spec.Workload, spec.Clients, spec.Warmup, spec.Duration = run, c, o.warmup, o.duration
 				spec.Progress, spec.Labels = 5*time.Second, map[string]string{"demo": s.label}
 				sum, err := runSpec(ctx, env, spec, s.t, results)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				got[key{script, c, s.label}] = sum
-				fmt.Fprintf(out, "  %.0f tps, p99 %.3f ms (run %d)\n", sum.TPS, sum.LatencyMs.P99, sum.RunID)
+				got[demoKey{script, c, s.label}] = sum
+				fmt.Fprintf(env.Stdout, "  %.0f tps, p99 %.3f ms (run %d)\n", sum.TPS, sum.LatencyMs.P99, sum.RunID)
 			}
 		}
 	}
+	return got, nil
+}
 
+// demoTable prints the two servers' throughput and p99 side by side.
+func demoTable(out io.Writer, got map[demoKey]*engine.Summary, scripts []string, clients []int) error {
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "script\tclients\tdefault tps\ttuned tps\ttuned/default\tdefault p99 ms\ttuned p99 ms\t\n")
 	for _, script := range scripts {
 		for _, c := range clients {
-			a, b := got[key{script, c, "default"}], got[key{script, c, "tuned"}]
+			a, b := got[demoKey{script, c, "default"}], got[demoKey{script, c, "tuned"}]
 			ratio := 0.0
 			if a.TPS > 0 {
 				ratio = b.TPS / a.TPS
@@ -135,11 +153,7 @@ func runDemo(ctx context.Context, env *Env, o demoOptions, results string) error
 			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2fx\t%.3f\t%.3f\t\n", script, c, a.TPS, b.TPS, ratio, a.LatencyMs.P99, b.LatencyMs.P99)
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	demoFootnote(out, results)
-	return nil
+	return tw.Flush()
 }
 
 // startDemoServers starts the servers and loads TPC-B at scale into each.

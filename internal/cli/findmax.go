@@ -47,30 +47,11 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 	_ = fl.MarkHidden("rate") // the search sets it
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		results, _ := cmd.Flags().GetString("results")
-		var err error
-		if o.Objective, err = findmax.ParseObjective(slo, errs); err != nil {
-			return usageError{err}
-		}
-		if o.Resolution, err = percentFlag("--resolution", *resolution); err != nil {
-			return usageError{err}
-		}
-		if o.Confirm < 0 || o.Ceiling < 0 || o.Budget < 0 {
-			return usageError{fmt.Errorf("--confirm, --ceiling and --budget must not be negative")}
-		}
-		if cmd.Flags().Changed("rate") {
-			return usageError{fmt.Errorf("find-max chooses the rates itself: leave --rate out")}
+		if err := checkFindMax(cmd, f, &o, slo, errs, *resolution); err != nil {
+			return err
 		}
 		ctx, stop := env.Interrupt(cmd.Context())
 		defer stop()
-		if err := f.Settle(); err != nil {
-			return usageError{err}
-		}
-		if f.Spec.Transactions > 0 {
-			return usageError{fmt.Errorf("find-max holds each rate for --duration: leave --transactions out")}
-		}
-		if err := f.Spec.Validate(); err != nil {
-			return usageError{err}
-		}
 		// The search's runs share a label, so that reports show them as one search.
 		if f.Spec.Labels == nil {
 			f.Spec.Labels = map[string]string{}
@@ -100,6 +81,34 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		return err
 	}
 	return cmd
+}
+
+// checkFindMax reads find-max's own flags into o and refuses what a search
+// cannot take: a fixed rate, a transaction count, negative limits.
+func checkFindMax(cmd *cobra.Command, f *workload.RunFlags, o *findmax.Options, slo, errs, resolution string) error {
+	var err error
+	if o.Objective, err = findmax.ParseObjective(slo, errs); err != nil {
+		return usageError{err}
+	}
+	if o.Resolution, err = percentFlag("--resolution", resolution); err != nil {
+		return usageError{err}
+	}
+	if o.Confirm < 0 || o.Ceiling < 0 || o.Budget < 0 {
+		return usageError{fmt.Errorf("--confirm, --ceiling and --budget must not be negative")}
+	}
+	if cmd.Flags().Changed("rate") {
+		return usageError{fmt.Errorf("find-max chooses the rates itself: leave --rate out")}
+	}
+	if err := f.Settle(); err != nil {
+		return usageError{err}
+	}
+	if f.Spec.Transactions > 0 {
+		return usageError{fmt.Errorf("find-max holds each rate for --duration: leave --transactions out")}
+	}
+	if err := f.Spec.Validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 // percentFlag reads a share written as a percentage ("5%") or a fraction ("0.05").

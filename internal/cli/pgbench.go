@@ -309,6 +309,35 @@ func pgbenchSpec(o *pgbenchOptions, env *Env) (*workload.RunFlags, *pgbenchw.Run
 	fs := pflag.NewFlagSet("run pgbench", pflag.ContinueOnError)
 	f := workload.BindRun(w, fs)
 	pr := f.Spec.Workload.(*pgbenchw.Run)
+	if err := setPgbenchFlags(o, fs, env); err != nil {
+		return nil, nil, err
+	}
+	spec := &f.Spec
+	spec.ExitOnAbort, spec.ConnectPerTx = o.exitOnAbort, o.connect
+	pr.PerCommand, pr.Log, pr.FailuresDetailed, pr.ContinueOnError = o.perCommand, o.log, o.detail, o.continueOnError
+	// pgbench aborts a client whose connection is lost, and waits as long as a
+	// statement takes: the run ends once no client has a connection, unless asked
+	// to reconnect, and no transaction is abandoned for its length.
+	spec.TxTimeout = 0
+	if !o.reconnect {
+		spec.OutageTimeout = time.Millisecond
+	}
+	spec.In = env.Stdin
+	if err := f.Settle(); err != nil {
+		return nil, nil, err
+	}
+	if err := pgbenchNumbers(o, spec, pr); err != nil {
+		return nil, nil, err
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return f, pr, nil
+}
+
+// setPgbenchFlags sets run pgbench's flags from pgbench's options, with
+// pgbench's defaults where they differ from pgbakeoff's.
+func setPgbenchFlags(o *pgbenchOptions, fs *pflag.FlagSet, env *Env) error {
 	set := func(name, value string) error {
 		if err := fs.Set(name, value); err != nil {
 			return fmt.Errorf("invalid value %q for %s: %v", value, name, err)
@@ -347,30 +376,7 @@ func pgbenchSpec(o *pgbenchOptions, env *Env) (*workload.RunFlags, *pgbenchw.Run
 	for _, v := range o.defines {
 		errs = append(errs, set("define", v))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
-	}
-	spec := &f.Spec
-	spec.ExitOnAbort, spec.ConnectPerTx = o.exitOnAbort, o.connect
-	pr.PerCommand, pr.Log, pr.FailuresDetailed, pr.ContinueOnError = o.perCommand, o.log, o.detail, o.continueOnError
-	// pgbench aborts a client whose connection is lost, and waits as long as a
-	// statement takes: the run ends once no client has a connection, unless asked
-	// to reconnect, and no transaction is abandoned for its length.
-	spec.TxTimeout = 0
-	if !o.reconnect {
-		spec.OutageTimeout = time.Millisecond
-	}
-	spec.In = env.Stdin
-	if err := f.Settle(); err != nil {
-		return nil, nil, err
-	}
-	if err := pgbenchNumbers(o, spec, pr); err != nil {
-		return nil, nil, err
-	}
-	if err := spec.Validate(); err != nil {
-		return nil, nil, err
-	}
-	return f, pr, nil
+	return errors.Join(errs...)
 }
 
 // pgbenchNumbers reads the options whose values pgbench reads as numbers of its

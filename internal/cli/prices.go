@@ -71,34 +71,44 @@ target as price: {cloud: ...}, price that target in reports.`,
 	}
 	var pf priceFlags
 	pf.add(cmd.PersistentFlags())
-	lookup := func(c *cobra.Command, q pricelist.Query) error {
-		l, err := pf.lister(env)
-		if err != nil {
-			return err
-		}
-		ctx, stop := env.Interrupt(c.Context())
-		defer stop()
-		p, err := l.Price(ctx, q)
-		if err != nil {
-			var nf *pricelist.NotFoundError
-			if errors.As(err, &nf) {
-				return usageError{err}
-			}
-			return err
-		}
-		writePrice(env.Stdout, q, p)
-		return nil
-	}
-
 	// cloud is the subcommand of a cloud, looking up the query its flags fill.
 	cloud := func(name, short, example string, q *pricelist.Query) *cobra.Command {
 		return &cobra.Command{Use: name, Short: short, Example: example, Args: cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				q.Cloud = name
-				return lookup(c, *q)
+				return lookupPrice(c, env, &pf, *q)
 			}}
 	}
+	cmd.AddCommand(azurePriceCmd(cloud), awsPriceCmd(cloud), gcpPriceCmd(cloud))
+	return cmd
+}
 
+// lookupPrice prints the price of q from its cloud's list; a deployment the list
+// does not hold is a usage error, naming the nearest.
+func lookupPrice(c *cobra.Command, env *Env, pf *priceFlags, q pricelist.Query) error {
+	l, err := pf.lister(env)
+	if err != nil {
+		return err
+	}
+	ctx, stop := env.Interrupt(c.Context())
+	defer stop()
+	p, err := l.Price(ctx, q)
+	if err != nil {
+		var nf *pricelist.NotFoundError
+		if errors.As(err, &nf) {
+			return usageError{err}
+		}
+		return err
+	}
+	writePrice(env.Stdout, q, p)
+	return nil
+}
+
+// cloudCmd makes a cloud's subcommand, which looks up the query its flags fill.
+type cloudCmd func(name, short, example string, q *pricelist.Query) *cobra.Command
+
+// azurePriceCmd is `prices azure`.
+func azurePriceCmd(cloud cloudCmd) *cobra.Command {
 	var az pricelist.Query
 	azure := cloud("azure", "Azure Database for PostgreSQL flexible server, from the Azure Retail Prices API",
 		`  pgbakeoff prices azure --sku Standard_D16ads_v5 --storage 1TiB --region eastus
@@ -110,28 +120,34 @@ target as price: {cloud: ...}, price that target in reports.`,
 	f.BoolVar(&az.HA, "ha", false, "high availability: a standby, billed as the primary")
 	f.StringVar(&az.Region, "region", "", "region, such as eastus")
 	f.StringVar(&az.Currency, "currency", "", "currency of the prices, such as EUR (default USD)")
+	return azure
+}
 
+// awsPriceCmd is `prices aws`.
+func awsPriceCmd(cloud cloudCmd) *cobra.Command {
 	var aw pricelist.Query
 	aws := cloud("aws", "Amazon RDS for PostgreSQL, from AWS's bulk price list",
 		`  pgbakeoff prices aws --engine postgres --instance db.m6g.4xlarge --storage gp3:1000GiB:12000iops --multi-az --region us-east-1`, &aw)
-	f = aws.Flags()
+	f := aws.Flags()
 	f.StringVar(&aw.Engine, "engine", "postgres", "database engine: postgres")
 	f.StringVar(&aw.Instance, "instance", "", "instance class, such as db.m6g.4xlarge")
 	f.StringVar(&aw.Storage, "storage", "", "storage: type (gp3, the default, gp2, io1, io2), size, IOPS and throughput joined by ':', such as gp3:1000GiB:12000iops:500mibps")
 	f.BoolVar(&aw.HA, "multi-az", false, "Multi-AZ: one standby in another zone")
 	f.StringVar(&aw.Region, "region", "", "region, such as us-east-1")
+	return aws
+}
 
+// gcpPriceCmd is `prices gcp`.
+func gcpPriceCmd(cloud cloudCmd) *cobra.Command {
 	var gc pricelist.Query
 	gcp := cloud("gcp", "Google Cloud SQL for PostgreSQL, from the Cloud Billing Catalog (needs an API key in $"+pricelist.GCPKeyEnv+")",
 		`  PGBAKEOFF_GCP_API_KEY=... pgbakeoff prices gcp --tier db-custom-16-65536 --storage ssd:1000GiB --ha --region us-central1`, &gc)
-	f = gcp.Flags()
+	f := gcp.Flags()
 	f.StringVar(&gc.SKU, "tier", "", "machine tier, such as db-custom-16-65536 (vCPUs and MB of memory)")
 	f.StringVar(&gc.Storage, "storage", "", "storage: type (ssd, the default, or hdd) and size joined by ':', such as ssd:1000GiB")
 	f.BoolVar(&gc.HA, "ha", false, "high availability: a regional instance")
 	f.StringVar(&gc.Region, "region", "", "region, such as us-central1")
-
-	cmd.AddCommand(azure, aws, gcp)
-	return cmd
+	return gcp
 }
 
 // writePrice prints a price looked up: per hour and per month by component,

@@ -140,8 +140,34 @@ func NewRoot(env *Env) *cobra.Command {
 		return usageError{fmt.Errorf("unknown command %q (see %s --help)", args[0], c.CommandPath())}
 	}
 	root.PersistentFlags().String("results", "pgbakeoff.db", "results store: a SQLite file, or a PostgreSQL database shared by many writers (postgres://... or host=... dbname=...); default $"+envResults+" when set")
-	// A CPU profile of the client is how its cost per transaction is found; hidden
-	// because it is for developers, not for comparing deployments.
+	persistentSetup(root, env)
+	for _, c := range []*cobra.Command{
+		newDemoCmd(env),
+		newServerCmd(env),
+		newInitCmd(env),
+		newRunCmd(env),
+		newFindMaxCmd(env),
+		newPgbenchCmd(env),
+		newCheckCmd(env),
+		newRunsCmd(env),
+		newStudyCmd(env),
+		newReportCmd(env),
+		newCompareCmd(env),
+		newExportCmd(env),
+		newShowCmd(env),
+		newMergeCmd(env),
+		newPricesCmd(env),
+	} {
+		root.AddCommand(c)
+	}
+	return root
+}
+
+// persistentSetup reads --results from the environment when not given, and runs
+// --cpuprofile, a CPU profile of the client, which is how its cost per
+// transaction is found; hidden because it is for developers, not for comparing
+// deployments.
+func persistentSetup(root *cobra.Command, env *Env) {
 	root.PersistentFlags().String("cpuprofile", "", "write a Go CPU profile of this command to FILE")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	var stopProfile func()
@@ -171,26 +197,6 @@ func NewRoot(env *Env) *cobra.Command {
 			stopProfile()
 		}
 	}
-	for _, c := range []*cobra.Command{
-		newDemoCmd(env),
-		newServerCmd(env),
-		newInitCmd(env),
-		newRunCmd(env),
-		newFindMaxCmd(env),
-		newPgbenchCmd(env),
-		newCheckCmd(env),
-		newRunsCmd(env),
-		newStudyCmd(env),
-		newReportCmd(env),
-		newCompareCmd(env),
-		newExportCmd(env),
-		newShowCmd(env),
-		newMergeCmd(env),
-		newPricesCmd(env),
-	} {
-		root.AddCommand(c)
-	}
-	return root
 }
 
 // unknownSub makes a parent command reject unknown subcommands instead of printing help.

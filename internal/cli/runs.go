@@ -158,9 +158,17 @@ func printRuns(w io.Writer, runs []store.Run) error {
 		widths[targetCol] = max(widths[targetCol], utf8.RuneCountInString(row[targetCol]))
 	}
 	widths[workloadCol] = max(12, min(widths[workloadCol], room-widths[targetCol]))
-	var b strings.Builder
 	for _, row := range rows {
 		row[workloadCol] = cutEnd(row[workloadCol], widths[workloadCol])
+	}
+	return writeColumns(w, rows, widths, right)
+}
+
+// writeColumns writes rows with each column padded to its width, to the right
+// where right says so.
+func writeColumns(w io.Writer, rows [][]string, widths []int, right []bool) error {
+	var b strings.Builder
+	for _, row := range rows {
 		var line strings.Builder
 		for i, c := range row {
 			if i > 0 {

@@ -19,7 +19,32 @@ func newStudyCmd(env *Env) *cobra.Command {
 		RunE:  unknownSub("run, status, plan, prices"),
 	}
 	sr := &studyrun.Runner{}
-	var pf, ppf priceFlags // of run and of prices
+	run := newStudyRunCmd(env, sr)
+
+	status := &cobra.Command{
+		Use:   "status FILE",
+		Short: "Show which runs of a study are made and what they measured so far",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return studyRunner(cmd, env, sr).Status(cmd.Context(), args[0])
+		},
+	}
+	plan := &cobra.Command{
+		Use:   "plan FILE",
+		Short: "Show what a study would run, how long it would take and how much data it loads",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return studyRunner(cmd, env, sr).Plan(cmd.Context(), args[0])
+		},
+	}
+	prices := newStudyPricesCmd(env, sr)
+	cmd.AddCommand(run, status, plan, prices)
+	return cmd
+}
+
+// newStudyRunCmd is `study run FILE`.
+func newStudyRunCmd(env *Env, sr *studyrun.Runner) *cobra.Command {
+	var pf priceFlags
 	run := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Check every target, load the data, and make every run of the study not yet made",
@@ -47,23 +72,13 @@ func newStudyCmd(env *Env) *cobra.Command {
 	fl.BoolVar(&sr.KeepServers, "keep-servers", false, "leave the local servers running at the end (by default they stop, and once every run is made their data is removed)")
 	workload.DurationVarP(fl, &sr.Progress, "progress", "", 10*time.Second, "print a progress line this often during each run; 0 for none")
 
-	status := &cobra.Command{
-		Use:   "status FILE",
-		Short: "Show which runs of a study are made and what they measured so far",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return studyRunner(cmd, env, sr).Status(cmd.Context(), args[0])
-		},
-	}
-	plan := &cobra.Command{
-		Use:   "plan FILE",
-		Short: "Show what a study would run, how long it would take and how much data it loads",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return studyRunner(cmd, env, sr).Plan(cmd.Context(), args[0])
-		},
-	}
+	return run
+}
+
+// newStudyPricesCmd is `study prices FILE`.
+func newStudyPricesCmd(env *Env, sr *studyrun.Runner) *cobra.Command {
 	var refresh bool
+	var ppf priceFlags
 	prices := &cobra.Command{
 		Use:   "prices FILE",
 		Short: "Look up the prices of the study's targets that name their cloud's price list, and keep them with the study",
@@ -84,8 +99,7 @@ and with --refresh looks every price up anew.`,
 	}
 	ppf.add(prices.Flags())
 	prices.Flags().BoolVar(&refresh, "refresh", false, "look every price up anew, replacing those kept")
-	cmd.AddCommand(run, status, plan, prices)
-	return cmd
+	return prices
 }
 
 // studyRunner is sr wired to the command's results store and output.
