@@ -28,12 +28,12 @@ func TestRateShowsStall(t *testing.T) {
 					return
 				}
 				go func() {
-					time.Sleep(2 * time.Second)
+					time.Sleep(2 * time.Second) // into the window: the pause's place
 					if err := srv.SignalAll(syscall.SIGSTOP); err != nil {
 						paused <- err
 						return
 					}
-					time.Sleep(2 * time.Second)
+					time.Sleep(2 * time.Second) // the pause's length
 					paused <- srv.SignalAll(syscall.SIGCONT)
 				}()
 			}})

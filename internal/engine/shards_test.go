@@ -64,10 +64,10 @@ func TestShardsMerged(t *testing.T) {
 		}()
 	}
 	// The outage: every client's session ended, and none let in for 1.5 s.
-	time.Sleep(time.Until(start.Add(time.Second)))
+	time.Sleep(time.Until(start.Add(time.Second))) // a second into the window the shards begin together: the outage's place
 	allow(false)
 	pgtest.Query(t, pgtest.DSN(t), "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name like 'pgbakeoff-shards-%'")
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(1500 * time.Millisecond) // the outage's length, not a wait for something
 	allow(true)
 
 	texts := make([]string, 2)

@@ -641,8 +641,8 @@ func TestHelperKilledWriter(t *testing.T) {
 		os.Exit(1)
 	}
 	fmt.Println("written")
-	time.Sleep(time.Minute)
-	os.Exit(1) // not reached when the parent kills us
+	time.Sleep(time.Minute) // waits to be killed, not for something
+	os.Exit(1)              // not reached when the parent kills us
 }
 
 // writeUnfinished writes a run and two intervals and leaves the store open.

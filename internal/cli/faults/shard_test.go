@@ -224,7 +224,7 @@ func TestShardKilled(t *testing.T) {
 	clitest.WriteFile(t, script, "select :'shard';\n")
 	start := time.Now().Add(6 * time.Second).UTC().Truncate(time.Millisecond)
 	cmds, outs := startShards(t, dir, start, "run", "pgbench", "-f", script, "--clients", "2", "--warmup", "0s", "--duration", "4s", "--dsn", dsn)
-	time.Sleep(time.Until(start.Add(2 * time.Second)))
+	time.Sleep(time.Until(start.Add(2 * time.Second))) // mid-window, as both shards begin at start: the kill's place
 	if err := cmds[1].Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
