@@ -153,26 +153,6 @@ func TestCrash(t *testing.T) {
 	}
 }
 
-// waitSamples waits until n of the samples delivered satisfy ok.
-func waitSamples(t *testing.T, rec *recorder, ok func(sampler.Sample) bool, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		seen := 0
-		for _, sm := range rec.all() {
-			if ok(sm) {
-				seen++
-			}
-		}
-		if seen >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d samples of %d wanted after 30s", seen, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // waitUp waits until the server at dsn accepts connections.
 func waitUp(t *testing.T, dsn string) {
 	t.Helper()

@@ -68,18 +68,101 @@ func local(t *testing.T) *sampler.Local {
 type recorder struct {
 	mu      sync.Mutex
 	samples []sampler.Sample
+	added   chan struct{} // closed as the next sample is added (see next)
 }
 
 func (r *recorder) add(s sampler.Sample) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.samples = append(r.samples, s)
+	if r.added != nil {
+		close(r.added)
+		r.added = nil
+	}
 }
 
 func (r *recorder) all() []sampler.Sample {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.samples)
+}
+
+// next returns the samples so far and a channel closed once another is added.
+func (r *recorder) next() ([]sampler.Sample, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.added == nil {
+		r.added = make(chan struct{})
+	}
+	return slices.Clone(r.samples), r.added
+}
+
+// waitSamples waits until n of the samples delivered satisfy ok, and returns
+// those that do.
+func waitSamples(t *testing.T, rec *recorder, ok func(sampler.Sample) bool, n int) []sampler.Sample {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		samples, added := rec.next()
+		var seen []sampler.Sample
+		for _, sm := range samples {
+			if ok(sm) {
+				seen = append(seen, sm)
+			}
+		}
+		if len(seen) >= n {
+			return seen
+		}
+		select {
+		case <-added:
+		case <-timeout:
+			t.Fatalf("%d samples of %d wanted after 30s", len(seen), n)
+		}
+	}
+}
+
+// queryOne runs sql on conn and returns the one value of its last result.
+func queryOne(t *testing.T, conn *pgconn.PgConn, sql string) string {
+	t.Helper()
+	res, err := conn.Exec(context.Background(), sql).ReadAll()
+	if err != nil || len(res) == 0 || len(res[len(res)-1].Rows) != 1 {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return string(res[len(res)-1].Rows[0][0])
+}
+
+// waitGone waits until the backends with the given process IDs have exited:
+// sessions report what is left of their statistics as they end.
+func waitGone(t *testing.T, conn *pgconn.PgConn, pids ...uint32) {
+	t.Helper()
+	ids := make([]string, len(pids))
+	for i, p := range pids {
+		ids[i] = strconv.FormatUint(uint64(p), 10)
+	}
+	left := "select count(*) from pg_stat_activity where pid in (" + strings.Join(ids, ", ") + ")"
+	for deadline := time.Now().Add(10 * time.Second); queryOne(t, conn, left) != "0"; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("backends %v still there 10 s after their sessions were closed", pids)
+		}
+	}
+}
+
+// waitStatsShow waits until the statistics read from now on hold what every
+// session has reported so far. From PostgreSQL 15 they do at once, kept in
+// shared memory; before, reports travel to the statistics collector, whose
+// file a reader may be given half a second old: this waits for a file written
+// after now.
+func waitStatsShow(t *testing.T, conn *pgconn.PgConn) {
+	t.Helper()
+	if queryOne(t, conn, "select current_setting('server_version_num')::int >= 150000") == "t" {
+		return
+	}
+	newer := "select pg_stat_get_snapshot_timestamp() > '" + queryOne(t, conn, "select clock_timestamp()") + "'"
+	for deadline := time.Now().Add(10 * time.Second); queryOne(t, conn, newer) != "t"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the statistics collector wrote no newer file in 10 s")
+		}
+	}
 }
 
 // total adds up a value over the samples: a rate times each interval, or a count.
@@ -133,7 +216,7 @@ func TestSample(t *testing.T) {
 	node := nodeExporter(t)
 	// Before 15, CREATE DATABASE makes two checkpoints, and the statistics
 	// collector may show them half a second late.
-	time.Sleep(time.Second)
+	waitStatsShow(t, ctl)
 
 	var rec recorder
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -172,17 +255,22 @@ func TestSample(t *testing.T) {
 			sleeps++
 		}
 	})
-	time.Sleep(800 * time.Millisecond)
+	time.Sleep(800 * time.Millisecond) // the checkpoint's place amid the workload
 	execSQL(t, ctl, "checkpoint")
 	wg.Wait()
 	// Sessions that end report their statistics; before 15 these travel to
-	// the statistics collector, which takes up to half a second.
+	// the statistics collector, which takes up to half a second. A sample begun
+	// after they show has readings that hold them (as it stops, the sampler
+	// reads again only if its last reading is not just past).
 	for _, c := range []*pgconn.PgConn{writer, sleeper} {
 		if err := c.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	}
-	time.Sleep(time.Second)
+	waitGone(t, ctl, writer.PID(), sleeper.PID())
+	waitStatsShow(t, ctl)
+	shown := time.Now()
+	waitSamples(t, &rec, func(sm sampler.Sample) bool { return sm.Start.After(shown) }, 1)
 	res := s.Stop()
 	samples := rec.all()
 	for _, sm := range samples {
@@ -408,8 +496,14 @@ func TestAutovacuum(t *testing.T) {
 	waitFor("v", "autovacuum_count", 2)
 	waitFor("a", "autoanalyze_count", 1)
 	reset()
-	// A worker already started finishes; the next sample sees what it did.
-	time.Sleep(time.Second)
+	// A worker already started finishes; the last sample, as the sampler stops,
+	// sees what it did.
+	working := "select count(*) from pg_stat_activity where datname = current_database() and backend_type = 'autovacuum worker'"
+	for deadline := time.Now().Add(30 * time.Second); pgtest.Query(t, dsn, working) != "0"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("an autovacuum worker still in the database 30 s after the naptime was reset")
+		}
+	}
 	stop()
 	vacuums1, analyzes1 := sums()
 	samples := rec.all()
@@ -452,7 +546,7 @@ func TestOwnCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // sampling an idle database: the span measured, not a wait for something
 	res := s.Stop()
 	if len(res.Errors) > 0 {
 		t.Errorf("sampling errors: %q", res.Errors)
@@ -533,30 +627,23 @@ func TestRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// Two samples of the first postmaster; then the server is down until a sample
+	// has failed.
+	first := waitSamples(t, &rec, func(sm sampler.Sample) bool { return !sm.ServerStarted.IsZero() }, 2)[0].ServerStarted
 	if err := srv.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	stopped := time.Now()
+	waitSamples(t, &rec, func(sm sampler.Sample) bool { return sm.End.After(stopped) && sm.ServerStarted.IsZero() }, 1)
 	opts.Port = srv.Port
 	if srv, err = localpg.Start(ctx, opts); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for two samples of the new postmaster, which give rates again.
-	var after []sampler.Sample
-	for len(after) < 2 && ctx.Err() == nil {
-		time.Sleep(100 * time.Millisecond)
-		after = after[:0]
-		for _, sm := range rec.all() {
-			if !sm.ServerStarted.IsZero() && !sm.ServerStarted.Equal(rec.all()[0].ServerStarted) {
-				after = append(after, sm)
-			}
-		}
-	}
+	// Two samples of the new postmaster, which give rates again.
+	after := waitSamples(t, &rec, func(sm sampler.Sample) bool {
+		return !sm.ServerStarted.IsZero() && !sm.ServerStarted.Equal(first)
+	}, 2)
 	res := s.Stop()
-	if len(after) < 2 {
-		t.Fatalf("%d samples of the restarted server, want 2", len(after))
-	}
 	if !res.Restarted || res.AddressChanged {
 		t.Errorf("Result = %+v, want restarted at the same address", res)
 	}
@@ -635,7 +722,7 @@ func TestStopAfterCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(350 * time.Millisecond)
+	waitSamples(t, &rec, func(sampler.Sample) bool { return true }, 2)
 	if n := sessions(); n != "1" {
 		t.Errorf("%s sampler sessions, want 1", n)
 	}
