@@ -32,9 +32,17 @@ matrix: {clients: [1], duration: 6s, repeat: 3}
 `, dsn))
 	seen := killChild(t, []string{"study", "run", file, "--results", results, "--progress", "0"},
 		func(line string) bool { return strings.HasPrefix(line, "[2/3]") },
-		// Into the second run's window, past its first interval even when a loaded
-		// machine takes seconds to prepare the run, and well before its end.
-		4*time.Second)
+		// Into the second run's window, once its first interval is stored, and well
+		// before its end.
+		func() bool {
+			st, err := store.OpenReadOnly(t.Context(), results)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			d, err := st.Run(t.Context(), 2)
+			return err == nil && len(d.Intervals) > 0
+		})
 	if !strings.Contains(seen, "[2/3]") {
 		t.Fatalf("the child never reached the second run:\n%s", seen)
 	}
@@ -123,8 +131,10 @@ targets: [{name: here, dsn: %q}]
 workloads: [{kind: tpcb, load: {scale: 40}, dataset: keep}]
 matrix: {clients: [1], duration: 1s, repeat: 1}
 `, dsn))
+	copying := "select count(*) > 0 from pg_stat_activity where datname like 'pgbakeoff_killedload_%' and state = 'active' and query like 'COPY pgbench_accounts%'"
 	seen := killChild(t, []string{"study", "run", file, "--results", results, "--progress", "0"},
-		func(line string) bool { return strings.Contains(line, "loading TPC-B scale 40 into database") }, 1500*time.Millisecond) // into the copy
+		func(line string) bool { return strings.Contains(line, "loading TPC-B scale 40 into database") },
+		func() bool { return pgtest.Query(t, dsn, copying) == "t" }) // into the copy
 	if !strings.Contains(seen, "loading TPC-B") {
 		t.Fatalf("the child never started loading:\n%s", seen)
 	}
@@ -144,19 +154,23 @@ matrix: {clients: [1], duration: 1s, repeat: 1}
 }
 
 // killChild runs pgbakeoff with args in a child process, reads its output until a
-// line satisfies reached, waits for after and kills it with SIGKILL; it returns what
-// the child printed.
-func killChild(t *testing.T, args []string, reached func(line string) bool, after time.Duration) string {
+// line satisfies reached, waits until ready says yes (asked every 20 ms, for up to
+// a minute) and kills it with SIGKILL; it returns what the child printed.
+func killChild(t *testing.T, args []string, reached func(line string) bool, ready func() bool) string {
 	t.Helper()
 	cmd, sc := clitest.Start(t, args)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }) // when the test fails first
 	var seen strings.Builder
-	for sc.Scan() {
+	found := false
+	for !found && sc.Scan() {
 		seen.WriteString(sc.Text() + "\n")
-		if reached(sc.Text()) {
-			break
+		found = reached(sc.Text())
+	}
+	for deadline := time.Now().Add(time.Minute); found && !ready(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child was not where it was to be killed a minute after its line; it printed:\n%s", seen.String())
 		}
 	}
-	time.Sleep(after)
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

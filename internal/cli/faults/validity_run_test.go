@@ -3,6 +3,8 @@ package faults_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,12 +113,13 @@ func TestServerFaults(t *testing.T) {
 				code, out, errOut := run(t, args...)
 				done <- result{code, out, errOut}
 			}()
-			time.Sleep(2 * time.Second)
+			waitClients(t, dsn, 2, done)
+			time.Sleep(time.Second) // into the run's window: the fault's place, not a wait for something
 			if err := tc.fault(srv); err != nil {
 				t.Fatal(err)
 			}
 			if tc.restart {
-				time.Sleep(500 * time.Millisecond)
+				time.Sleep(500 * time.Millisecond) // the outage's length: connections refused meanwhile
 				opts.Port = srv.Port
 				restarted, err := localpg.Start(t.Context(), opts)
 				if err != nil {
@@ -167,7 +170,7 @@ func TestServerShuttingDownAtRunStart(t *testing.T) {
 	if err := srv.Signal(syscall.SIGTERM); err != nil { // smart shutdown
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	waitRefused(t, dsn, "57P03")
 	start := time.Now()
 	code, out, errOut := run(t, "run", "tpcb", "--duration", "1s", "--outage-timeout", "1s", "--results", filepath.Join(base, "r.db"), "--dsn", dsn)
 	if code == 0 || !strings.Contains(errOut, "waiting up to 1s") || !strings.Contains(errOut, "57P03") || !strings.Contains(errOut, "times over") {
@@ -178,6 +181,43 @@ func TestServerShuttingDownAtRunStart(t *testing.T) {
 	}
 	if strings.Contains(errOut, "goroutine ") {
 		t.Errorf("stack trace in the output:\n%s", errOut)
+	}
+}
+
+// waitClients waits until at least n clients of a run are connected to the server
+// at dsn, or the run has ended (done holds its result then, put back).
+func waitClients[T any](t *testing.T, dsn string, n int, done chan T) {
+	t.Helper()
+	connected := fmt.Sprintf("select count(*) >= %d from pg_stat_activity where application_name like 'pgbakeoff-run-%%'", n)
+	for deadline := time.Now().Add(time.Minute); pgtest.Query(t, dsn, connected) != "t"; {
+		if time.Now().After(deadline) {
+			t.Fatal("the run's clients did not connect within a minute")
+		}
+		select {
+		case r := <-done:
+			done <- r
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// waitRefused waits until the server at dsn refuses new sessions with SQLSTATE
+// code, as one in a smart shutdown does once it has taken the signal.
+func waitRefused(t *testing.T, dsn, code string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		conn, err := pgconn.Connect(t.Context(), dsn)
+		if err == nil {
+			_ = conn.Close(context.Background())
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == code {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not refuse sessions with %s within 10 s: %v", code, err)
+		}
 	}
 }
 
@@ -290,7 +330,7 @@ func TestControlSessionLost(t *testing.T) {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // the fault's place in the run
 		pgtest.Query(t, pgtest.DSN(t), "select pg_terminate_backend(pid) from pg_stat_activity where datname = '"+db+"'")
 	}()
 	code, out, errOut := run(t, "run", "tpcb", "--script", "select-only", "--clients", "2", "--duration", "4s", "--results", results, "--dsn", dsn)
