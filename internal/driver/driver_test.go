@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,21 +109,20 @@ func testReconnectAfterTerminate(t *testing.T, perClient, program bool) {
 		script = &driver.Script{Name: "read", Weight: 1, Statements: []string{"SELECT v, pg_sleep(0.002) FROM kv WHERE k = $1"},
 			Program: func(s *driver.Session) error { return s.Int(s.Uniform(1, 100)).Exec(0) }}
 	}
-	var after int64
-	go func() {
-		time.Sleep(time.Second)
+	var ivs series
+	var terminated atomic.Int64
+	onWindow, done := inWindow(func() {
+		time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
 		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = '"+app+"'")
-	}()
+		terminated.Store(time.Now().UnixNano())
+	})
 	start := time.Now()
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{script}, Clients: 3, Duration: 3 * time.Second,
-		ThreadPerClient: perClient, OnInterval: func(iv driver.Interval) {
-			if iv.Start.Sub(start) > 1500*time.Millisecond {
-				after += iv.Committed
-			}
-		}})
+		ThreadPerClient: perClient, OnInterval: ivs.add, OnWindow: onWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-done
 	if elapsed := time.Since(start); elapsed > 6*time.Second {
 		t.Errorf("run took %s, want about 3s", elapsed)
 	}
@@ -138,7 +138,7 @@ func testReconnectAfterTerminate(t *testing.T, perClient, program bool) {
 	if res.Failed < 1 || res.Failed > 3 {
 		t.Errorf("failed %d, want 1 to 3 (the transactions in flight): %+v", res.Failed, res.Errors)
 	}
-	if after == 0 {
+	if ivs.committedAfter(time.Unix(0, terminated.Load())) == 0 {
 		t.Error("no transaction committed after the reconnect")
 	}
 	if o := res.OutageSeconds(); o <= 0 || o > 2 {

@@ -112,6 +112,22 @@ func (s *series) sawDown() bool {
 	return slices.ContainsFunc(s.ivs, func(iv driver.Interval) bool { return iv.Down > 0 || iv.ConnectErrors > 0 })
 }
 
+// inWindow returns a Config.OnWindow that runs fault on a goroutine of its own as
+// the run's window opens, and a channel closed once fault has returned. A fault
+// placed from there falls at the same place in the window however long a loaded
+// machine took to connect the clients.
+func inWindow(fault func()) (onWindow func(open bool), done <-chan struct{}) {
+	ch := make(chan struct{})
+	return func(open bool) {
+		if open {
+			go func() {
+				defer close(ch)
+				fault()
+			}()
+		}
+	}, ch
+}
+
 // ownServer is a PostgreSQL server for one test alone, which it may kill and start
 // again on the same port.
 type ownServer struct {
@@ -211,8 +227,8 @@ func TestServerGone(t *testing.T) {
 		var ivs series
 		var restarted atomic.Int64
 		errc := make(chan error, 1)
-		go func() {
-			time.Sleep(time.Second)
+		onWindow, _ := inWindow(func() {
+			time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
 			if err := s.kill(); err != nil {
 				errc <- err
 				return
@@ -221,11 +237,12 @@ func TestServerGone(t *testing.T) {
 			err := s.restart()
 			restarted.Store(time.Now().UnixNano())
 			errc <- err
-		}()
+		})
 		start := time.Now()
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
 			Clients: 3, Duration: 5 * time.Second, MaxBackoff: 200 * time.Millisecond,
-			TxTimeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, OutageTimeout: 20 * time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add})
+			TxTimeout: 5 * time.Second, ConnectTimeout: 2 * time.Second, OutageTimeout: 20 * time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
+			OnWindow: onWindow})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,18 +288,20 @@ func TestServerGone(t *testing.T) {
 
 	t.Run("stopped/outage-timeout=3s", func(t *testing.T) {
 		var ivs series
-		go func() {
-			time.Sleep(time.Second)
+		onWindow, stopped := inWindow(func() {
+			time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
 			if err := s.current().Stop(context.Background()); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 		start := time.Now()
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
-			Clients: 2, Duration: 30 * time.Second, MaxBackoff: 200 * time.Millisecond, OutageTimeout: 3 * time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add})
+			Clients: 2, Duration: 30 * time.Second, MaxBackoff: 200 * time.Millisecond, OutageTimeout: 3 * time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
+			OnWindow: onWindow})
 		if err != nil {
 			t.Fatal(err)
 		}
+		<-stopped
 		// The outage timeout leaves time for attempts refused once the postmaster has
 		// exited, which a loaded machine takes a while to reach.
 		if elapsed := time.Since(start); elapsed > 7*time.Second {
@@ -317,17 +336,19 @@ func TestServerGone(t *testing.T) {
 		if err := s.restart(); err != nil {
 			t.Fatal(err)
 		}
-		go func() {
-			time.Sleep(time.Second)
+		onWindow, stopped := inWindow(func() {
+			time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
 			if err := s.current().Stop(context.Background()); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
-			Clients: 2, Duration: 3 * time.Second, MaxBackoff: 200 * time.Millisecond, OutageTimeout: 2 * time.Minute, Interval: 250 * time.Millisecond})
+			Clients: 2, Duration: 3 * time.Second, MaxBackoff: 200 * time.Millisecond, OutageTimeout: 2 * time.Minute, Interval: 250 * time.Millisecond,
+			OnWindow: onWindow})
 		if err != nil {
 			t.Fatal(err)
 		}
+		<-stopped
 		if !res.Incomplete || !strings.Contains(res.IncompleteReason, "had not come back") {
 			t.Errorf("incomplete %v (%q), want an incomplete run: the server did not come back", res.Incomplete, res.IncompleteReason)
 		}
@@ -437,20 +458,21 @@ func testReset(t *testing.T, perClient bool) {
 	p, tg, _ := faultProxy(t)
 	var ivs series
 	var healed atomic.Int64
-	go func() {
-		time.Sleep(time.Second)
+	onWindow, done := inWindow(func() {
+		time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
 		addToxic(t, p, "reset", "reset_peer", `{"timeout": 0}`)
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // the fault's length
 		removeToxic(t, p, "reset")
 		healed.Store(time.Now().UnixNano())
-	}()
+	})
 	start := time.Now()
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
 		Clients: 2, Duration: 3 * time.Second, MaxBackoff: 100 * time.Millisecond, TxTimeout: 5 * time.Second, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
-		ThreadPerClient: perClient})
+		ThreadPerClient: perClient, OnWindow: onWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-done
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("run took %s, want about 3s", elapsed)
 	}
@@ -471,25 +493,28 @@ func testReset(t *testing.T, perClient bool) {
 	t.Logf("outages %+v; connect errors %+v", res.Outages, res.ConnectErrors)
 }
 
-// testBlackHole drops every answer from 1 s on: each client abandons its
-// transaction after the transaction timeout and keeps failing to connect, and the
-// run still ends on time.
+// testBlackHole drops every answer from 1 s into the window on: each client
+// abandons its transaction after the transaction timeout and keeps failing to
+// connect, and the run still ends on time.
 func testBlackHole(t *testing.T, perClient bool) {
 	p, tg, _ := faultProxy(t)
 	var ivs series
-	go func() {
-		time.Sleep(time.Second)
+	var holed atomic.Int64
+	onWindow, done := inWindow(func() {
+		time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
 		// Answers are dropped from now until the run ends: reads wait forever.
+		holed.Store(time.Now().UnixNano())
 		addToxic(t, p, "hole", "timeout", `{"timeout": 0}`)
-	}()
-	start := time.Now()
+	})
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: []*driver.Script{readScript()},
 		Clients: 2, Duration: 4 * time.Second, MaxBackoff: 100 * time.Millisecond,
 		TxTimeout: 500 * time.Millisecond, ConnectTimeout: 800 * time.Millisecond, Interval: 250 * time.Millisecond, OnInterval: ivs.add,
-		ThreadPerClient: perClient})
+		ThreadPerClient: perClient, OnWindow: onWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-done
+	hole := time.Unix(0, holed.Load())
 	if late := res.End.Sub(res.WindowEnd); late > time.Second {
 		t.Errorf("the run ended %s after its window: no client may hang", late)
 	}
@@ -501,10 +526,10 @@ func testBlackHole(t *testing.T, perClient bool) {
 			t.Errorf("client %d: outage %+v, want timeout, not recovered, one transaction lost", o.Client, o)
 		}
 		// Abandoned 0.5 to 0.75 s after the transaction began: one that began
-		// just before the hole (about 1 s in) and was still waiting for its answer
-		// is abandoned sooner after it than one that began inside it.
-		if at := o.Start.Sub(start); at < time.Second || at > 2200*time.Millisecond {
-			t.Errorf("client %d: outage began %s into the run, want 1-1.75s", o.Client, at)
+		// just before the hole and was still waiting for its answer is abandoned
+		// sooner after it than one that began inside it.
+		if at := o.Start.Sub(hole); at < 0 || at > 1200*time.Millisecond {
+			t.Errorf("client %d: outage began %s after the hole, want 0-0.75s", o.Client, at)
 		}
 	}
 	if !slices.ContainsFunc(res.ConnectErrors, func(e driver.ConnectErrorCount) bool { return e.Cause == "timeout" && e.Count > 1 }) {
@@ -564,7 +589,7 @@ func TestResolveOnce(t *testing.T) {
 				if open {
 					go func() {
 						defer close(terminated)
-						time.Sleep(300 * time.Millisecond)
+						time.Sleep(300 * time.Millisecond) // into the window: the fault's place
 						pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'resolve-once-test'")
 					}()
 				}
@@ -627,10 +652,10 @@ func TestDNSFailureOnReconnect(t *testing.T) {
 			// Once the clients run, however long a loaded machine took to connect them.
 			go func() {
 				defer close(healedCh)
-				time.Sleep(300 * time.Millisecond)
+				time.Sleep(300 * time.Millisecond) // into the window: the fault's place
 				l.broken.Store(true)
 				pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'dns-test'")
-				time.Sleep(500 * time.Millisecond)
+				time.Sleep(500 * time.Millisecond) // the fault's length
 				l.broken.Store(false)
 				healed.Store(time.Now().UnixNano())
 			}()
@@ -674,7 +699,7 @@ func TestTooManyConnections(t *testing.T) {
 	// waits for it to end before it looks.
 	limited := make(chan error, 1)
 	limit := func() error {
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // the refusal's place
 		// Two statements: in one, both share an implicit transaction, so a
 		// terminated client could reconnect before the limit commits.
 		for _, sql := range []string{"alter role " + role + " connection limit 0",
@@ -683,7 +708,7 @@ func TestTooManyConnections(t *testing.T) {
 				return err
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // the refusal's length
 		err := exec(dsn, "alter role "+role+" connection limit -1")
 		admitted.Store(time.Now().UnixNano())
 		return err
@@ -756,7 +781,7 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	time.Sleep(200 * time.Millisecond)
+	waitRefused(t, dsn, "57P03")
 	start = time.Now()
 	_, err = driver.Run(ctx, driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
 		Clients: 2, Duration: time.Second, OutageTimeout: time.Second, MaxBackoff: 100 * time.Millisecond})
@@ -766,6 +791,25 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 	}
 	if took < time.Second || took > 5*time.Second {
 		t.Errorf("gave up after %s, want about the 1s outage timeout", took)
+	}
+}
+
+// waitRefused waits until the server at dsn refuses new sessions with SQLSTATE
+// code, as one in a smart shutdown does once it has taken the signal.
+func waitRefused(t *testing.T, dsn, code string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		conn, err := pgconn.Connect(context.Background(), dsn)
+		if err == nil {
+			_ = conn.Close(context.Background())
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == code {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not refuse sessions with %s within 10 s: %v", code, err)
+		}
 	}
 }
 

@@ -284,17 +284,15 @@ func TestStepsTerminatedBetween(t *testing.T) {
 	tg := parse(t, dsn)
 	tg.Config.RuntimeParams["application_name"] = "steps-terminated"
 	scripts := []*driver.Script{{Name: "idle", Weight: 200, Steps: idle{}}, {Name: "one", Weight: 1, Steps: texts{"select 1"}}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		time.Sleep(time.Second)
+	onWindow, done := inWindow(func() {
+		time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
 		pgtest.Query(t, dsn, "select count(pg_terminate_backend(pid)) from pg_stat_activity where application_name = 'steps-terminated'")
-	}()
-	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: scripts, Clients: 4, Duration: 3 * time.Second})
-	<-done
+	})
+	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: scripts, Clients: 4, Duration: 3 * time.Second, OnWindow: onWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-done
 	if res.EventLoops == 0 {
 		t.Errorf("no event loop")
 	}
