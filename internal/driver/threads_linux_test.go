@@ -3,12 +3,12 @@ package driver_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -29,34 +29,51 @@ func TestThreadPerClient(t *testing.T) {
 	script := &driver.Script{Name: "slow", Weight: 1, Vars: []driver.Var{{Name: "k", Min: 1, Max: 100}},
 		Commands: []driver.Command{{SQL: "SELECT v, pg_sleep(1) FROM kv WHERE k = $1", Params: []int{0}}}}
 	before := runtime.GOMAXPROCS(0)
-	var procs, threads atomic.Int64
-	var gcTook atomic.Int64
-	go func() {
-		time.Sleep(500 * time.Millisecond) // every client is inside its first pg_sleep(1)
-		procs.Store(int64(runtime.GOMAXPROCS(0)))
-		threads.Store(int64(countThreads(t)))
-		start := time.Now()
-		runtime.GC()
-		gcTook.Store(int64(time.Since(start)))
-	}()
-	res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
-		Clients: clients, Duration: 1500 * time.Millisecond, ThreadPerClient: true})
-	if err != nil {
-		t.Fatal(err)
+	type result struct {
+		res *driver.Result
+		err error
 	}
-	if res.Committed < clients || res.Failed != 0 {
+	done := make(chan result, 1)
+	go func() {
+		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+			Clients: clients, Duration: 1500 * time.Millisecond, ThreadPerClient: true})
+		done <- result{res, err}
+	}()
+	// Once every client is inside its first pg_sleep(1), as the server shows.
+	sleeping := fmt.Sprintf("select count(*) >= %d from pg_stat_activity where datname = current_database() and state = 'active'"+
+		" and query like '%%pg_sleep(1)%%' and pid <> pg_backend_pid()", clients)
+	for deadline := time.Now().Add(30 * time.Second); pgtest.Query(t, dsn, sleeping) != "t"; time.Sleep(5 * time.Millisecond) {
+		select {
+		case r := <-done:
+			t.Fatalf("the run ended (error %v) before its clients were all seen inside pg_sleep(1)", r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the clients were not all inside their pg_sleep(1) within 30 s")
+		}
+	}
+	procs := runtime.GOMAXPROCS(0)
+	threads := countThreads(t)
+	start := time.Now()
+	runtime.GC()
+	gcTook := time.Since(start)
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if res := r.res; res.Committed < clients || res.Failed != 0 {
 		t.Errorf("committed %d, failed %d; want every client's transactions committed", res.Committed, res.Failed)
 	}
-	if got := procs.Load(); got != int64(before+clients) {
-		t.Errorf("GOMAXPROCS during the run %d, want %d + %d clients", got, before, clients)
+	if procs != before+clients {
+		t.Errorf("GOMAXPROCS during the run %d, want %d + %d clients", procs, before, clients)
 	}
 	if after := runtime.GOMAXPROCS(0); after != before {
 		t.Errorf("GOMAXPROCS after the run %d, want it back at %d", after, before)
 	}
-	if got := threads.Load(); got < clients {
-		t.Errorf("%d threads while the clients waited, want one per client (%d) at least", got, clients)
+	if threads < clients {
+		t.Errorf("%d threads while the clients waited, want one per client (%d) at least", threads, clients)
 	}
-	if took := time.Duration(gcTook.Load()); took > 300*time.Millisecond {
+	if took := gcTook; took > 300*time.Millisecond {
 		t.Errorf("a garbage collection took %s while the clients waited, want it to interrupt their waits", took)
 	}
 }

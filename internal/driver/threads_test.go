@@ -31,16 +31,28 @@ func TestThreadPerClientOverlap(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	kvTable(t, dsn)
 	before := runtime.GOMAXPROCS(0)
-	run := func(clients int, d time.Duration) error {
+	run := func(clients int, d time.Duration, onWindow func(open bool)) error {
 		_, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
-			Clients: clients, Duration: d, ThreadPerClient: true})
+			Clients: clients, Duration: d, ThreadPerClient: true, OnWindow: onWindow})
 		return err
 	}
+	// The second run begins once the first one's window has.
 	first := make(chan error, 1)
-	go func() { first <- run(2, time.Second) }()
-	time.Sleep(300 * time.Millisecond)
+	running := make(chan struct{})
+	go func() {
+		first <- run(2, time.Second, func(open bool) {
+			if open {
+				close(running)
+			}
+		})
+	}()
+	select {
+	case <-running:
+	case err := <-first:
+		t.Fatalf("the first run ended before its window opened: %v", err)
+	}
 	second := make(chan error, 1)
-	go func() { second <- run(3, 2*time.Second) }()
+	go func() { second <- run(3, 2*time.Second, nil) }()
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
