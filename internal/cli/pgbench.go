@@ -315,13 +315,10 @@ func pgbenchSpec(o *pgbenchOptions, env *Env) (*workload.RunFlags, *pgbenchw.Run
 	spec := &f.Spec
 	spec.ExitOnAbort, spec.ConnectPerTx = o.exitOnAbort, o.connect
 	pr.PerCommand, pr.Log, pr.FailuresDetailed, pr.ContinueOnError = o.perCommand, o.log, o.detail, o.continueOnError
-	// pgbench aborts a client whose connection is lost, and waits as long as a
-	// statement takes: the run ends once no client has a connection, unless asked
-	// to reconnect, and no transaction is abandoned for its length.
-	spec.TxTimeout = 0
-	if !o.reconnect {
-		spec.OutageTimeout = time.Millisecond
-	}
+	// pgbench aborts a client whose connection is lost, unless asked to reconnect,
+	// and waits as long as a statement takes: no transaction is abandoned for its
+	// length.
+	spec.TxTimeout, spec.AbortOnLost = 0, !o.reconnect
 	spec.In = env.Stdin
 	if err := f.Settle(); err != nil {
 		return nil, nil, err

@@ -266,9 +266,10 @@ func (p pgbenchReport) maxTries() int {
 	return p.spec.MaxTries
 }
 
-// aborted says why the run counts as aborted, as pgbench's exit code 2 says: a
-// client stopped on an error of its script, or, unless asked to reconnect,
-// connections were lost; nothing when it does not.
+// aborted says why the run counts as aborted, as pgbench's exit code 2 says:
+// clients were aborted (a script error, or a connection lost without
+// --reconnect), or no client had a connection for the outage timeout; nothing
+// when it does not.
 func (p pgbenchReport) aborted() []string {
 	var why []string
 	for _, fl := range p.sum.Flags {
@@ -276,16 +277,7 @@ func (p pgbenchReport) aborted() []string {
 			why = append(why, fl.Reason)
 		}
 	}
-	sum := p.sum
-	switch {
-	case !p.o.reconnect && sum.Reconnects > 0:
-		cause := ""
-		if len(sum.Outages) > 0 {
-			cause = " (" + sum.Outages[0].Cause + ")"
-		}
-		why = append(why, fmt.Sprintf("clients lost their connections %d times%s: pgbench aborts such clients, so this run counts as aborted; give --reconnect to have them reconnect and go on",
-			sum.Reconnects, cause))
-	case sum.Status == store.StatusIncomplete:
+	if p.sum.Status == store.StatusIncomplete {
 		why = append(why, fmt.Sprintf("no client had a connection for the outage timeout (%s): the run ended early", p.spec.OutageTimeout))
 	}
 	return why

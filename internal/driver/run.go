@@ -63,6 +63,9 @@ type Config struct {
 	// ExitOnAbort ends the run as soon as a client stops on an Abort, as pgbench's
 	// --exit-on-abort; otherwise the other clients go on.
 	ExitOnAbort bool
+	// AbortOnLost stops a client whose connection is lost, counted as aborted, as
+	// pgbench aborts it, where otherwise it connects again and goes on.
+	AbortOnLost bool
 	// ThreadPerClient gives each client an OS thread that sleeps in the kernel until
 	// its server answers, as sysbench's threads do, instead of sharing GOMAXPROCS
 	// threads (event loops, or Go's network poller), as pgbench -j does. On a
@@ -916,10 +919,15 @@ func (r *runner) abortClient(si int, at time.Time, ab *Abort, retried bool) {
 		}
 		r.fail(si, at, state, CauseAborted, ab.Error(), retried)
 	}
+	r.clientStopped(ab.Error())
+}
+
+// clientStopped counts a client aborted, why being the first one's reason.
+func (r *runner) clientStopped(why string) {
 	r.mu.Lock()
 	r.aborted++
 	if r.abort == "" {
-		r.abort = r.scrub(ab.Error())
+		r.abort = r.scrub(why)
 		close(r.abortCh)
 	}
 	r.mu.Unlock()

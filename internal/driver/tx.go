@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -230,11 +231,16 @@ func (c *client) settle(err error) want {
 
 // lose counts the transaction lost with the connection err ended; the client then
 // connects again (the transport drops the connection first), unless the run is
-// stopping: then it ends, and the loss is no outage.
+// stopping: then it ends, and the loss is no outage. With Config.AbortOnLost the
+// client stops there, aborted.
 func (c *client) lose(err error) want {
 	ev := c.event()
 	phase := c.lostTx(&ev, err)
-	if c.r.stopping.Load() {
+	switch {
+	case c.r.stopping.Load():
+		return wantEnd
+	case c.r.cfg.AbortOnLost:
+		c.r.clientStopped(fmt.Sprintf("client %d lost its connection: %v", c.id, err))
 		return wantEnd
 	}
 	c.tx.stage, c.tx.lost, c.tx.ev, c.tx.phase = stageLost, err, ev, phase

@@ -323,7 +323,7 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 		Target: clientTarget, Scripts: r.setup.Scripts, Clients: clients, FirstClient: first, AllClients: spec.Clients, StartAt: spec.StartAt,
 		Protocol: spec.Protocol,
 		Warmup:   spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
-		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, Loops: spec.Jobs, ExitOnAbort: spec.ExitOnAbort, ConnectPerTx: spec.ConnectPerTx,
+		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, Loops: spec.Jobs, ExitOnAbort: spec.ExitOnAbort, AbortOnLost: spec.AbortOnLost, ConnectPerTx: spec.ConnectPerTx,
 		OutageTimeout: spec.OutageTimeout, TxTimeout: spec.TxTimeout, ConnectTimeout: spec.ConnectTimeout, ResolveOnce: spec.ResolveOnce,
 		Rate: rate, LatencyLimit: spec.LatencyLimit,
 		OnInterval: func(iv driver.Interval) {

@@ -36,6 +36,7 @@ type Spec struct {
 	Transactions    int           // per client, instead of Duration
 	MaxTries        int           // tries per transaction on serialization failure or deadlock
 	ExitOnAbort     bool          // end the run when a client stops on a script error
+	AbortOnLost     bool          // stop a client whose connection is lost, as pgbench does, rather than reconnect
 	ConnectPerTx    bool          // a new connection for each transaction (pgbench -C)
 	// Rate (transactions a second, all clients together) runs open-loop, as
 	// pgbench -R; 0 is closed-loop. LatencyLimit counts late transactions and,

@@ -502,7 +502,8 @@ func (s *Summary) WriteText(w io.Writer) {
 }
 
 // headlineStatus is how the run ended, for its first line: a run whose clients
-// stopped on a script error aborted, however long the others went on.
+// were aborted (a script error, or a lost connection as pgbench) aborted, however
+// long the others went on.
 func (s *Summary) headlineStatus() string {
 	if s.Status == store.StatusCompleted && slices.ContainsFunc(s.Flags, func(f Flag) bool { return f.Name == flagAborted }) {
 		return flagAborted

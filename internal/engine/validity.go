@@ -80,7 +80,7 @@ type Flag struct {
 type evidence struct {
 	committed, failed int64
 	incomplete        string // why the run ended early; "" when it did not
-	aborted, clients  int    // clients stopped on a script error, of all
+	aborted, clients  int    // clients stopped on a script error (or a lost connection, as pgbench), of all
 	abort             string // the first such error
 	clientSaturated   bool
 	clientCores       float64
@@ -133,7 +133,7 @@ type rate struct {
 func judge(e evidence) []Flag {
 	var flags []Flag
 	if e.aborted > 0 {
-		flags = append(flags, Flag{flagAborted, true, fmt.Sprintf("%d of %d clients stopped on a script error, the first: %s", e.aborted, e.clients, e.abort)})
+		flags = append(flags, Flag{flagAborted, true, fmt.Sprintf("%d of %d clients were aborted, the first: %s", e.aborted, e.clients, e.abort)})
 	}
 	if e.incomplete != "" {
 		flags = append(flags, Flag{flagIncomplete, true, "the run ended early: " + e.incomplete})
