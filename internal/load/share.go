@@ -156,45 +156,6 @@ func FinishShare(ctx context.Context, conn *pgconn.PgConn, workload, params, ini
 	return j, nil
 }
 
-// ShareLoad is one shard's share of a sharded load, as its workload describes it.
-type ShareLoad struct {
-	Workload string // the journal's name
-	Params   string // ShardParams
-	Marked   string // the table marked while the load runs
-	Schema   string // creates the tables and marks Marked
-	Values   map[string]string
-	// Tasks are the share's copies; the journal holds Values as the first shard
-	// kept them.
-	Tasks   func(j *Journal) ([]Task, error)
-	Workers int
-}
-
-// RunShare creates the sharded load's tables and journal, or joins them, and
-// copies the share's tasks, those an earlier attempt finished skipped.
-func RunShare(ctx context.Context, connect Connector, l ShareLoad, p *Progress) (Phases, error) {
-	var phases Phases
-	conn, err := connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-	phases.Begin("create tables")
-	j, err := BeginShare(ctx, conn, l.Workload, l.Params, l.Marked, l.Schema, l.Values)
-	if err != nil {
-		return phases, err
-	}
-	tasks, err := l.Tasks(j)
-	if err != nil {
-		return phases, err
-	}
-	phases.Begin("copy")
-	if err := Run(ctx, connect, tasks, l.Workers, p, j); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
-}
-
 // ShareFlag reads init's --shard i/N beside --finish into the shard and count.
 func ShareFlag(v string, finish bool) (shard, shards int, err error) {
 	if v == "" {
@@ -205,26 +166,4 @@ func ShareFlag(v string, finish bool) (shard, shards int, err error) {
 	}
 	s, err := engine.ParseShard(v)
 	return s.Index, s.Count, err
-}
-
-// RunFinish finishes a sharded load: once FinishShare finds every share copied,
-// after builds what a single load builds after its copies (keys, analyze, the
-// loaded mark), journalled so that a finish run again goes on where it stopped.
-func RunFinish(ctx context.Context, connect Connector, workload, params, init string, tasks func(Share) []Task, units int,
-	after func(conn *pgconn.PgConn, j *Journal, phases *Phases) error) (Phases, error) {
-	var phases Phases
-	conn, err := connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-	j, err := FinishShare(ctx, conn, workload, params, init, tasks, units)
-	if err != nil {
-		return nil, err
-	}
-	if err := after(conn, j, &phases); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
 }

@@ -96,67 +96,48 @@ func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Sou
 // as many tables as workers, else each table in several unfrozen ones so that every
 // worker has work; then adds the keys and secondary indexes and analyzes, spread
 // over the workers. With opt.Resume it goes on with a load of the same options that
-// did not finish, doing only the steps its journal lacks.
+// did not finish, doing only the steps its journal lacks. Spread over machines
+// (load.Share), each shard copies its tables whole, into tables the first shard
+// creates, and --finish builds their keys and analyzes once every share is there.
 func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
-	var phases load.Phases
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	switch {
-	case opt.Finish:
-		return finishShards(ctx, connect, opt)
-	case opt.Shards > 0:
-		return loadShard(ctx, connect, opt, p)
-	}
-	conn, err := connect(ctx)
+	keys, err := keydist.New(opt.Dist, 1, opt.TableSize)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close(context.Background())
-
-	var create []string
+	var sources []*load.Source
 	for n := 1; n <= opt.Tables; n++ {
-		create = append(create, createSQL(n))
+		sources = append(sources, rowSource(opt.Seed, n, opt.TableSize, keys))
 	}
-	schema := strings.Join(append(create, load.MarkLoadingSQL("sbtest1")), ";\n")
-	var dropped *load.Dropping
-	j, resumed, err := load.Begin(ctx, conn, &phases, load.Start{Workload: JournalName, Params: opt.Params(),
-		Resume: opt.Resume, Schema: schema,
-		Clear: func() error {
+	plan := &load.Plan{Workload: JournalName, Params: opt.Params(), SharedParams: opt.shardParams(),
+		Init: fmt.Sprintf("init sysbench --tables %d --table-size %d", opt.Tables, opt.TableSize), Marked: "sbtest1",
+		Schema: func(*pgconn.PgConn) []string {
+			var create []string
+			for n := 1; n <= opt.Tables; n++ {
+				create = append(create, createSQL(n))
+			}
+			return create
+		},
+		Clear: func(ctx context.Context, conn *pgconn.PgConn, connect load.Connector) (*load.Dropping, error) {
 			old, err := existingTables(ctx, conn)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			dropped, err = load.DropAside(ctx, conn, connect, old, "drop table if exists "+strings.Join(old, ", ")+" cascade")
-			return err
-		}})
-	if err != nil {
-		return phases, err
-	}
-	if resumed {
-		// Only schemas an earlier drop left behind go.
-		if dropped, err = load.DropAside(ctx, conn, connect, nil, ""); err != nil {
-			return phases, fmt.Errorf("drop old tables: %w", err)
-		}
-	}
-	defer dropped.Wait(nil)
-
-	phases.Begin("copy")
-	keys, err := keydist.New(opt.Dist, 1, opt.TableSize)
-	if err != nil {
-		return phases, err
-	}
-	if err := load.Run(ctx, connect, copyTasks(opt, keys), opt.Workers, p, j); err != nil {
-		return phases, err
-	}
-	if err := dropped.Wait(&phases); err != nil {
-		return phases, err
-	}
-	if err := afterCopy(ctx, connect, conn, opt, j, &phases); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+			return load.DropAside(ctx, conn, connect, old, "drop table if exists "+strings.Join(old, ", ")+" cascade")
+		},
+		Aside: true,
+		Copies: func(context.Context, *pgconn.PgConn, *load.Journal, int) ([]load.Task, error) {
+			return copyTasks(opt, sources), nil
+		},
+		Sources:  func(*load.Journal) ([]*load.Source, error) { return sources, nil },
+		Units:    opt.Tables,
+		EachUnit: true,
+		After: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, phases *load.Phases, _ []load.Task) error {
+			return afterCopy(ctx, connect, conn, opt, j, phases)
+		}}
+	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
 }
 
 // afterCopy builds the tables' keys and secondary indexes, analyzes them and
@@ -188,12 +169,11 @@ func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn,
 // its own; the tables left for the last round, fewer than the workers, are split so
 // that all the workers copy to the end. Frozen rows need no later VACUUM to set
 // their hint bits, but only one stream may fill a table frozen.
-func copyTasks(opt LoadOptions, keys *keydist.Dist) []load.Task {
+func copyTasks(opt LoadOptions, sources []*load.Source) []load.Task {
 	whole := opt.Tables - opt.Tables%opt.Workers
 	var tasks []load.Task
-	for n := 1; n <= opt.Tables; n++ {
-		src := rowSource(opt.Seed, n, opt.TableSize, keys)
-		if n <= whole {
+	for i, src := range sources {
+		if n := i + 1; n <= whole {
 			tasks = append(tasks, load.Task{Source: src, Table: src.Table, Last: src.Batches(), Freeze: true})
 			continue
 		}

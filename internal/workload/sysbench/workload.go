@@ -183,22 +183,17 @@ func (d *Dataset) Flags(fs *pflag.FlagSet) {
 	o := &d.Opt
 	fs.IntVar(&o.Tables, "tables", o.Tables, "tables sbtest1..N")
 	fs.Int64Var(&o.TableSize, "table-size", o.TableSize, "rows per table")
-	fs.IntVarP(&o.Workers, "jobs", "j", o.Workers, "parallel loading connections")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "data seed (0: the fixed default, so loads are reproducible)")
 	fs.StringVar(&d.Dist, "dist", d.Dist, "distribution of the k column, as sysbench's --rand-type at prepare")
-	fs.StringVar(&d.shard, "shard", "", "load shard i of N of a load spread over N machines, as 2/4: its share of the tables, without keys; then --finish")
-	fs.BoolVar(&o.Finish, "finish", false, "once every shard has loaded its share: build the keys and analyze, once")
+	load.BindFlags(fs, &d.Opt.Workers, &d.shard, &d.Opt.Finish, "tables", "build the keys and analyze")
 }
 
 // Sharded: the load is one shard's share, or the finish of a sharded load.
 func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
 
 func (d *Dataset) Validate() error {
-	if err := load.CheckJobs(d.Opt.Workers); err != nil {
-		return err
-	}
 	var err error
-	if d.Opt.Shard, d.Opt.Shards, err = load.ShareFlag(d.shard, d.Opt.Finish); err != nil {
+	if d.Opt.Shard, d.Opt.Shards, err = load.ReadFlags(d.Opt.Workers, d.shard, d.Opt.Finish); err != nil {
 		return err
 	}
 	spec, err := keydist.Parse(d.Dist)

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
@@ -75,61 +74,36 @@ func appendAccounts64(buf []byte, first, last int64) []byte {
 // Load drops and recreates the pgbench tables, fills them over opt.Workers parallel
 // COPY connections, then vacuums, analyzes and adds keys as `pgbench -i` does. With
 // opt.Resume it goes on with a load of the same options that did not finish, doing
-// only the steps its journal lacks.
+// only the steps its journal lacks. Spread over machines (load.Share), each shard
+// copies its branches, with their tellers and accounts, into tables the first
+// shard creates, and --finish vacuums and builds the keys once every share is there.
 func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
-	var phases load.Phases
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	switch {
-	case opt.Finish:
-		return finishShards(ctx, connect, opt)
-	case opt.Shards > 0:
-		return loadShard(ctx, connect, opt, p)
-	}
-	conn, err := connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-	schema := strings.Join(append(ddl(opt, serverMajor(conn)), load.MarkLoadingSQL("pgbench_branches")), ";\n")
-	var dropped *load.Dropping
-	j, resumed, err := load.Begin(ctx, conn, &phases, load.Start{Workload: JournalName, Params: opt.Params(),
-		Resume: opt.Resume, Unlogged: opt.Unlogged, Schema: schema,
-		Clear: func() (err error) {
-			dropped, err = load.DropAside(ctx, conn, connect, []string{"pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"}, dropTables)
-			return err
-		}})
-	if err != nil {
-		return phases, err
-	}
-	if resumed {
-		// Only schemas an earlier drop left behind go.
-		if dropped, err = load.DropAside(ctx, conn, connect, nil, ""); err != nil {
-			return phases, fmt.Errorf("drop old tables: %w", err)
-		}
-	}
-	defer dropped.Wait(nil)
-	phases.Begin("copy")
-	freeze := serverMajor(conn) >= 14 // COPY FREEZE after TRUNCATE in the same transaction
-	branches, tellers, accounts := Sources(opt.Scale)
-	tasks := []load.Task{
-		{Source: branches, Table: branches.Table, Last: branches.Batches(), Freeze: freeze},
-		{Source: tellers, Table: tellers.Table, Last: tellers.Batches(), Freeze: freeze},
-	}
-	tasks = append(tasks, accountTasks(accounts, opt, freeze)...)
-	if err := load.Run(ctx, connect, tasks, opt.Workers, p, j); err != nil {
-		return phases, err
-	}
-	// Vacuum before keys, as pgbench does, each table on its own connection.
-	if err := dropped.Wait(&phases); err != nil {
-		return phases, err
-	}
-	if err := afterCopy(ctx, connect, conn, opt, j, &phases); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+	plan := &load.Plan{Workload: JournalName, Params: opt.Params(), SharedParams: opt.shardParams(),
+		Init: fmt.Sprintf("init tpcb --scale %d", opt.Scale), Marked: "pgbench_branches", Unlogged: opt.Unlogged,
+		Schema: func(conn *pgconn.PgConn) []string { return ddl(opt, serverMajor(conn)) },
+		Clear: func(ctx context.Context, conn *pgconn.PgConn, connect load.Connector) (*load.Dropping, error) {
+			return load.DropAside(ctx, conn, connect, []string{"pgbench_accounts", "pgbench_branches", "pgbench_history", "pgbench_tellers"}, dropTables)
+		},
+		Aside: true,
+		Copies: func(_ context.Context, conn *pgconn.PgConn, _ *load.Journal, _ int) ([]load.Task, error) {
+			freeze := serverMajor(conn) >= 14 // COPY FREEZE after TRUNCATE in the same transaction
+			branches, tellers, accounts := Sources(opt.Scale)
+			tasks := []load.Task{
+				{Source: branches, Table: branches.Table, Last: branches.Batches(), Freeze: freeze},
+				{Source: tellers, Table: tellers.Table, Last: tellers.Batches(), Freeze: freeze},
+			}
+			return append(tasks, accountTasks(accounts, opt, freeze)...), nil
+		},
+		Sources: func(*load.Journal) ([]*load.Source, error) { return shardSources(opt.Scale), nil },
+		Units:   opt.Scale,
+		// Vacuum before keys, as pgbench does, each table on its own connection.
+		After: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, phases *load.Phases, _ []load.Task) error {
+			return afterCopy(ctx, connect, conn, opt, j, phases)
+		}}
+	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
 }
 
 // afterCopy vacuums and analyzes, then adds the keys, as `pgbench -i` does once

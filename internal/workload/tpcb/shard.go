@@ -1,11 +1,8 @@
 package tpcb
 
 import (
-	"context"
 	"fmt"
-	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
@@ -27,21 +24,4 @@ func shardSources(scale int) []*load.Source {
 	branches, tellers, accounts := Sources(scale)
 	branches.BatchRows, tellers.BatchRows = 1, TellersPerScale
 	return []*load.Source{branches, tellers, accounts}
-}
-
-func loadShard(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
-	return load.RunShare(ctx, connect, load.ShareLoad{Workload: JournalName, Params: load.ShardParams(opt.shardParams(), opt.Shards),
-		Marked: "pgbench_branches", Schema: strings.Join(append(ddl(opt, 0), load.MarkLoadingSQL("pgbench_branches")), ";\n"), Workers: opt.Workers,
-		Tasks: func(*load.Journal) ([]load.Task, error) {
-			return load.Share{Shard: opt.Shard, Shards: opt.Shards, Units: opt.Scale}.Tasks(shardSources(opt.Scale), nil), nil
-		}}, p)
-}
-
-func finishShards(ctx context.Context, connect load.Connector, opt LoadOptions) (load.Phases, error) {
-	srcs := shardSources(opt.Scale)
-	return load.RunFinish(ctx, connect, JournalName, opt.shardParams(), fmt.Sprintf("init tpcb --scale %d", opt.Scale),
-		func(s load.Share) []load.Task { return s.Tasks(srcs, nil) }, opt.Scale,
-		func(conn *pgconn.PgConn, j *load.Journal, phases *load.Phases) error {
-			return afterCopy(ctx, connect, conn, opt, j, phases)
-		})
 }

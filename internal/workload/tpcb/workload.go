@@ -116,20 +116,15 @@ func (d *Dataset) Flags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PartitionMethod, "partition-method", o.PartitionMethod, "range or hash")
 	fs.BoolVar(&o.Unlogged, "unlogged", o.Unlogged, "create unlogged tables")
 	fs.BoolVar(&o.ForeignKeys, "foreign-keys", o.ForeignKeys, "add foreign keys between the tables")
-	fs.IntVarP(&o.Workers, "jobs", "j", o.Workers, "parallel loading connections")
-	fs.StringVar(&d.shard, "shard", "", "load shard i of N of a load spread over N machines, as 2/4: its share of the branches, without keys; then --finish")
-	fs.BoolVar(&o.Finish, "finish", false, "once every shard has loaded its share: vacuum and build the keys, once")
+	load.BindFlags(fs, &d.Opt.Workers, &d.shard, &d.Opt.Finish, "branches", "vacuum and build the keys")
 }
 
 // Sharded: the load is one shard's share, or the finish of a sharded load.
 func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
 
 func (d *Dataset) Validate() error {
-	if err := load.CheckJobs(d.Opt.Workers); err != nil {
-		return err
-	}
 	var err error
-	if d.Opt.Shard, d.Opt.Shards, err = load.ShareFlag(d.shard, d.Opt.Finish); err != nil {
+	if d.Opt.Shard, d.Opt.Shards, err = load.ReadFlags(d.Opt.Workers, d.shard, d.Opt.Finish); err != nil {
 		return err
 	}
 	return d.Opt.Validate()

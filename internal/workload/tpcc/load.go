@@ -75,77 +75,85 @@ func (o *LoadOptions) Validate() error {
 // order_line partition) in one frozen stream; then builds the keys and indexes,
 // analyzes, and creates the stored procedures. With opt.Resume it goes on with a load
 // of the same options that did not finish, doing only the steps its journal lacks.
+// Spread over machines (shard.go), each shard copies its warehouses into tables the
+// first shard creates, and --finish does the rest once every share is there.
 func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
-	var phases load.Phases
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	switch {
-	case opt.Finish:
-		return finishShards(ctx, connect, opt)
-	case opt.Shards > 0:
-		return loadShard(ctx, connect, opt, p)
-	}
-	conn, err := connect(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
-
 	partitions := 0
-	if opt.Partition {
+	if opt.Partition && !opt.Finish && opt.Shards == 0 {
 		partitions = orderLinePartitions(opt.Warehouses)
 	}
-	schema := strings.Join(append(createSQL(partitions), load.MarkLoadingSQL("warehouse")), ";\n")
 	if opt.Time.IsZero() {
 		opt.Time = time.Now().Truncate(time.Second)
 	}
-	j, resumed, err := load.Begin(ctx, conn, &phases, load.Start{Workload: JournalName, Params: opt.Params(),
-		Resume: opt.Resume, Schema: schema,
-		Clear: func() error { return load.ExecSQL(ctx, conn, dropSQL) }, ClearPhase: "drop tables",
-		Values: map[string]string{"time": strconv.FormatInt(opt.Time.UnixNano(), 10)}})
-	if err != nil {
-		return phases, err
-	}
-	if resumed {
-		// The rows already copied carry the first attempt's time.
-		ns, err := strconv.ParseInt(j.Value("time"), 10, 64)
-		if err != nil {
-			return phases, fmt.Errorf("the load journal has no time of the load: %w", err)
-		}
-		opt.Time = time.Unix(0, ns)
-	}
-	pop := newPopulation(opt.Seed, opt.Time)
-	sources := pop.sources(opt.Warehouses)
-	var parts []*load.Source
-	if partitions > 0 {
-		byPart, err := partitionWarehouses(ctx, conn, opt.Warehouses, partitions)
-		if err != nil {
-			return phases, fmt.Errorf("create tables: %w", err)
-		}
-		for r, ws := range byPart {
-			if len(ws) > 0 {
-				parts = append(parts, pop.orderLines(partitionName(r), ws))
+	plan := &load.Plan{Workload: JournalName, Params: opt.Params(), SharedParams: opt.Params(),
+		Init: fmt.Sprintf("init tpcc --warehouses %d", opt.Warehouses), Marked: "warehouse",
+		Schema: func(*pgconn.PgConn) []string { return createSQL(partitions) },
+		Values: map[string]string{"time": strconv.FormatInt(opt.Time.UnixNano(), 10)},
+		Clear: func(ctx context.Context, conn *pgconn.PgConn, _ load.Connector) (*load.Dropping, error) {
+			return nil, load.ExecSQL(ctx, conn, dropSQL)
+		},
+		ClearPhase: "drop tables",
+		Copies: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, _ int) ([]load.Task, error) {
+			pop, err := journalPopulation(opt.Seed, j)
+			if err != nil {
+				return nil, err
 			}
+			sources, err := pop.partitioned(ctx, conn, opt.Warehouses, partitions)
+			return copyTasks(sources), err
+		},
+		Sources: func(j *load.Journal) ([]*load.Source, error) {
+			if j == nil { // the finish: the batches matter, not the rows
+				return newPopulation(opt.Seed, time.Unix(0, 0)).shardSources(opt.Warehouses), nil
+			}
+			pop, err := journalPopulation(opt.Seed, j)
+			if err != nil {
+				return nil, err
+			}
+			return pop.shardSources(opt.Warehouses), nil
+		},
+		Units: opt.Warehouses,
+		Whole: isItem,
+		After: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, phases *load.Phases, tasks []load.Task) error {
+			rows := make(map[string]int64, len(tasks))
+			for _, t := range tasks {
+				rows[t.Table] = t.Source.Rows
+			}
+			return afterCopy(ctx, connect, conn, rows, partitions, opt.Workers, j, phases)
+		}}
+	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
+}
+
+// journalPopulation is the population of the load whose journal is j: its rows
+// carry the time the load first began, kept in the journal.
+func journalPopulation(seed uint64, j *load.Journal) (*population, error) {
+	ns, err := strconv.ParseInt(j.Value("time"), 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("the load journal has no time of the load: %w", err)
+	}
+	return newPopulation(seed, time.Unix(0, ns)), nil
+}
+
+// partitioned are the sources of the tables, order_line as one source a partition
+// when it has partitions.
+func (pop *population) partitioned(ctx context.Context, conn *pgconn.PgConn, warehouses, partitions int) ([]*load.Source, error) {
+	sources := pop.sources(warehouses)
+	if partitions == 0 {
+		return sources, nil
+	}
+	byPart, err := partitionWarehouses(ctx, conn, warehouses, partitions)
+	if err != nil {
+		return nil, fmt.Errorf("create tables: %w", err)
+	}
+	sources = slices.DeleteFunc(sources, func(s *load.Source) bool { return s.Table == "order_line" })
+	for r, ws := range byPart {
+		if len(ws) > 0 {
+			sources = append(sources, pop.orderLines(partitionName(r), ws))
 		}
-		sources = slices.DeleteFunc(sources, func(s *load.Source) bool { return s.Table == "order_line" })
 	}
-
-	phases.Begin("copy")
-	tasks := copyTasks(append(sources, parts...))
-	if err := load.Run(ctx, connect, tasks, opt.Workers, p, j); err != nil {
-		return phases, err
-	}
-
-	rows := make(map[string]int64, len(tasks))
-	for _, t := range tasks {
-		rows[t.Table] = t.Source.Rows
-	}
-	if err := afterCopy(ctx, connect, conn, rows, partitions, opt.Workers, j, &phases); err != nil {
-		return phases, err
-	}
-	phases.End()
-	return phases, nil
+	return sources, nil
 }
 
 // afterCopy builds the keys of the tables (or partitions) copied, with their

@@ -289,12 +289,10 @@ type Dataset struct {
 func (d *Dataset) Flags(fs *pflag.FlagSet) {
 	o := &d.Opt
 	fs.IntVarP(&o.Warehouses, "warehouses", "w", o.Warehouses, "warehouses (about 100 MB each)")
-	fs.IntVarP(&o.Workers, "jobs", "j", o.Workers, "parallel loading connections")
 	fs.BoolVar(&o.Partition, "partition", o.Partition, "partition order_line by warehouse, as HammerDB offers for large counts")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "data seed (0: the fixed default, so loads are reproducible)")
 	fs.BoolVar(&d.ProceduresOnly, "procedures-only", d.ProceduresOnly, "only (re)create the server-mode functions, keeping the data")
-	fs.StringVar(&d.shard, "shard", "", "load shard i of N of a load spread over N machines, as 2/4: its share of the warehouses, without keys; then --finish")
-	fs.BoolVar(&d.Opt.Finish, "finish", false, "once every shard has loaded its share: build the keys, analyze and create the functions, once")
+	load.BindFlags(fs, &d.Opt.Workers, &d.shard, &d.Opt.Finish, "warehouses", "build the keys, analyze and create the functions")
 }
 
 // Sharded: the load is one shard's share, or the finish of a sharded load.
@@ -305,10 +303,7 @@ func (d *Dataset) Validate() error {
 		return nil
 	}
 	var err error
-	if d.Opt.Shard, d.Opt.Shards, err = load.ShareFlag(d.shard, d.Opt.Finish); err != nil {
-		return err
-	}
-	if err := load.CheckJobs(d.Opt.Workers); err != nil {
+	if d.Opt.Shard, d.Opt.Shards, err = load.ReadFlags(d.Opt.Workers, d.shard, d.Opt.Finish); err != nil {
 		return err
 	}
 	return d.Opt.Validate()
