@@ -781,7 +781,7 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	waitRefused(t, dsn, "57P03")
+	pgtest.WaitRefused(t, dsn, "57P03")
 	start = time.Now()
 	_, err = driver.Run(ctx, driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
 		Clients: 2, Duration: time.Second, OutageTimeout: time.Second, MaxBackoff: 100 * time.Millisecond})
@@ -791,25 +791,6 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 	}
 	if took < time.Second || took > 5*time.Second {
 		t.Errorf("gave up after %s, want about the 1s outage timeout", took)
-	}
-}
-
-// waitRefused waits until the server at dsn refuses new sessions with SQLSTATE
-// code, as one in a smart shutdown does once it has taken the signal.
-func waitRefused(t *testing.T, dsn, code string) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		conn, err := pgconn.Connect(context.Background(), dsn)
-		if err == nil {
-			_ = conn.Close(context.Background())
-		}
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == code {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not refuse sessions with %s within 10 s: %v", code, err)
-		}
 	}
 }
 

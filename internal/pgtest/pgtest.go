@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -420,5 +421,25 @@ func Long(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("long: runs in the full suite (go test without -short)")
+	}
+}
+
+// WaitRefused waits until the server at dsn refuses new sessions with SQLSTATE
+// code, as one in a smart shutdown does once it has taken the signal (57P03),
+// and fails t after 10 s.
+func WaitRefused(t testing.TB, dsn, code string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		conn, err := pgconn.Connect(context.Background(), dsn)
+		if err == nil {
+			_ = conn.Close(context.Background())
+		}
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == code {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not refuse sessions with %s within 10 s: %v", code, err)
+		}
 	}
 }

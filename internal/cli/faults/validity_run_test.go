@@ -3,7 +3,6 @@ package faults_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -170,7 +169,7 @@ func TestServerShuttingDownAtRunStart(t *testing.T) {
 	if err := srv.Signal(syscall.SIGTERM); err != nil { // smart shutdown
 		t.Fatal(err)
 	}
-	waitRefused(t, dsn, "57P03")
+	pgtest.WaitRefused(t, dsn, "57P03")
 	start := time.Now()
 	code, out, errOut := run(t, "run", "tpcb", "--duration", "1s", "--outage-timeout", "1s", "--results", filepath.Join(base, "r.db"), "--dsn", dsn)
 	if code == 0 || !strings.Contains(errOut, "waiting up to 1s") || !strings.Contains(errOut, "57P03") || !strings.Contains(errOut, "times over") {
@@ -198,25 +197,6 @@ func waitClients[T any](t *testing.T, dsn string, n int, done chan T) {
 			done <- r
 			return
 		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// waitRefused waits until the server at dsn refuses new sessions with SQLSTATE
-// code, as one in a smart shutdown does once it has taken the signal.
-func waitRefused(t *testing.T, dsn, code string) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		conn, err := pgconn.Connect(t.Context(), dsn)
-		if err == nil {
-			_ = conn.Close(context.Background())
-		}
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == code {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not refuse sessions with %s within 10 s: %v", code, err)
 		}
 	}
 }
