@@ -14,15 +14,9 @@ import (
 // as lost, it does not connect again, and the run ends with its clients.
 func TestAbortOnLost(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	for _, transport := range []string{"loop", "goroutine", "thread"} {
-		restore := func() {}
-		if transport == "goroutine" {
-			restore = driver.SetNoLoops()
-		}
-		script := &driver.Script{Name: "suicide", Weight: 1, Steps: texts{"select 1", "select pg_terminate_backend(pg_backend_pid())"}}
-		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+	onTransports(func(transport string) {
+		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{suicide()},
 			Clients: 2, Transactions: 5, AbortOnLost: true, ThreadPerClient: transport == "thread"})
-		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,5 +27,5 @@ func TestAbortOnLost(t *testing.T) {
 		if res.Aborted != 2 || !strings.Contains(res.Abort, "lost its connection") || len(res.Outages) != 0 {
 			t.Errorf("%s: %d clients aborted (%q), %d outages: want both aborted for their lost connections, and no outage", transport, res.Aborted, res.Abort, len(res.Outages))
 		}
-	}
+	})
 }

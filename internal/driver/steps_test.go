@@ -251,16 +251,9 @@ func (texts) Resume(_ *driver.Session, answer error) (driver.Step, error) {
 // are counted, on every transport.
 func TestStepsCommitsBeforeLoss(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
-	for _, transport := range []string{"loop", "goroutine", "thread"} {
-		restore := func() {}
-		if transport == "goroutine" {
-			restore = driver.SetNoLoops()
-		}
-		// A commit, and the end of its own session.
-		script := &driver.Script{Name: "suicide", Weight: 1, Steps: texts{"select 1", "select pg_terminate_backend(pg_backend_pid())"}}
-		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{script},
+	onTransports(func(transport string) {
+		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{suicide()},
 			Clients: 2, Transactions: 1, ThreadPerClient: transport == "thread"})
-		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,6 +265,24 @@ func TestStepsCommitsBeforeLoss(t *testing.T) {
 		if s := res.Scripts[0]; s.Failed != 2 || res.CommitsTotal != 2+2*2 {
 			t.Errorf("%s: %+v, %d commits counted: want both transactions lost, each after one commit, and four session starts", transport, s, res.CommitsTotal)
 		}
+	})
+}
+
+// suicide is a script of a commit and the end of its own session.
+func suicide() *driver.Script {
+	return &driver.Script{Name: "suicide", Weight: 1, Steps: texts{"select 1", "select pg_terminate_backend(pg_backend_pid())"}}
+}
+
+// onTransports calls f on each transport in turn: the event loop, a goroutine
+// per client (no loops) and a thread per client (f gives ThreadPerClient).
+func onTransports(f func(transport string)) {
+	for _, transport := range []string{"loop", "goroutine", "thread"} {
+		func() {
+			if transport == "goroutine" {
+				defer driver.SetNoLoops()() // restored even when f fails the test
+			}
+			f(transport)
+		}()
 	}
 }
 
