@@ -10,8 +10,10 @@ import (
 )
 
 // Each event loop says how busy it was: one whose clients never wait for a
-// server (Steps that send nothing) all the time, one whose clients wait for a
-// server that sleeps a while hardly at all.
+// server (Steps that send nothing) nearly all the time, one whose clients wait
+// for a server that sleeps a while hardly at all. A loop's life takes in its
+// start and its end, where it waits, a tenth of a one-second run on a loaded
+// machine; what matters is that each side is clear of the 70% that adds a loop.
 func TestLoopBusy(t *testing.T) {
 	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
@@ -20,7 +22,7 @@ func TestLoopBusy(t *testing.T) {
 		script   *driver.Script
 		min, max float64
 	}{
-		{"never waits", &driver.Script{Name: "idle", Weight: 1, Steps: idle{}}, 0.9, 1},
+		{"never waits", &driver.Script{Name: "idle", Weight: 1, Steps: idle{}}, 0.8, 1},
 		{"waits for the server", &driver.Script{Name: "sleep", Weight: 1, Commands: []driver.Command{{SQL: "SELECT pg_sleep(0.02)"}}}, 0, 0.5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
