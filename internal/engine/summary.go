@@ -420,6 +420,32 @@ func (s *Summary) WriteText(w io.Writer) {
 		s.Figures.WriteText(w, s)
 	}
 	s.writeCommits(w)
+	s.writeRate(w)
+	if s.Connections > 0 {
+		fmt.Fprintf(w, "connections: %d opened and closed between transactions, %.3f ms each (connect and disconnect)\n", s.Connections, s.ConnectAvgMs)
+	}
+	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores, %s\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores, s.clientThreads())
+	if m := s.ClientMachine; m != nil {
+		fmt.Fprintf(w, "client machine: %s\n", m)
+	}
+	s.writeFaults(w)
+	if s.Dataset.Bytes > 0 {
+		fmt.Fprintf(w, "dataset: %s\n", s.Dataset)
+	}
+	for _, fl := range s.Flags {
+		kind := "note"
+		if fl.Invalid {
+			kind = "INVALID"
+		}
+		fmt.Fprintf(w, "%s (%s): %s\n", kind, fl.Name, fl.Reason)
+	}
+	for _, warn := range s.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+// writeRate writes an open-loop run's schedule and the latency limit's count.
+func (s *Summary) writeRate(w io.Writer) {
 	if r := s.Rate; r != nil && r.RequestedTPS > 0 {
 		fmt.Fprintf(w, "rate: %s tx/s requested, %.1f done; %d due in the window, %d not begun by its end; schedule lag avg %.3f ms, max %.3f ms\n",
 			strconv.FormatFloat(r.RequestedTPS, 'f', -1, 64), s.TPS, r.Scheduled, r.NotBegun, r.LagAvgMs, r.LagMaxMs)
@@ -435,9 +461,10 @@ func (s *Summary) WriteText(w io.Writer) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	if s.Connections > 0 {
-		fmt.Fprintf(w, "connections: %d opened and closed between transactions, %.3f ms each (connect and disconnect)\n", s.Connections, s.ConnectAvgMs)
-	}
+}
+
+// clientThreads says how the clients waited: the threads or loops they ran on.
+func (s *Summary) clientThreads() string {
 	threads := fmt.Sprintf("%d shared threads", s.ClientCPU.Threads)
 	switch {
 	case s.ClientCPU.ThreadPerClient:
@@ -455,10 +482,12 @@ func (s *Summary) WriteText(w io.Writer) {
 	if b := s.ClientCPU.LoopBusyPct; len(b) > 0 && s.ClientCPU.EventLoops > 0 {
 		threads += " (busy " + pctList(b) + ")"
 	}
-	fmt.Fprintf(w, "client cpu: %.2f s (%.2f user, %.2f sys), %.1f us per transaction, %.2f cores, %s\n", s.ClientCPUS, s.ClientCPU.UserS, s.ClientCPU.SysS, s.ClientCPU.PerTxUs, s.ClientCPU.Cores, threads)
-	if m := s.ClientMachine; m != nil {
-		fmt.Fprintf(w, "client machine: %s\n", m)
-	}
+	return threads
+}
+
+// writeFaults writes the errors, most frequent first, the lost connections and
+// the failed connection attempts.
+func (s *Summary) writeFaults(w io.Writer) {
 	errs := append([]errorSummary(nil), s.Errors...)
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Count > errs[j].Count })
 	for _, e := range errs {
@@ -485,19 +514,6 @@ func (s *Summary) WriteText(w io.Writer) {
 	}
 	for _, c := range s.ConnectErrors {
 		fmt.Fprintf(w, "failed connection attempts: %d %s  %s\n", c.Count, c.Cause, c.Example)
-	}
-	if s.Dataset.Bytes > 0 {
-		fmt.Fprintf(w, "dataset: %s\n", s.Dataset)
-	}
-	for _, fl := range s.Flags {
-		kind := "note"
-		if fl.Invalid {
-			kind = "INVALID"
-		}
-		fmt.Fprintf(w, "%s (%s): %s\n", kind, fl.Name, fl.Reason)
-	}
-	for _, warn := range s.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 }
 
