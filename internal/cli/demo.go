@@ -10,7 +10,6 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
-	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
 	"github.com/spf13/cobra"
 )
@@ -45,8 +44,8 @@ func newDemoCmd(env *Env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&version, "version", "", "PostgreSQL version for both servers (default: the newest installed, else 16 downloaded)")
 	f.IntVar(&scale, "scale", 20, "TPC-B scale to load into each server")
-	workload.DurationVarP(f, &warmup, "warmup", "", 5*time.Second, "warm-up before each measured run")
-	workload.DurationVarP(f, &duration, "duration", "", 15*time.Second, "measured window of each run")
+	durationVar(f, &warmup, "warmup", "", 5*time.Second, "warm-up before each measured run")
+	durationVar(f, &duration, "duration", "", 15*time.Second, "measured window of each run")
 	f.StringVar(&dir, "servers-dir", "", "directory for the two servers, removed at the end (default: pgbakeoff's servers directory)")
 	portRangeFlag(f, &ports)
 	return cmd
@@ -125,8 +124,8 @@ func demoRuns(ctx context.Context, env *Env, servers []*demoServer, scripts []st
 				run.Scripts = []string{script}
 				spec := engine.NewSpec()
 				spec.Workload, spec.Clients, spec.Warmup, spec.Duration = run, c, o.warmup, o.duration
-				spec.Progress, spec.Labels = 5*time.Second, map[string]string{"demo": s.label}
-				sum, err := runSpec(ctx, env, spec, s.t, results)
+				spec.Labels = map[string]string{"demo": s.label}
+				sum, err := runSpec(ctx, env, spec, s.t, results, 5*time.Second)
 				if err != nil {
 					return nil, err
 				}

@@ -31,10 +31,10 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		Short: fmt.Sprintf("Find the highest rate of %s transactions a target carries within a latency objective", w.Name()),
 		Example: fmt.Sprintf(`  pgbakeoff find-max %s --slo 'p99<10ms' --errors '<0.1%%' --clients 64 --dsn "$DSN"
   pgbakeoff find-max %s --slo 'p99.9<50ms' --duration 30s --confirm 3 --budget 20m --dsn "$DSN"`, w.Name(), w.Name())}
-	f := workload.BindRun(w, cmd.Flags())
+	f := bindRun(w, cmd.Flags())
 	// Shorter runs than run's, since a search makes several: each holds one rate.
 	fl := cmd.Flags()
-	f.Spec.Duration, f.Spec.Warmup = 20*time.Second, 5*time.Second
+	f.spec.Duration, f.spec.Warmup = 20*time.Second, 5*time.Second
 	fl.Lookup("duration").DefValue, fl.Lookup("warmup").DefValue = "20s", "5s"
 	var slo, errs string
 	var o findmax.Options
@@ -43,23 +43,23 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 	fl.IntVar(&o.Confirm, "confirm", 2, "runs at the rate found that must meet the objective again")
 	fl.Float64Var(&o.Ceiling, "ceiling", 0, "a rate known to be too high, to search below (default: measured by a closed-loop run)")
 	resolution := fl.String("resolution", "5%", "stop when the highest rate that met the objective and the lowest that did not are this close")
-	workload.DurationVarP(fl, &o.Budget, "budget", "", 15*time.Minute, "stop the search, with what it found, after this long (0: no limit)")
+	durationVar(fl, &o.Budget, "budget", "", 15*time.Minute, "stop the search, with what it found, after this long (0: no limit)")
 	_ = fl.MarkHidden("rate") // the search sets it
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		results, _ := cmd.Flags().GetString("results")
-		if err := checkFindMax(cmd, f, &o, slo, errs, *resolution); err != nil {
+		if err := checkFindMax(f, &o, slo, errs, *resolution); err != nil {
 			return err
 		}
 		ctx, stop := env.Interrupt(cmd.Context())
 		defer stop()
 		// The search's runs share a label, so that reports show them as one search.
-		if f.Spec.Labels == nil {
-			f.Spec.Labels = map[string]string{}
+		if f.spec.Labels == nil {
+			f.spec.Labels = map[string]string{}
 		}
-		if f.Spec.Labels["find_max"] == "" {
-			f.Spec.Labels["find_max"] = env.Now().UTC().Format("20060102T150405Z")
+		if f.spec.Labels["find_max"] == "" {
+			f.spec.Labels["find_max"] = env.Now().UTC().Format("20060102T150405Z")
 		}
-		t, err := target.Parse(f.DSN)
+		t, err := target.Parse(f.dsn)
 		if err != nil {
 			return usageError{err}
 		}
@@ -68,11 +68,11 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		runEnv.Stdout = io.Discard
 		o.Progress = env.Stderr
 		runOne := func(ctx context.Context, spec engine.Spec) (*engine.Summary, error) {
-			return runSpec(ctx, &runEnv, spec, t, results)
+			return runSpec(ctx, &runEnv, spec, t, results, f.progress)
 		}
-		res, err := findmax.Search(ctx, f.Spec, runOne, o)
+		res, err := findmax.Search(ctx, f.spec, runOne, o)
 		if res != nil && len(res.Steps) > 0 {
-			if f.JSON {
+			if f.json {
 				writeFindMaxJSON(env.Stdout, res)
 			} else {
 				writeFindMax(env.Stdout, res)
@@ -85,7 +85,7 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 
 // checkFindMax reads find-max's own flags into o and refuses what a search
 // cannot take: a fixed rate, a transaction count, negative limits.
-func checkFindMax(cmd *cobra.Command, f *workload.RunFlags, o *findmax.Options, slo, errs, resolution string) error {
+func checkFindMax(f *runFlags, o *findmax.Options, slo, errs, resolution string) error {
 	var err error
 	if o.Objective, err = findmax.ParseObjective(slo, errs); err != nil {
 		return usageError{err}
@@ -96,16 +96,16 @@ func checkFindMax(cmd *cobra.Command, f *workload.RunFlags, o *findmax.Options, 
 	if o.Confirm < 0 || o.Ceiling < 0 || o.Budget < 0 {
 		return usageError{fmt.Errorf("--confirm, --ceiling and --budget must not be negative")}
 	}
-	if cmd.Flags().Changed("rate") {
+	if f.spec.Rate != 0 {
 		return usageError{fmt.Errorf("find-max chooses the rates itself: leave --rate out")}
 	}
-	if err := f.Settle(); err != nil {
+	if err := f.settle(); err != nil {
 		return usageError{err}
 	}
-	if f.Spec.Transactions > 0 {
+	if f.spec.Transactions > 0 {
 		return usageError{fmt.Errorf("find-max holds each rate for --duration: leave --transactions out")}
 	}
-	if err := f.Spec.Validate(); err != nil {
+	if err := f.spec.Validate(); err != nil {
 		return usageError{err}
 	}
 	return nil

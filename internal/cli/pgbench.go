@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/machine"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -261,9 +262,9 @@ func parsePgbenchArgs(args []string) (*pgbenchOptions, error) {
 // 2 when clients were aborted, or lost their connections without --reconnect.
 func runPgbenchBench(ctx context.Context, env *Env, o *pgbenchOptions, dsn, results string) error {
 	bad := func(err error) error { return exitError{err, pgbenchBadOptions} }
-	f, pr, err := pgbenchSpec(o, env)
+	spec, pr, err := pgbenchSpec(o, env)
 	if err != nil {
-		return bad(err)
+		return bad(flagged(err))
 	}
 	t, err := target.Parse(dsn)
 	if err != nil {
@@ -278,7 +279,7 @@ func runPgbenchBench(ctx context.Context, env *Env, o *pgbenchOptions, dsn, resu
 	// scripts written around pgbench read.
 	runEnv := *env
 	runEnv.Stdout = env.Stderr
-	sum, err := runSpec(ctx, &runEnv, f.Spec, t, results)
+	sum, err := runSpec(ctx, &runEnv, *spec, t, results, 0)
 	if sum == nil {
 		if err != nil && !errors.Is(err, ErrInterrupted) {
 			return exitError{err, pgbenchBadOptions} // nothing ran: the setup failed
@@ -286,7 +287,7 @@ func runPgbenchBench(ctx context.Context, env *Env, o *pgbenchOptions, dsn, resu
 		return err
 	}
 	out := pr.Outcome()
-	rep := pgbenchReport{sum: sum, spec: &f.Spec, o: o, out: out}
+	rep := pgbenchReport{sum: sum, spec: spec, o: o, out: out}
 	rep.write(env.Stdout)
 	sum.WriteText(env.Stderr)       // pgbakeoff's summary, validity included
 	shown := target.Redact(results) // a PostgreSQL store's DSN may carry a password
@@ -304,76 +305,107 @@ func runPgbenchBench(ctx context.Context, env *Env, o *pgbenchOptions, dsn, resu
 }
 
 // pgbenchSpec is the run pgbench's options describe, and its pgbench workload.
-func pgbenchSpec(o *pgbenchOptions, env *Env) (*workload.RunFlags, *pgbenchw.Run, error) {
+func pgbenchSpec(o *pgbenchOptions, env *Env) (*engine.Spec, *pgbenchw.Run, error) {
 	w, _ := workload.Find("pgbench")
-	fs := pflag.NewFlagSet("run pgbench", pflag.ContinueOnError)
-	f := workload.BindRun(w, fs)
-	pr := f.Spec.Workload.(*pgbenchw.Run)
-	if err := setPgbenchFlags(o, fs, env); err != nil {
+	spec := engine.NewSpec()
+	pr := w.NewRun().(*pgbenchw.Run)
+	spec.Workload, spec.Settings = pr, workload.Settings(pr)
+	if err := pgbenchCounts(o, &spec, env); err != nil {
 		return nil, nil, err
 	}
-	spec := &f.Spec
+	if err := pgbenchScripts(o, pr); err != nil {
+		return nil, nil, err
+	}
 	spec.ExitOnAbort, spec.ConnectPerTx = o.exitOnAbort, o.connect
 	pr.PerCommand, pr.Log, pr.FailuresDetailed, pr.ContinueOnError = o.perCommand, o.log, o.detail, o.continueOnError
 	// pgbench aborts a client whose connection is lost, unless asked to reconnect,
 	// and waits as long as a statement takes: no transaction is abandoned for its
 	// length.
 	spec.TxTimeout, spec.AbortOnLost = 0, !o.reconnect
-	spec.In = env.Stdin
-	if err := f.Settle(); err != nil {
-		return nil, nil, err
-	}
-	if err := pgbenchNumbers(o, spec, pr); err != nil {
+	pr.SetStdin(env.Stdin)
+	if err := pgbenchNumbers(o, &spec, pr); err != nil {
 		return nil, nil, err
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, nil, err
 	}
-	return f, pr, nil
+	return &spec, pr, nil
 }
 
-// setPgbenchFlags sets run pgbench's flags from pgbench's options, with
-// pgbench's defaults where they differ from pgbakeoff's.
-func setPgbenchFlags(o *pgbenchOptions, fs *pflag.FlagSet, env *Env) error {
-	set := func(name, value string) error {
-		if err := fs.Set(name, value); err != nil {
-			return fmt.Errorf("invalid value %q for %s: %v", value, name, err)
-		}
-		return nil
+// pgbenchCounts reads the clients, threads, transactions and duration, with
+// pgbench's defaults where they differ from pgbakeoff's: one thread, and ten
+// transactions a client when neither -t nor -T is given.
+func pgbenchCounts(o *pgbenchOptions, spec *engine.Spec, env *Env) error {
+	spec.Jobs, spec.Transactions = 1, 10
+	if err := pgbenchInt(o.clients, "invalid number of clients", 1, &spec.Clients); err != nil {
+		return err
 	}
-	if o.protocol == "" {
-		o.protocol = "simple" // pgbench's default, unlike pgbakeoff's
-	}
-	if o.jobs == "" {
-		o.jobs = "1" // pgbench's one thread, not pgbakeoff's auto
+	if err := pgbenchInt(o.jobs, "invalid number of threads", 1, &spec.Jobs); err != nil {
+		return err
 	}
 	// pgbench takes any -j up to the clients; more threads than this machine's
 	// cores can use run as many as it can, and say so.
-	if j, err := strconv.Atoi(o.jobs); err == nil && j > engine.MaxJobs() {
-		fmt.Fprintf(env.Stderr, "pgbakeoff: -j %d is more threads than this machine's %d cores can use; running %d\n", j, runtime.NumCPU(), engine.MaxJobs())
-		o.jobs = strconv.Itoa(engine.MaxJobs())
+	if spec.Jobs > engine.MaxJobs() {
+		fmt.Fprintf(env.Stderr, "pgbakeoff: -j %d is more threads than this machine's %d cores can use; running %d\n", spec.Jobs, runtime.NumCPU(), engine.MaxJobs())
+		spec.Jobs = engine.MaxJobs()
 	}
-	var errs []error
-	sets := []struct{ flag, value string }{
-		{"clients", o.clients}, {"jobs", o.jobs}, {"transactions", o.tx}, {"duration", o.time},
-		{"scale", o.scale}, {"protocol", o.protocol},
-		{"log-prefix", o.logPrefix}, {"sampling-rate", o.sampling}, {"aggregate-interval", o.every},
+	if err := pgbenchInt(o.tx, "invalid number of transactions", 1, &spec.Transactions); err != nil {
+		return err
 	}
-	if o.tx == "" && o.time == "" {
-		sets = append(sets, struct{ flag, value string }{"transactions", "10"}) // pgbench's default
-	}
-	for _, s := range sets {
-		if s.value != "" {
-			errs = append(errs, set(s.flag, s.value))
+	if o.time != "" {
+		spec.Transactions = 0
+		secs, err := strconv.Atoi(o.time)
+		if err != nil || secs <= 0 {
+			return fmt.Errorf("invalid duration: %q: give whole seconds, 1 or more", o.time)
 		}
+		spec.Duration = time.Duration(secs) * time.Second
 	}
+	return nil
+}
+
+// pgbenchScripts reads the scripts, in the order given, the variables, the
+// scale, the query mode and the log's options.
+func pgbenchScripts(o *pgbenchOptions, pr *pgbenchw.Run) error {
 	for _, sc := range o.scripts {
-		errs = append(errs, set(sc[0], sc[1]))
+		pr.AddScript(sc[0] == "file", sc[1])
 	}
-	for _, v := range o.defines {
-		errs = append(errs, set("define", v))
+	pr.Defines = append(pr.Defines, o.defines...)
+	if err := pgbenchInt(o.scale, "invalid scaling factor", 1, &pr.Scale); err != nil {
+		return err
 	}
-	return errors.Join(errs...)
+	pr.Protocol = driver.Simple // pgbench's default, unlike pgbakeoff's
+	if o.protocol != "" {
+		p, err := driver.ParseProtocol(o.protocol)
+		if err != nil {
+			return fmt.Errorf("invalid query mode (-M): %q: use simple, extended or prepared", o.protocol)
+		}
+		pr.Protocol = p
+	}
+	if o.logPrefix != "" {
+		pr.LogPrefix = o.logPrefix
+	}
+	if o.sampling != "" {
+		r, err := strconv.ParseFloat(o.sampling, 64)
+		if err != nil {
+			return fmt.Errorf("invalid sampling rate: %q: give a share above 0 and at most 1", o.sampling)
+		}
+		pr.SamplingRate = r
+	}
+	return pgbenchInt(o.every, "invalid number of seconds for aggregation", 1, &pr.AggregateInterval)
+}
+
+// pgbenchInt reads a whole number of at least lo into n, unless v is empty,
+// refusing others as pgbench does: what it is, and the value.
+func pgbenchInt(v, what string, lo int, n *int) error {
+	if v == "" {
+		return nil
+	}
+	x, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || x < lo {
+		return fmt.Errorf("%s: %q: give a whole number, %d or more", what, v, lo)
+	}
+	*n = x
+	return nil
 }
 
 // pgbenchNumbers reads the options whose values pgbench reads as numbers of its
@@ -422,7 +454,7 @@ func pgbenchNumbers(o *pgbenchOptions, spec *engine.Spec, pr *pgbenchw.Run) erro
 		if err != nil {
 			return fmt.Errorf("unrecognized random seed option %q: expecting an unsigned integer, \"time\" or \"rand\"", s)
 		}
-		spec.Seed, spec.SeedGiven = seed, true
+		spec.Seed = engine.Seed{Value: seed, Fixed: true}
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ func Main(env *Env) int {
 	if err == nil {
 		return ExitOK
 	}
-	msg := strings.TrimSpace(err.Error())
+	msg := strings.TrimSpace(flagged(err).Error())
 	if pe, ok := errors.AsType[*pgbscript.ParseError](err); ok {
 		// A script that does not parse: the message, the command and a caret under
 		// the place, as pgbench shows it.
@@ -94,10 +94,19 @@ func Main(env *Env) int {
 		return ee.code
 	case errors.Is(err, ErrInterrupted):
 		return ExitInterrupted
-	case errors.As(err, &ue), errors.As(err, new(engine.UsageError)), isCobraUsage(msg):
+	case errors.As(err, &ue), isInputError(err), isCobraUsage(msg):
 		return ExitUsage
 	}
 	return ExitError
+}
+
+// isInputError tells whether err says the input is wrong: a setting or option
+// (engine.FieldError, but for one that does not fit the data found) or a study
+// file (study.Error).
+func isInputError(err error) bool {
+	fe, field := errors.AsType[*engine.FieldError](err)
+	_, file := errors.AsType[*study.Error](err)
+	return field && !fe.Mismatch || file
 }
 
 // isCobraUsage recognizes cobra's own argument and flag errors, which it does not type.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
-	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/spf13/pflag"
 )
 
@@ -32,7 +31,7 @@ func bindShard(fs *pflag.FlagSet) *shardFlags {
 	fs.StringVar(&f.shard, "shard", "", "run shard i of N of a run spread over N processes, as 2/4 (default in a Kubernetes Indexed Job: "+envJobIndex+"/"+envShardCount+")")
 	fs.StringVar(&f.startAt, "start-at", "", "with --shard: the instant every shard begins its warm-up, the same on each machine, as 2026-01-02T15:04:05Z (or "+envShardStart+"); without it the shards meet in the results store")
 	fs.StringVar(&f.group, "shard-group", "", "with --shard: a name for the whole run, the same on each shard (default with --start-at: the workload and that instant; or "+envShardGroup+")")
-	workload.DurationVarP(fs, &f.timeout, "shard-timeout", "", 5*time.Minute, "with --shard and no --start-at: how long to wait in the results store for the other shards before the run fails")
+	durationVar(fs, &f.timeout, "shard-timeout", "", 5*time.Minute, "with --shard and no --start-at: how long to wait in the results store for the other shards before the run fails")
 	return f
 }
 

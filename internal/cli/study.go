@@ -7,7 +7,6 @@ import (
 
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/studyrun"
-	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/spf13/cobra"
 )
 
@@ -70,7 +69,7 @@ func newStudyRunCmd(env *Env, sr *studyrun.Runner) *cobra.Command {
 	fl.StringVar(&sr.ServersDir, "servers-dir", "", "directory for the study's local servers (default: pgbakeoff's servers directory)")
 	portRangeFlag(fl, &sr.Ports)
 	fl.BoolVar(&sr.KeepServers, "keep-servers", false, "leave the local servers running at the end (by default they stop, and once every run is made their data is removed)")
-	workload.DurationVarP(fl, &sr.Progress, "progress", "", 10*time.Second, "print a progress line this often during each run; 0 for none")
+	durationVar(fl, &sr.Progress, "progress", "", 10*time.Second, "print a progress line this often during each run; 0 for none")
 
 	return run
 }

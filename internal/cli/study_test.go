@@ -303,7 +303,7 @@ func TestStudyValidatedFirst(t *testing.T) {
 	}{
 		{"unknown script", "workloads: [{kind: tpcb, load: {scale: 1}, run: {script: nope}}]\n", `unknown script "nope"`},
 		{"unknown sysbench script", "workloads: [{kind: sysbench, load: {tables: 1, table-size: 1000}, run: {script: oltp_nope}}]\n", `unknown sysbench script "oltp_nope"`},
-		{"unknown tpcc mix", "workloads: [{kind: tpcc, load: {warehouses: 1}, run: {mix: nope}}]\n", `unknown --mix "nope"`},
+		{"unknown tpcc mix", "workloads: [{kind: tpcc, load: {warehouses: 1}, run: {mix: nope}}]\n", `run: mix "nope" is unknown`},
 		{"unknown protocol", "workloads: [{kind: tpcb, load: {scale: 1}, run: {protocol: fast}}]\n", `unknown protocol "fast"`},
 		{"setting with a line break", "workloads: [{kind: tpcb, load: {scale: 1}}]\nsettings_line: x\n", "line break"},
 		{"unreadable prices", "workloads: [{kind: tpcb, load: {scale: 1}}]\nprices: missing-prices.yaml\n", "cannot read the prices file"},

@@ -72,7 +72,7 @@ func TestSysbench(t *testing.T) {
 		t.Errorf("server commits %.0f, client %.0f", sum.Server.Commits, sum.CommitsTotal)
 	}
 	// The transactions write, so the clients shared a thread a core (see
-	// workload.RunFlags.Settle).
+	// engine.Spec.Threaded).
 	if sum.ClientCPU.ThreadPerClient || sum.ClientCPU.Threads != runtime.GOMAXPROCS(0) {
 		t.Errorf("client threads %+v, want %d shared threads", sum.ClientCPU, runtime.GOMAXPROCS(0))
 	}

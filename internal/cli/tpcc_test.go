@@ -101,8 +101,8 @@ func TestTPCCBadInput(t *testing.T) {
 		{"check without tables", []string{"check", "tpcc", "--dsn", empty}, "init tpcc", 1},
 		{"warehouse mismatch", []string{"run", "tpcc", "--warehouses", "5", "--dsn", loaded, "--results", results}, "--warehouses 5 does not match the data: the database was loaded with 1 warehouses", 1},
 		{"functions missing", []string{"run", "tpcc", "--dsn", noFuncs, "--results", results}, "--procedures-only", 1},
-		{"unknown mode", []string{"run", "tpcc", "--mode", "stored", "--dsn", loaded, "--results", results}, `unknown --mode "stored"`, 2},
-		{"unknown mix", []string{"run", "tpcc", "--mix", "tpch", "--dsn", loaded, "--results", results}, `unknown --mix "tpch"`, 2},
+		{"unknown mode", []string{"run", "tpcc", "--mode", "stored", "--dsn", loaded, "--results", results}, `--mode "stored" is unknown`, 2},
+		{"unknown mix", []string{"run", "tpcc", "--mix", "tpch", "--dsn", loaded, "--results", results}, `--mix "tpch" is unknown`, 2},
 	}
 	checkBadInput(t, cases)
 	// Too many clients is allowed but warned about.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
@@ -147,39 +148,41 @@ func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, d
 func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 	short, example := w.RunHelp()
 	cmd := &cobra.Command{Use: w.Name(), Short: short, Example: example, Args: cobra.NoArgs}
-	f := workload.BindRun(w, cmd.Flags())
+	f := bindRun(w, cmd.Flags())
 	sf := bindShard(cmd.Flags())
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		results, _ := cmd.Flags().GetString("results")
 		ctx, stop := env.Interrupt(cmd.Context())
 		defer stop()
-		f.Spec.In = env.Stdin
-		if err := f.Settle(); err != nil {
+		if r, ok := f.spec.Workload.(workload.StdinReader); ok {
+			r.SetStdin(env.Stdin)
+		}
+		if err := f.settle(); err != nil {
 			return usageError{err}
 		}
-		if err := sf.settle(&f.Spec, env.Getenv); err != nil {
+		if err := sf.settle(&f.spec, env.Getenv); err != nil {
 			return usageError{err}
 		}
-		if err := f.Spec.Validate(); err != nil {
+		if err := f.spec.Validate(); err != nil {
 			return usageError{err}
 		}
-		t, err := target.Parse(f.DSN)
+		t, err := target.Parse(f.dsn)
 		if err != nil {
 			return usageError{err}
 		}
 		// With --json, stdout carries the JSON object alone: the progress lines and
 		// any other line written during the run go to stderr.
 		runEnv := env
-		if f.JSON {
+		if f.json {
 			e := *env
 			e.Stdout = env.Stderr
 			runEnv = &e
 		}
-		sum, err := runSpec(ctx, runEnv, f.Spec, t, results)
+		sum, err := runSpec(ctx, runEnv, f.spec, t, results, f.progress)
 		if sum == nil {
 			return err
 		}
-		if !f.JSON {
+		if !f.json {
 			sum.WriteText(env.Stdout)
 			return err
 		}
@@ -193,12 +196,12 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 	return cmd
 }
 
-// runSpec runs spec on t, writing to the results store at results.
-func runSpec(ctx context.Context, env *Env, spec engine.Spec, t *target.Target, results string) (*engine.Summary, error) {
+// runSpec runs spec on t, writing to the results store at results, with a
+// progress line this often (0: none).
+func runSpec(ctx context.Context, env *Env, spec engine.Spec, t *target.Target, results string, progress time.Duration) (*engine.Summary, error) {
 	spec.Target = t
-	spec.OpenStore = func(ctx context.Context) (*store.Store, error) { return openForWriting(ctx, env, results) }
-	spec.Out, spec.Log, spec.Clock = env.Stdout, env.Stderr, env.Now
-	return engine.Run(ctx, spec)
+	open := func(ctx context.Context) (*store.Store, error) { return openForWriting(ctx, env, results) }
+	return engine.Run(ctx, spec, engine.Env{OpenStore: open, Progress: progress, Out: env.Stdout, Log: env.Stderr, Clock: env.Now})
 }
 
 // newCheckKindCmd is `check <kind>`.

@@ -41,7 +41,7 @@ func TestClientCPUOverAMoment(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &driver.Result{Start: at, WindowStart: at, WindowEnd: at.Add(tc.wall), End: at.Add(tc.wall), Committed: 1, CommitsTotal: 1}
-			sum := summarize(&store.Run{ID: 1}, res, &target.Info{}, 1, Spec{Clients: 8, Jobs: 1}, newServerStats(),
+			sum := summarize(&store.Run{ID: 1}, res, &target.Info{}, &Setup{Scale: 1}, Spec{Settings: Settings{Clients: 8, Jobs: 1}}, newServerStats(),
 				cpuSample{}, cpuSample{user: tc.cpu})
 			flags := judge(evidence{clientSaturated: sum.ClientCPU.Saturated, clientCores: sum.ClientCPU.Cores})
 			if sum.ClientCPU.Saturated != tc.saturated || (len(flags) > 0) != tc.saturated {
@@ -59,7 +59,7 @@ func TestLoopBusyRecorded(t *testing.T) {
 	at := time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 	res := &driver.Result{Start: at, WindowStart: at, WindowEnd: at.Add(2 * time.Second), End: at.Add(2 * time.Second),
 		Committed: 1, CommitsTotal: 1, EventLoops: 2, LoopBusy: []float64{0.95, 0.972}}
-	sum := summarize(&store.Run{ID: 1}, res, &target.Info{}, 1, Spec{Clients: 8, Jobs: 2}, newServerStats(),
+	sum := summarize(&store.Run{ID: 1}, res, &target.Info{}, &Setup{Scale: 1}, Spec{Settings: Settings{Clients: 8, Jobs: 2}}, newServerStats(),
 		cpuSample{}, cpuSample{user: 0.5})
 	if got := sum.ClientCPU.LoopBusyPct; len(got) != 2 || got[0] != 95 || got[1] != 97.2 {
 		t.Errorf("loop busy %v, want [95 97.2]", got)

@@ -1,10 +1,11 @@
 // Package engine makes one benchmark run: the command line, studies and the demo
-// all describe a run as a Spec and hand it to Run.
+// all describe a run as a Spec (what to run, with the common Settings) and hand it
+// to Run with an Env (where: the results store, the output, the clock).
 //
 //	spec := engine.NewSpec() // the defaults every caller shares
 //	spec.Target, spec.Workload, spec.Clients = t, tpcb.Workload{}.NewRun(), 16
-//	spec.OpenStore = func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, "results.db") }
-//	sum, err := engine.Run(ctx, spec)
+//	open := func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, "results.db") }
+//	sum, err := engine.Run(ctx, spec, engine.Env{OpenStore: open, Log: os.Stderr})
 //	if sum != nil {
 //		sum.WriteText(os.Stdout) // also when err says the run ended early
 //	}

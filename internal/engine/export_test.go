@@ -50,9 +50,9 @@ func GoldenSummaries(t *testing.T) map[string]*Summary {
 		store.PointWindowEnd:       {"xact_commit": 8000, "xact_rollback": 9, "blks_read": 40, "blks_hit": 90000},
 		store.PointAfterDisconnect: {"xact_commit": 8020},
 	}, unread: map[string]string{}}
-	f := Spec{Clients: 4, Jobs: 1, Warmup: 10 * time.Second, Protocol: driver.Prepared}
+	f := Spec{Settings: Settings{Clients: 4, Jobs: 1, Warmup: 10 * time.Second}}
 	cpu0, cpu1 := cpuSample{user: 1, sys: 0.5, machineBusy: 100, machineTotal: 1000}, cpuSample{user: 4, sys: 2, machineBusy: 9000, machineTotal: 15000}
-	tpcb := summarize(run, res, info, 10, f, stats, cpu0, cpu1)
+	tpcb := summarize(run, res, info, &Setup{Scale: 10}, f, stats, cpu0, cpu1)
 	tpcb.Dataset = fit{Bytes: 160 << 20, SharedBuffers: 128 << 20, Class: fitBeyondBuffers}
 	tpcb.ClientMachine = &machine.Machine{CPU: "Example CPU @ 3.00GHz", LogicalCPUs: 2, MemoryBytes: 24 << 30, OS: "linux/amd64, Debian GNU/Linux 12 (bookworm)",
 		Kernel: "6.1.0", Go: "go1.26.0", Pgbakeoff: "v0.9.0", Hostname: "bench1"}
@@ -65,7 +65,7 @@ func GoldenSummaries(t *testing.T) map[string]*Summary {
 	tpccRes.Scripts = []driver.ScriptResult{{Name: "new_order", Committed: 2700, RolledBack: 27, Latency: latencies(t, 2727, 2000, 40000)},
 		{Name: "payment", Committed: 2580, Latency: latencies(t, 2580, 1000, 20000)}}
 	tpccRes.Errors, tpccRes.Outages, tpccRes.ConnectErrors, tpccRes.Committed, tpccRes.Failed = nil, nil, nil, 5280, 0
-	tpcc := summarize(&tpccRun, &tpccRes, info, 10, f, stats, cpu0, cpu1)
+	tpcc := summarize(&tpccRun, &tpccRes, info, &Setup{Scale: 10}, f, stats, cpu0, cpu1)
 	tpcc.Flags = judge(evidence{committed: 5280, clientCommits: tpcc.CommitsTotal, serverCommits: tpcc.CommitsTotal + 500, commitsRead: true})
 
 	sbRun := *run
@@ -75,9 +75,9 @@ func GoldenSummaries(t *testing.T) map[string]*Summary {
 	sbRes.Errors, sbRes.Outages, sbRes.ConnectErrors, sbRes.Committed, sbRes.Failed = nil, nil, nil, 3000, 0
 	sbRes.Incomplete, sbRes.IncompleteReason = true, "no client had a connection for 2m0s (the outage timeout)"
 	sbf := f
-	sbf.ThreadPerClient, sbf.Clients = true, 8
+	sbf.ThreadPerClient, sbf.Clients = On, 8
 	unread := serverStats{values: map[string]map[string]int64{store.PointBeforeConnect: {"xact_commit": 1}}, unread: map[string]string{store.PointAfterDisconnect: "read pg_stat_database: connection refused"}}
-	sb := summarize(&sbRun, &sbRes, &target.Info{Address: "/tmp/.s.PGSQL.5432", Version: "18.1"}, 4, sbf, unread, cpu0, cpu1)
+	sb := summarize(&sbRun, &sbRes, &target.Info{Address: "/tmp/.s.PGSQL.5432", Version: "18.1"}, &Setup{Scale: 4}, sbf, unread, cpu0, cpu1)
 	sb.Flags = judge(evidence{incomplete: sbRes.IncompleteReason, committed: 3000, rates: []rate{{5 * time.Second, 100, 0}, {10 * time.Second, 100, 0}, {15 * time.Second, 10, 0}, {20 * time.Second, 100, 0}, {25 * time.Second, 100, 0}}})
 
 	// An open-loop pgbench run with a latency limit, whose clients all stopped on
@@ -91,7 +91,7 @@ func GoldenSummaries(t *testing.T) map[string]*Summary {
 	pgRes.Rate = driver.RateFigures{Scheduled: 50400, Untaken: 12, Skipped: 380, Late: 981, LagAvg: 1500 * time.Microsecond, LagMax: 48 * time.Millisecond}
 	pgf := f
 	pgf.Rate, pgf.LatencyLimit = 500, 50*time.Millisecond
-	pg := summarize(&pgRun, &pgRes, info, 1, pgf, stats, cpu0, cpu1)
+	pg := summarize(&pgRun, &pgRes, info, &Setup{Scale: 1}, pgf, stats, cpu0, cpu1)
 	pg.Flags = judge(evidence{committed: 50000, failed: 4, aborted: 4, clients: 4, abort: pgRes.Errors[0].Example})
 	return map[string]*Summary{"tpcb": tpcb, "tpcc": tpcc, "sysbench": sb, "pgbench": pg}
 }

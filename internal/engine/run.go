@@ -26,20 +26,20 @@ import (
 // every figure written to the results store as it comes. It returns the
 // summary, also with an error when the run ended early: what was measured is
 // kept.
-func Run(ctx context.Context, spec Spec) (*Summary, error) {
-	if spec.Target == nil || spec.Workload == nil || spec.OpenStore == nil {
-		return nil, errors.New("run: the spec lacks a target, a workload or a results store")
+func Run(ctx context.Context, spec Spec, env Env) (*Summary, error) {
+	if spec.Target == nil || spec.Workload == nil || env.OpenStore == nil {
+		return nil, errors.New("run: the spec lacks a target or a workload, or its environment a results store")
 	}
 	if err := spec.Validate(); err != nil {
-		return nil, UsageError{err}
+		return nil, err
 	}
-	if spec.Out == nil {
-		spec.Out = io.Discard
+	if env.Out == nil {
+		env.Out = io.Discard
 	}
-	if spec.Log == nil {
-		spec.Log = io.Discard
+	if env.Log == nil {
+		env.Log = io.Discard
 	}
-	r, err := prepare(ctx, &spec)
+	r, err := prepare(ctx, &spec, &env)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +51,7 @@ func Run(ctx context.Context, spec Spec) (*Summary, error) {
 // store and the run's record in it, and what is gathered as it goes.
 type running struct {
 	spec    *Spec
+	env     *Env
 	info    *target.Info
 	ctl     *sampler.Control
 	setup   *Setup
@@ -74,16 +75,16 @@ type running struct {
 
 // prepare checks the target before anything is sent (reachability, version,
 // settings, slots, the workload's data) and records the run in the store.
-func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
+func prepare(ctx context.Context, spec *Spec, env *Env) (_ *running, err error) {
 	t := spec.Target
-	info, err := inspectWaiting(ctx, spec.Log, t, spec.OutageTimeout)
+	info, err := inspectWaiting(ctx, env.Log, t, spec.OutageTimeout)
 	if err != nil {
 		return nil, err
 	}
 	if err := info.CheckSlots(spec.Clients); err != nil {
 		return nil, err
 	}
-	r := &running{spec: spec, info: info, stats: newServerStats()}
+	r := &running{spec: spec, env: env, info: info, stats: newServerStats()}
 	if r.ctl, err = sampler.NewControl(ctx, t.Connect); err != nil {
 		return nil, err
 	}
@@ -98,27 +99,29 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 	}
 	// The seed is chosen before the workload builds its scripts, which may draw
 	// from it (pgbench's), so that the seed stored with the run repeats them.
-	r.seed = spec.Seed
-	if r.seed == 0 && !spec.SeedGiven {
-		r.seed = uint64(spec.Now().UnixNano())
+	r.seed = spec.Seed.Value
+	if !spec.Seed.Fixed {
+		r.seed = uint64(env.Now().UnixNano())
 		if spec.Shard.On() {
 			r.seed = groupSeed(spec.Group()) // every shard the same, as one process's
 		}
 	}
-	spec.Seed = r.seed
-	if r.setup, err = spec.Workload.Setup(ctx, spec, conn); err != nil {
+	spec.Seed = Seed{r.seed, true}
+	// Auto resolved once, as the run records it.
+	spec.ThreadPerClient = map[bool]Switch{false: Off, true: On}[spec.Threaded()]
+	if r.setup, err = spec.Workload.Setup(ctx, spec, env, conn); err != nil {
 		return nil, err
 	}
-	if r.st, err = spec.OpenStore(ctx); err != nil {
+	if r.st, err = env.OpenStore(ctx); err != nil {
 		return nil, err
 	}
 	_, clients, _ := spec.share()
 	r.rec = &store.Run{
 		Target: t.String(), Workload: spec.Workload.Name(), Script: driver.Mix(r.setup.Scripts), Clients: clients,
-		ServerVersion: info.Version, Settings: info.Settings, Labels: spec.Labels, Started: spec.Now(),
-		Params: map[string]any{"protocol": spec.Protocol.String(), "warmup_s": spec.Warmup.Seconds(),
+		ServerVersion: info.Version, Settings: info.Settings, Labels: spec.Labels, Started: env.Now(),
+		Params: map[string]any{"protocol": r.setup.Protocol.String(), "warmup_s": spec.Warmup.Seconds(),
 			"duration_s": spec.Duration.Seconds(), "transactions": spec.Transactions, "max_tries": spec.MaxTries,
-			"seed": r.seed, "jobs": jobsParam(spec.Jobs), "thread_per_client": spec.ThreadPerClient, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
+			"seed": r.seed, "jobs": jobsParam(spec.Jobs), "thread_per_client": spec.ThreadPerClient == On, "address": info.Address, "tls_version": info.TLSVersion, "tls_cipher": info.TLSCipher},
 	}
 	maps.Copy(r.rec.Params, r.setup.Params)
 	if spec.Shard.On() {
@@ -132,14 +135,14 @@ func prepare(ctx context.Context, spec *Spec) (_ *running, err error) {
 	if _, err := r.st.CreateRun(ctx, r.rec); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(spec.Log, "run %d: %s %s on %s, PostgreSQL %s, %s, %d clients\n",
+	fmt.Fprintf(env.Log, "run %d: %s %s on %s, PostgreSQL %s, %s, %d clients\n",
 		r.rec.ID, spec.Workload.Name(), r.rec.Script, info.Address, info.Version, r.setup.Size, clients)
 	if spec.Shard.On() {
 		start := "starting when every shard has arrived in the results store"
 		if !spec.StartAt.IsZero() {
 			start = "starting at " + spec.StartAt.Format(time.RFC3339Nano)
 		}
-		fmt.Fprintf(spec.Log, "run %d is shard %s of %s (%d clients in all), %s\n", r.rec.ID, spec.Shard, spec.Group(), spec.Clients, start)
+		fmt.Fprintf(env.Log, "run %d is shard %s of %s (%d clients in all), %s\n", r.rec.ID, spec.Shard, spec.Group(), spec.Clients, start)
 	}
 	r.appName = fmt.Sprintf("pgbakeoff-run-%d", r.rec.ID)
 	if spec.Shard.On() {
@@ -160,7 +163,7 @@ func (r *running) close() {
 // measure runs the clients between the server's counters read before the first
 // connects and after the last has gone, sampling the server meanwhile.
 func (r *running) measure(ctx context.Context) (*Summary, error) {
-	spec, t := r.spec, r.spec.Target
+	spec, env, t := r.spec, r.env, r.spec.Target
 	r.readStats(store.PointBeforeConnect, true)
 	spanStart := time.Now()
 	addrs0, _ := t.Resolve(ctx)
@@ -170,14 +173,14 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	r.startSampler(ctx)
 
 	cpu0 := readCPU()
-	prog := newProgressPrinter(spec.Out, spec.Progress, spec.Rate > 0)
+	prog := newProgressPrinter(env.Out, env.Progress, spec.Rate > 0)
 	res, err := driver.Run(runCtx, r.driverConfig(prog))
 	prog.flush()
 	if err != nil {
 		if r.smp != nil {
 			r.smp.Stop()
 		}
-		r.rec.Status, r.rec.Ended = store.StatusFailed, spec.Now()
+		r.rec.Status, r.rec.Ended = store.StatusFailed, env.Now()
 		_ = r.st.FinishRun(context.Background(), r.rec)
 		return nil, err
 	}
@@ -194,7 +197,7 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	// their name with the others', whose end is shard 0's to wait for).
 	if spec.Shard.Index == 0 {
 		if err := r.ctl.WaitGone(sctx, r.appName, sres.PIDs, 30*time.Second); err != nil {
-			fmt.Fprintf(spec.Log, "warning: waiting for the benchmark's sessions to end: %v\n", err)
+			fmt.Fprintf(env.Log, "warning: waiting for the benchmark's sessions to end: %v\n", err)
 		}
 	}
 	r.readStats(store.PointAfterDisconnect, true)
@@ -206,7 +209,7 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	// A shard's summary is of its own part: its clients and its share of the rate.
 	own := *spec
 	_, own.Clients, own.Rate = spec.share()
-	sum := summarize(r.rec, res, r.info, r.setup.Scale, own, r.stats, cpu0, cpu1)
+	sum := summarize(r.rec, res, r.info, r.setup, own, r.stats, cpu0, cpu1)
 	if r.setup.Finish != nil {
 		r.setup.Finish(sum, res)
 	}
@@ -258,7 +261,7 @@ func (r *running) readStats(point string, settle bool) {
 		if pe := sampler.DownError(err); pe != nil && r.stats.down == nil {
 			r.stats.down = pe
 		}
-		fmt.Fprintf(r.spec.Log, "warning: %v\n", err)
+		fmt.Fprintf(r.env.Log, "warning: %v\n", err)
 		return
 	}
 	if settle && !rd.Settled {
@@ -269,8 +272,8 @@ func (r *running) readStats(point string, settle bool) {
 	adjusted["xact_commit"] = rd.Commits(r.ownCommits())
 	r.stats.values[point] = adjusted
 	r.stats.epochs[point], r.stats.raw[point] = rd.Epoch, rd.Values["xact_commit"]
-	if err := r.st.AddServerStats(rctx, r.rec.ID, store.ServerStats{Point: point, At: r.spec.Now(), Values: rd.Values}); err != nil {
-		fmt.Fprintf(r.spec.Log, "warning: %v\n", err)
+	if err := r.st.AddServerStats(rctx, r.rec.ID, store.ServerStats{Point: point, At: r.env.Now(), Values: rd.Values}); err != nil {
+		fmt.Fprintf(r.env.Log, "warning: %v\n", err)
 	}
 }
 
@@ -293,7 +296,7 @@ func (r *running) startSampler(ctx context.Context) {
 		},
 	})
 	if err != nil {
-		fmt.Fprintf(r.spec.Log, "warning: the server will not be sampled: %v\n", err)
+		fmt.Fprintf(r.env.Log, "warning: the server will not be sampled: %v\n", err)
 		return
 	}
 	r.smp = smp
@@ -321,9 +324,9 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 	}
 	return driver.Config{WaitStart: waitStart,
 		Target: clientTarget, Scripts: r.setup.Scripts, Clients: clients, FirstClient: first, AllClients: spec.Clients, StartAt: spec.StartAt,
-		Protocol: spec.Protocol,
+		Protocol: r.setup.Protocol,
 		Warmup:   spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
-		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient, Loops: spec.Jobs, ExitOnAbort: spec.ExitOnAbort, AbortOnLost: spec.AbortOnLost, ConnectPerTx: spec.ConnectPerTx,
+		Seed: r.seed, Deck: r.setup.Deck, ThreadPerClient: spec.ThreadPerClient == On, Loops: spec.Jobs, ExitOnAbort: spec.ExitOnAbort, AbortOnLost: spec.AbortOnLost, ConnectPerTx: spec.ConnectPerTx,
 		OutageTimeout: spec.OutageTimeout, TxTimeout: spec.TxTimeout, ConnectTimeout: spec.ConnectTimeout, ResolveOnce: spec.ResolveOnce,
 		Rate: rate, LatencyLimit: spec.LatencyLimit,
 		OnInterval: func(iv driver.Interval) {
@@ -371,7 +374,7 @@ func (r *running) window(open bool) {
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(r.spec.Log, "warning: %v\n", err)
+		fmt.Fprintf(r.env.Log, "warning: %v\n", err)
 	}
 }
 
@@ -420,11 +423,11 @@ func (r *running) finish(ctx context.Context, sum *Summary, res *driver.Result) 
 		// What was stored stays; the rest is in the summary printed now.
 		sum.Status = store.StatusFailed
 		sum.Warnings = append(sum.Warnings, "results store: "+r.storeErr.Error())
-		run.Status, run.Ended = store.StatusFailed, r.spec.Now()
+		run.Status, run.Ended = store.StatusFailed, r.env.Now()
 		_ = st.FinishRun(context.Background(), run)
 		return sum, fmt.Errorf("results store %s could not be written (%v): run %d was stopped; free disk space or check the file's permissions", st.Path(), r.storeErr, run.ID)
 	}
-	run.Ended = r.spec.Now()
+	run.Ended = r.env.Now()
 	run.Status = sum.Status
 	run.ClientCPUUser, run.ClientCPUSys = sum.ClientCPU.UserS, sum.ClientCPU.SysS
 	if err := saveDetails(ctx, st, run.ID, res); err != nil {

@@ -49,7 +49,7 @@ func (r *running) rendezvous(ctx context.Context) (time.Time, error) {
 		}
 		return time.Time{}, err
 	}
-	fmt.Fprintf(spec.Log, "shard %s of %s: waiting for the other shards in the results store\n", spec.Shard, group)
+	fmt.Fprintf(r.env.Log, "shard %s of %s: waiting for the other shards in the results store\n", spec.Shard, group)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {

@@ -195,9 +195,9 @@ type errorSummary struct {
 	Example  string `json:"example,omitempty"`
 }
 
-func summarize(run *store.Run, res *driver.Result, info *target.Info, scale int, spec Spec,
+func summarize(run *store.Run, res *driver.Result, info *target.Info, setup *Setup, spec Spec,
 	stats serverStats, cpu0, cpu1 cpuSample) *Summary {
-	proto := spec.Protocol
+	proto, scale := setup.Protocol, setup.Scale
 	window := res.WindowEnd.Sub(res.WindowStart).Seconds()
 	all := histogram.New()
 	sum := &Summary{
@@ -334,9 +334,9 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 	wall := res.End.Sub(res.Start).Seconds()
 	c := &sum.ClientCPU
 	c.UserS, c.SysS = cpu1.user-cpu0.user, cpu1.sys-cpu0.sys
-	c.ThreadPerClient, c.EventLoops = spec.ThreadPerClient, res.EventLoops
+	c.ThreadPerClient, c.EventLoops = spec.ThreadPerClient == On, res.EventLoops
 	switch {
-	case spec.ThreadPerClient:
+	case spec.ThreadPerClient == On:
 		c.Threads = spec.Clients
 		if strings.HasPrefix(res.Address, "/") {
 			c.ReadAtOnce = &res.ReadAtOnce
@@ -382,7 +382,7 @@ func (sum *Summary) addClientCPU(res *driver.Result, spec Spec, cpu0, cpu1 cpuSa
 func clientLimit(res *driver.Result, spec Spec, cores float64) (float64, string, bool) {
 	limit, more := 0.0, "add client machines"
 	switch {
-	case spec.ThreadPerClient:
+	case spec.ThreadPerClient == On:
 		limit = float64(min(spec.Jobs+spec.Clients, runtime.NumCPU()))
 	case res.EventLoops == 0 && res.SharedThreads > 0:
 		// Clients on goroutines (TLS, a connection per transaction, systems

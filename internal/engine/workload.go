@@ -18,17 +18,20 @@ type Workload interface {
 	// mistake is found before anything connects, loads or runs.
 	Check(spec *Spec) error
 	// Setup inspects the data on the control session and builds the scripts.
-	// spec.Target names the target in errors; spec.Log takes warnings.
-	Setup(ctx context.Context, spec *Spec, ctl *pgconn.PgConn) (*Setup, error)
+	// spec.Target names the target in errors; env.Log takes warnings.
+	Setup(ctx context.Context, spec *Spec, env *Env, ctl *pgconn.PgConn) (*Setup, error)
 }
 
 // Setup is a workload ready to run on the data it found.
 type Setup struct {
 	Scripts []*driver.Script
-	Scale   int            // TPC-B scale or TPC-C warehouses
-	Size    string         // the scale for people: "scale 100", "10 warehouses"
-	Params  map[string]any // stored with the run
-	Deck    bool           // deal scripts from a deck (driver.Config.Deck)
+	// Protocol is how the scripts' statements are sent; TPC-B's and script files'
+	// runs choose it (their --protocol), the others prepare theirs.
+	Protocol driver.Protocol
+	Scale    int            // TPC-B scale or TPC-C warehouses
+	Size     string         // the scale for people: "scale 100", "10 warehouses"
+	Params   map[string]any // stored with the run
+	Deck     bool           // deal scripts from a deck (driver.Config.Deck)
 	// Window, when set, samples workload figures at the window's edges on the control
 	// connection; Finish then adds them to the summary.
 	// own is how many transactions pgbakeoff's sampler has committed so far, so the

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/spf13/pflag"
 )
 
@@ -79,7 +80,7 @@ func plural(n int, noun string) string {
 // who types it means a mistake.
 func CheckJobs(n int) error {
 	if n < 1 {
-		return fmt.Errorf("--jobs must be at least 1, got %d", n)
+		return engine.FieldErrorf("jobs", "must be at least 1, got %d", n)
 	}
 	return nil
 }

@@ -705,8 +705,8 @@ func (p *parser) options(kv pair) []Option {
 			continue
 		}
 		first[name] = o.key
-		opt := Option{Name: name, Key: key, Pos: posOf(o.key)}
 		v := deref(o.val)
+		opt := Option{Name: name, Key: key, Pos: posOf(o.key), value: v}
 		switch {
 		case v.Kind == yaml.SequenceNode:
 			if len(v.Content) == 0 {

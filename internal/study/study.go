@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
+	"go.yaml.in/yaml/v3"
 )
 
 // Study is a parsed and validated study file, with its defaults filled in.
@@ -123,6 +125,26 @@ type Option struct {
 	Key    string   // the key as written in the file
 	Values []string // one per scalar; a list gives a repeatable flag several values
 	Pos    Pos      // the key
+	value  *yaml.Node
+}
+
+// Decode reads the option's value into v, a pointer to a typed value (as
+// engine.Settings.Field gives): a number into a number, text into a type that
+// reads text. Its error says what the value should have been.
+func (o Option) Decode(v any) error {
+	if o.value == nil {
+		return fmt.Errorf("has no value")
+	}
+	err := o.value.Decode(v)
+	if te, ok := errors.AsType[*yaml.TypeError](err); ok && len(te.Errors) > 0 {
+		// "line 3: cannot unmarshal !!str `x` into int": the place is the key's.
+		msg := te.Errors[0]
+		if _, after, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "line ") {
+			msg = after
+		}
+		return errors.New(msg)
+	}
+	return err
 }
 
 // Dataset says what happens to the loaded data between runs.

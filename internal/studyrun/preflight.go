@@ -177,7 +177,7 @@ func preflight(ctx context.Context, sr *Runner, s *study.Study, wls []*studyWork
 	errs = append(errs, checkDisk(ctx, s, targets, wls)...)
 	printPreflight(sr.Out, targets, wls)
 	if err := errs.Err(); err != nil {
-		return targets, engine.UsageError{Err: err}
+		return targets, err
 	}
 	return targets, nil
 }

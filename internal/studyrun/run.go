@@ -64,6 +64,11 @@ type Options struct {
 type studyWorkload struct {
 	w    *study.Workload
 	kind workload.Workload
+	// run is the workload's own options, set once from its run: keys and shared
+	// by its runs; settings the common ones, at the workload's defaults and then
+	// the file's.
+	run      engine.Workload
+	settings engine.Settings
 	// data is the workload's dataset as load: describes it; nil for a workload
 	// with nothing to load, which runs on its own database:.
 	data load.Dataset
@@ -130,16 +135,13 @@ func (sw *studyWorkload) runDatabase() string {
 	return sw.database()
 }
 
-// runReserved are run options a study sets itself, from its matrix.
-var runReserved = map[string]string{
-	"dsn":          "a study's targets are in targets:",
+// matrixSettings are the common settings a study gives every run from its
+// matrix, rather than in a workload's run: keys.
+var matrixSettings = map[string]string{
 	"clients":      "set client counts in matrix.clients (or the workload's clients:)",
 	"warmup":       "set it in matrix.warmup",
 	"duration":     "set it in matrix.duration",
 	"transactions": "a study's runs last matrix.duration",
-	"json":         "study runs keep their results in the results store",
-	"progress":     "use study run --progress",
-	"label":        "give the target labels: instead",
 }
 
 // loadStudy parses the file and checks every workload's options against its
@@ -148,10 +150,10 @@ var runReserved = map[string]string{
 func loadStudy(file string) (s *study.Study, wls []*studyWorkload, errs study.Errors, err error) {
 	s, errs, err = study.LoadAll(file)
 	if err != nil {
-		return nil, nil, nil, engine.UsageError{Err: err}
+		return nil, nil, nil, &study.Error{File: file, Msg: err.Error()}
 	}
 	if s == nil {
-		return nil, nil, nil, engine.UsageError{Err: errs.Err()}
+		return nil, nil, nil, errs.Err()
 	}
 	var out []*studyWorkload
 	for _, w := range s.Workloads {
@@ -165,23 +167,19 @@ func loadStudy(file string) (s *study.Study, wls []*studyWorkload, errs study.Er
 			lfl := pflag.NewFlagSet("init "+kind.Name(), pflag.ContinueOnError)
 			sw.data = l.NewLoad()
 			sw.data.Flags(lfl)
-			setOptions(s, &errs, lfl, "load", w.Load, map[string]string{"dsn": "a study's targets are in targets:"})
+			setOptions(s, &errs, lfl, "load", w.Load)
 			if err := sw.data.Validate(); err != nil {
-				errs = append(errs, s.Errorf(w.Pos, "workload %s: load: %v", w.Name, err))
+				errs = append(errs, keyed(s, w, "load", w.Load, err))
 			}
 		} else if w.DataOf == nil && (w.Database == "" || w.Dataset == study.DatasetReload) {
 			errs = append(errs, s.Errorf(w.Pos, "workload %s: %s has no data to load: give it the database: it runs on, with dataset: keep or clone", w.Name, w.Kind))
 		}
-		rate := s.Rates(w)[0]
-		if s.FindMax(w) != nil {
-			rate = 1 // what the search's runs are: open-loop
-		}
-		if rate > 0 && slices.ContainsFunc(w.Run, func(o study.Option) bool { return o.Name == "rate" }) {
+		sw.setRun(s, &errs)
+		if (s.Rates(w)[0] > 0 || s.FindMax(w) != nil) && slices.ContainsFunc(w.Run, func(o study.Option) bool { return o.Name == "rate" }) {
 			errs = append(errs, s.Errorf(w.Pos, "workload %s: run: rate is set by the study's rates or find_max: give one or the other", w.Name))
 		}
 		for _, c := range s.Clients(w) {
-			if _, err := studyRunFlags(s, sw, c, rate, &errs); err != nil {
-				errs = append(errs, s.Errorf(w.Pos, "workload %s: run: %v", w.Name, err))
+			if err := sw.check(s, c, &errs); err != nil {
 				break
 			}
 		}
@@ -216,49 +214,97 @@ func (sw *studyWorkload) loader() *studyWorkload {
 func loadValidStudy(file string) (*study.Study, []*studyWorkload, error) {
 	s, wls, errs, err := loadStudy(file)
 	if err == nil && len(errs) > 0 {
-		err = engine.UsageError{Err: errs.Err()}
+		err = errs.Err()
 	}
 	return s, wls, err
 }
 
-// studyRunFlags builds a run's spec from the workload's run: options and the
-// matrix, and checks it. Errors in the options are added to errs when it is not
-// nil.
-func studyRunFlags(s *study.Study, sw *studyWorkload, clients, rate int, errs *study.Errors) (engine.Spec, error) {
+// setRun sets the workload's run from its run: keys: the common settings,
+// decoded from the file onto the workload's defaults, and its own options, on
+// the flags of its run command (bound once).
+func (sw *studyWorkload) setRun(s *study.Study, errs *study.Errors) {
+	sw.run = sw.kind.NewRun()
+	sw.settings = workload.Settings(sw.run)
 	fl := pflag.NewFlagSet("run "+sw.kind.Name(), pflag.ContinueOnError)
-	f := workload.BindRun(sw.kind, fl)
-	var discard study.Errors
-	if errs == nil {
-		errs = &discard
+	if o, ok := sw.run.(workload.Options); ok {
+		o.Flags(fl)
 	}
-	setOptions(s, errs, fl, "run", sw.w.Run, runReserved)
-	if r, ok := f.Spec.Workload.(workload.PathResolver); ok {
+	var own []study.Option
+	for _, o := range sw.w.Run {
+		name := strings.ReplaceAll(o.Name, "-", "_")
+		field, ok := sw.settings.Field(name)
+		switch why, fromMatrix := matrixSettings[name]; {
+		case fromMatrix:
+			*errs = append(*errs, s.Errorf(o.Pos, "run: %s is set by the study: %s", o.Key, why))
+		case !ok:
+			own = append(own, o)
+		default:
+			if err := o.Decode(field); err != nil {
+				*errs = append(*errs, s.Errorf(o.Pos, "run: %s: %v", o.Key, err))
+			}
+		}
+	}
+	setOptions(s, errs, fl, "run", own, engine.SettingNames...)
+	if r, ok := sw.run.(workload.PathResolver); ok {
 		r.ResolvePaths(filepath.Dir(s.File))
 	}
-	f.Spec.Clients, f.Spec.Warmup, f.Spec.Duration = clients, s.Matrix.Warmup, s.Matrix.Duration
+}
+
+// spec is the spec of the workload's runs with a number of clients and a rate
+// (0: closed-loop).
+func (sw *studyWorkload) spec(s *study.Study, clients, rate int) engine.Spec {
+	spec := engine.NewSpec()
+	spec.Workload, spec.Settings = sw.run, sw.settings
+	spec.Clients, spec.Warmup, spec.Duration = clients, s.Matrix.Warmup, s.Matrix.Duration
 	if rate > 0 {
-		f.Spec.Rate = float64(rate)
+		spec.Rate = float64(rate)
+	} else if s.FindMax(sw.w) != nil {
+		spec.Rate = 1 // what the search's runs are: open-loop
 	}
-	if err := f.Settle(); err != nil {
-		return f.Spec, err
+	return spec
+}
+
+// check validates the runs with a number of clients: the common settings and
+// the workload's own options, each error added to errs at the run: key it names,
+// or at the workload.
+func (sw *studyWorkload) check(s *study.Study, clients int, errs *study.Errors) error {
+	spec := sw.spec(s, clients, s.Rates(sw.w)[0])
+	var found error
+	for _, err := range []error{spec.Validate(), sw.run.Check(&spec)} {
+		if err != nil && (found == nil || err.Error() != found.Error()) {
+			*errs = append(*errs, keyed(s, sw.w, "run", sw.w.Run, err))
+			found = err
+		}
 	}
-	return f.Spec, f.Spec.Validate()
+	return found
+}
+
+// keyed is err at the key of opts it names (engine.FieldError), in the file's
+// spelling, or at the workload.
+func keyed(s *study.Study, w *study.Workload, section string, opts []study.Option, err error) *study.Error {
+	pos, what := w.Pos, err.Error()
+	if fe, ok := errors.AsType[*engine.FieldError](err); ok {
+		for _, o := range opts {
+			if strings.ReplaceAll(o.Name, "-", "_") == fe.Field {
+				pos, what = o.Pos, strings.Replace(what, fe.Error(), fe.Named(o.Key), 1)
+			}
+		}
+	}
+	return s.Errorf(pos, "workload %s: %s: %s", w.Name, section, what)
 }
 
 // setOptions sets the options on the flag set of a workload's command.
-func setOptions(s *study.Study, errs *study.Errors, fl *pflag.FlagSet, section string, opts []study.Option, reserved map[string]string) {
+// Names beside the flags' are suggested for a name that is none of them.
+func setOptions(s *study.Study, errs *study.Errors, fl *pflag.FlagSet, section string, opts []study.Option, others ...string) {
 	for _, o := range opts {
-		if why, ok := reserved[o.Name]; ok {
-			*errs = append(*errs, s.Errorf(o.Pos, "%s: %s is set by the study: %s", section, o.Key, why))
-			continue
-		}
 		if fl.Lookup(o.Name) == nil {
 			var names []string
-			fl.VisitAll(func(f *pflag.Flag) {
-				if _, r := reserved[f.Name]; !r {
-					names = append(names, f.Name)
+			fl.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
+			for _, n := range others {
+				if _, fromMatrix := matrixSettings[n]; !fromMatrix {
+					names = append(names, strings.ReplaceAll(n, "_", "-"))
 				}
-			})
+			}
 			msg := fmt.Sprintf("unknown %s option %q for %s", section, o.Key, strings.TrimPrefix(fl.Name(), section+" "))
 			if s := study.Suggest(o.Name, names); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
@@ -370,7 +416,7 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := checkServers(ctx, st, done, targets); err != nil {
+	if err := checkServers(ctx, s, st, done, targets); err != nil {
 		return err
 	}
 	state, err := sr.save(ctx, st, s, file, spec)
@@ -498,7 +544,7 @@ func (sr *Runner) makeRuns(ctx context.Context, s *study.Study, st *store.Store,
 
 // checkServers refuses to continue a study on a server that changed since its
 // earlier runs (another version or other settings): the results would mix.
-func checkServers(ctx context.Context, st *store.Store, done map[string]store.StudyRun, targets []*studyTarget) error {
+func checkServers(ctx context.Context, s *study.Study, st *store.Store, done map[string]store.StudyRun, targets []*studyTarget) error {
 	for _, t := range targets {
 		for key, d := range done {
 			if !strings.HasPrefix(key, t.t.Name+"/") || d.Status != store.StatusCompleted || d.RunID == 0 {
@@ -518,8 +564,8 @@ func checkServers(ctx context.Context, st *store.Store, done map[string]store.St
 				}
 			}
 			if len(diffs) > 0 {
-				return engine.UsageError{Err: fmt.Errorf("target %s changed since run %d of this study (%s): restore it, or run the study with --restart",
-					t.t.Name, r.ID, strings.Join(diffs, "; "))}
+				return s.Errorf(t.t.Pos, "target %s changed since run %d of this study (%s): restore it, or run the study with --restart",
+					t.t.Name, r.ID, strings.Join(diffs, "; "))
 			}
 			break
 		}
@@ -563,29 +609,22 @@ func checkEdits(s *study.Study, plan []study.Cell, done map[string]store.StudyRu
 		more = fmt.Sprintf(" and %d more", len(changed)-3)
 		changed = changed[:3]
 	}
-	return engine.UsageError{Err: fmt.Errorf("%s changed what finished runs measured (%s%s): undo the edit, give the study a new name:, or run it with --restart",
-		s.File, strings.Join(changed, ", "), more)}
+	return s.Errorf(study.Pos{}, "the file changed what finished runs measured (%s%s): undo the edit, give the study a new name:, or run it with --restart",
+		strings.Join(changed, ", "), more)
 }
 
 // studyRun prepares the database for one cell and makes the run.
 func studyRun(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, state *store.Study, c study.Cell, total int,
 	t *studyTarget, sw *studyWorkload) (*engine.Summary, error) {
 	fmt.Fprintf(sr.Out, "\n[%d/%d] %s\n", c.Seq, total, c.Key)
-	spec, err := cellSpec(sr, s, c, t, sw)
-	if err != nil {
-		return nil, err
-	}
+	spec := cellSpec(sr, s, c, t, sw)
 	return makeRun(ctx, sr, st, state, spec, t, sw, store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint})
 }
 
 // cellSpec is the spec of a cell's runs, with the labels that find them again.
-func cellSpec(sr *Runner, s *study.Study, c study.Cell, t *studyTarget, sw *studyWorkload) (engine.Spec, error) {
-	spec, err := studyRunFlags(s, sw, c.Clients, c.Rate, nil)
-	if err != nil {
-		return spec, engine.UsageError{Err: err}
-	}
+func cellSpec(sr *Runner, s *study.Study, c study.Cell, t *studyTarget, sw *studyWorkload) engine.Spec {
+	spec := sw.spec(s, c.Clients, c.Rate)
 	spec.Target = t.tgt.WithDatabase(sw.runDatabase())
-	spec.Progress = sr.Progress
 	spec.Local, spec.NodeExporter = t.local(), t.t.NodeExporter
 	spec.Labels = map[string]string{"study": s.Name, "cell": c.Key, "target": t.t.Name, "workload": sw.w.Name,
 		"repeat": strconv.Itoa(c.Repeat)}
@@ -593,8 +632,12 @@ func cellSpec(sr *Runner, s *study.Study, c study.Cell, t *studyTarget, sw *stud
 		spec.Labels["rate"] = strconv.Itoa(c.Rate)
 	}
 	maps.Copy(spec.Labels, t.t.Labels)
-	spec.OpenStore, spec.Out, spec.Log, spec.Clock = sr.OpenStore, sr.Out, sr.Log, sr.Now
-	return spec, nil
+	return spec
+}
+
+// env is where the study's runs happen.
+func (sr *Runner) env() engine.Env {
+	return engine.Env{OpenStore: sr.OpenStore, Progress: sr.Progress, Out: sr.Out, Log: sr.Log, Clock: sr.Now}
 }
 
 // makeRun prepares the database, makes the run and records it as rec.
@@ -603,7 +646,7 @@ func makeRun(ctx context.Context, sr *Runner, st *store.Store, state *store.Stud
 	if err := prepareRun(ctx, sr, t, sw); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
-	sum, err := engine.Run(ctx, spec)
+	sum, err := engine.Run(ctx, spec, sr.env())
 	rec.Status = store.StatusFailed
 	if sum != nil {
 		rec.RunID, rec.Status = sum.RunID, sum.Status
@@ -622,13 +665,10 @@ func studySearch(ctx context.Context, sr *Runner, s *study.Study, st *store.Stor
 	t *studyTarget, sw *studyWorkload) (*findmax.Result, error) {
 	obj, err := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors)
 	if err != nil {
-		return nil, engine.UsageError{Err: err}
+		return nil, s.Errorf(study.Pos{}, "objective: %v", err)
 	}
 	fmt.Fprintf(sr.Out, "\n[%d/%d] %s: the highest rate within %s\n", c.Seq, total, c.Key, obj)
-	spec, err := cellSpec(sr, s, c, t, sw)
-	if err != nil {
-		return nil, err
-	}
+	spec := cellSpec(sr, s, c, t, sw)
 	// Each attempt its own: an interrupted one's runs stay in the store.
 	spec.Labels["find_max"] = c.Key + "@" + sr.Now().UTC().Format(time.RFC3339)
 	if err := st.ForgetStudyRuns(ctx, state.ID, c.Key+"/"); err != nil {

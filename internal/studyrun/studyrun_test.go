@@ -117,8 +117,8 @@ func TestRunnerRefusesBadFile(t *testing.T) {
 	spec := `name: bad
 targets: [{name: nowhere, dsn: "host=127.0.0.1 port=1"}]
 workloads:
-  - {kind: tpcb, load: {scale: 0}, run: {script: nope}}
-  - {kind: sysbench, load: {tables: 1}, run: {dist: pareto:7}}
+  - {kind: tpcb, load: {scale: 0}, run: {script: nope, max_tries: many}}
+  - {kind: sysbench, load: {tables: 1}, run: {dist: pareto:7, max_tries: 0, clients: 3}}
 matrix: {clients: [1], duration: 1s}
 `
 	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
@@ -129,7 +129,11 @@ matrix: {clients: [1], duration: 1s}
 	if err == nil {
 		t.Fatal("a bad study ran")
 	}
-	for _, want := range []string{"--scale", `unknown script "nope"`, "--dist"} {
+	// Each at its key, named as the file names it: a common setting that is not
+	// a number, one out of range, one the matrix sets, and the workloads' own.
+	for _, want := range []string{":4:25: workload tpcb: load: scale must be at least 1", `unknown script "nope"`,
+		":4:56: run: max_tries: cannot unmarshal !!str `many` into int", ":5:47: workload sysbench: run: dist:",
+		":5:63: workload sysbench: run: max_tries must be at least 1, got 0", ":5:77: run: clients is set by the study"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
 		}

@@ -2,14 +2,14 @@
 // share. A workload lives in its own package (tpcb, tpcc, sysbench) and gives:
 //
 //   - its name and the help of its run command;
-//   - NewRun: its run options, typed and at their defaults, which bind to flags
-//     (the command line's and a study's run: keys) and build the run
+//   - NewRun: its own run options, typed and at their defaults, which bind to
+//     flags (the command line's and a study's run: keys) and build the run
 //     (engine.Workload);
 //
 // and, through small optional interfaces, what only some workloads have: a
 // dataset to load (Loader), a consistency check (Verifier), figures of their own
-// in the summary (FiguresReader) and measures other than tps to compare runs by
-// (Measured). The command line, the study parser and runner, reports and the
+// in the summary (FiguresReader), measures other than tps to compare runs by
+// (Measured), and defaults of its own for common settings (Defaulter). The command line, the study parser and runner, reports and the
 // demo take workloads from All; nothing else lists or names them.
 package workload
 
@@ -39,13 +39,27 @@ type Workload interface {
 	NewRun() engine.Workload
 }
 
-// Options bind a workload's run options to flags. Flags also sets the
-// workload's own defaults of common settings in spec (retries) before the
-// common flags are bound, and may bind common settings the workload alone has
-// flags for (TPC-B's --protocol). A spec built without flags keeps
-// engine.NewSpec's defaults: BindRun is how a caller gets the workload's.
+// Options bind a workload's own run options to flags: the command line's, and
+// those of a study's run: keys that are not common settings
+// (engine.Settings.Field). The command line binds the common settings apart.
 type Options interface {
-	Flags(fs *pflag.FlagSet, spec *engine.Spec)
+	Flags(fs *pflag.FlagSet)
+}
+
+// Defaulter is a run that changes the defaults of common settings (sysbench's
+// retries and loops).
+type Defaulter interface {
+	Defaults(s *engine.Settings)
+}
+
+// Settings are the common settings at run's defaults: engine.DefaultSettings,
+// as run changes them when it is a Defaulter.
+func Settings(run engine.Workload) engine.Settings {
+	s := engine.DefaultSettings()
+	if d, ok := run.(Defaulter); ok {
+		d.Defaults(&s)
+	}
+	return s
 }
 
 // PathResolver is a run whose options name files: a study file gives them as paths
@@ -54,10 +68,9 @@ type PathResolver interface {
 	ResolvePaths(dir string)
 }
 
-// ThreadChooser is a run whose clients are best served by a thread each when
-// ThreadPerClient says so (scripts that only read), unless the user chose.
-type ThreadChooser interface {
-	ThreadPerClient() bool
+// StdinReader is a run that may read from standard input (pgbench's -f -).
+type StdinReader interface {
+	SetStdin(in io.Reader)
 }
 
 // Loader is a workload with data to load (`init <kind>`).

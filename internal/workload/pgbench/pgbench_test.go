@@ -35,11 +35,10 @@ func runOurs(t *testing.T, dsn string, r *pgbench.Run, protocol driver.Protocol,
 		t.Fatal(err)
 	}
 	spec := engine.NewSpec()
-	spec.Target, spec.Clients, spec.Protocol, spec.Seed, spec.Transactions = tg, clients, protocol, seed, tx
-	spec.SeedGiven = true
+	spec.Target, spec.Clients, spec.Seed, spec.Transactions = tg, clients, engine.Seed{Value: seed, Fixed: true}, tx
+	r.Protocol = protocol
 	var out strings.Builder
-	spec.Out, spec.Log = &out, &out
-	setup := setUp(t, &spec, r)
+	setup := setUp(t, &spec, &engine.Env{Out: &out, Log: &out}, r)
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: clients, Protocol: protocol,
 		Transactions: tx, MaxTries: 1, Seed: seed, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
 	if err != nil {
@@ -50,7 +49,7 @@ func runOurs(t *testing.T, dsn string, r *pgbench.Run, protocol driver.Protocol,
 }
 
 // setUp checks r and builds its scripts on spec's target, as a run does.
-func setUp(t *testing.T, spec *engine.Spec, r *pgbench.Run) *engine.Setup {
+func setUp(t *testing.T, spec *engine.Spec, env *engine.Env, r *pgbench.Run) *engine.Setup {
 	t.Helper()
 	if err := r.Check(spec); err != nil {
 		t.Fatal(err)
@@ -61,7 +60,7 @@ func setUp(t *testing.T, spec *engine.Spec, r *pgbench.Run) *engine.Setup {
 		t.Fatal(err)
 	}
 	defer ctl.Close(ctx)
-	setup, err := r.Setup(ctx, spec, ctl)
+	setup, err := r.Setup(ctx, spec, env, ctl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +308,7 @@ func TestPerCommandLatencies(t *testing.T) {
 	}
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients, spec.Transactions = tg, 2, 5
-	setup := setUp(t, &spec, r)
+	setup := setUp(t, &spec, &engine.Env{}, r)
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Transactions: 5, MaxTries: 1, OutageTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -423,7 +422,7 @@ func TestTransactionLog(t *testing.T) {
 	tg, _ := target.Parse(dsn)
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients, spec.Jobs, spec.Transactions = tg, 3, 2, 2
-	setup := setUp(t, &spec, r)
+	setup := setUp(t, &spec, &engine.Env{}, r)
 	res, err := driver.Run(context.Background(), driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 3, Transactions: 2,
 		MaxTries: 1, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
 	if err != nil {
@@ -439,7 +438,7 @@ func TestTransactionLog(t *testing.T) {
 	spec = engine.NewSpec()
 	spec.Target, spec.Clients, spec.Duration = tg, 2, 2*time.Second
 	ctx := context.Background()
-	setup = setUp(t, &spec, r)
+	setup = setUp(t, &spec, &engine.Env{}, r)
 	res, err = driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Duration: 2 * time.Second,
 		MaxTries: 1, OutageTimeout: time.Minute, OnTransaction: setup.OnTransaction})
 	if err != nil {
@@ -479,7 +478,7 @@ func TestConnectPerTransaction(t *testing.T) {
 	tg, _ := target.Parse(dsn)
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients, spec.Transactions = tg, 2, 5
-	setup := setUp(t, &spec, r)
+	setup := setUp(t, &spec, &engine.Env{}, r)
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Transactions: 5, MaxTries: 1,
 		OutageTimeout: time.Minute, ConnectPerTx: true})
 	if err != nil {
@@ -578,7 +577,7 @@ func TestExitOnAbort(t *testing.T) {
 	r := &pgbench.Run{Files: []string{path}}
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients = tg, 2
-	setup := setUp(t, &spec, r)
+	setup := setUp(t, &spec, &engine.Env{}, r)
 	for _, exit := range []bool{true, false} {
 		start := time.Now()
 		res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Duration: 3 * time.Second,
@@ -612,12 +611,12 @@ func TestScriptsInCommandLineOrder(t *testing.T) {
 	spec := engine.NewSpec()
 	r := pgbench.Workload{}.NewRun().(*pgbench.Run)
 	fs := pflag.NewFlagSet("run pgbench", pflag.ContinueOnError)
-	r.Flags(fs, &spec)
+	r.Flags(fs)
 	if err := fs.Parse([]string{"-f", a, "-b", "select-only@2", "-f", b + "@0", "-b", "simple-update@1", "-f", b}); err != nil {
 		t.Fatal(err)
 	}
 	spec.Target, spec.Clients = tg, 1
-	setup := setUp(t, &spec, r)
+	setup := setUp(t, &spec, &engine.Env{}, r)
 	var got []string
 	for _, s := range setup.Scripts {
 		got = append(got, fmt.Sprintf("%s@%d", filepath.Base(s.Name), s.Weight))
@@ -651,7 +650,7 @@ func TestPerCommandBuiltins(t *testing.T) {
 	r := &pgbench.Run{Builtins: []string{"tpcb-like", "select-only"}, PerCommand: true}
 	spec := engine.NewSpec()
 	spec.Target, spec.Clients, spec.Transactions = tg, 2, 10
-	setup := setUp(t, &spec, r)
+	setup := setUp(t, &spec, &engine.Env{}, r)
 	res, err := driver.Run(ctx, driver.Config{Target: tg, Scripts: setup.Scripts, Clients: 2, Transactions: 10, MaxTries: 1, OutageTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func (Workload) RunHelp() (short, example string) {
   pgbakeoff run pgbench -b select-only@9 -f my-write.sql@1 -c 8 -T 60s --dsn "$DSN"`
 }
 
-func (Workload) NewRun() engine.Workload { return &Run{} }
+func (Workload) NewRun() engine.Workload { return &Run{LogPrefix: "pgbench_log"} }
 
 // Run is a pgbench run's own options.
 type Run struct {
@@ -43,6 +43,10 @@ type Run struct {
 	Builtins []string // builtin name[@weight]
 	Defines  []string // name=value, as pgbench -D
 	Scale    int      // :scale for scripts that are all files (pgbench -s); 0 is 1
+	Protocol driver.Protocol
+	// in is standard input, which a script file named - is read from (nil:
+	// there is none, as in a study).
+	in io.Reader
 	// PerCommand reports each command's latency and failures (pgbench -r).
 	PerCommand bool
 	// The transaction log in pgbench's format (pgbench -l and its options).
@@ -56,7 +60,7 @@ type Run struct {
 	// next, instead of aborting the client (pgbench's --continue-on-error).
 	ContinueOnError bool
 	// Progress, when set, prints pgbench's progress lines (pgbench -P) every
-	// Progress on spec.Log, with the time of day when ProgressTimestamp is set
+	// Progress on the run's log, with the time of day when ProgressTimestamp is set
 	// (pgbench --progress-timestamp): for `pgbakeoff pgbench`, whose progress is
 	// pgbench's rather than the engine's.
 	Progress          time.Duration
@@ -77,19 +81,33 @@ type scriptRef struct {
 	builtin string
 }
 
-// scriptFlag is -f or -b: it adds to its list and to the run's order.
+// scriptFlag is -f or -b: it adds a script (AddScript).
 type scriptFlag struct {
 	r    *Run
-	list *[]string
 	file bool
 }
 
-func (f scriptFlag) String() string { return strings.Join(*f.list, ",") }
-func (f scriptFlag) Type() string   { return "stringArray" }
+func (f scriptFlag) String() string {
+	if f.file {
+		return strings.Join(f.r.Files, ",")
+	}
+	return strings.Join(f.r.Builtins, ",")
+}
+func (f scriptFlag) Type() string { return "stringArray" }
 func (f scriptFlag) Set(v string) error {
-	*f.list = append(*f.list, v)
-	f.r.order = append(f.r.order, scriptRef{file: f.file, builtin: v})
+	f.r.AddScript(f.file, v)
 	return nil
+}
+
+// AddScript adds a script file[@weight] or a builtin name[@weight] after those
+// given before, as -f and -b do.
+func (r *Run) AddScript(file bool, v string) {
+	if file {
+		r.Files = append(r.Files, v)
+	} else {
+		r.Builtins = append(r.Builtins, v)
+	}
+	r.order = append(r.order, scriptRef{file: file, builtin: v})
 }
 
 type parsedFile struct {
@@ -99,20 +117,23 @@ type parsedFile struct {
 
 func (r *Run) Name() string { return "pgbench" }
 
-func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
-	fs.VarP(scriptFlag{r, &r.Files, true}, "file", "f", "pgbench script file[@weight] (repeatable)")
-	fs.VarP(scriptFlag{r, &r.Builtins, false}, "builtin", "b", "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like when no -f)")
+func (r *Run) Flags(fs *pflag.FlagSet) {
+	fs.VarP(scriptFlag{r, true}, "file", "f", "pgbench script file[@weight] (repeatable)")
+	fs.VarP(scriptFlag{r, false}, "builtin", "b", "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like when no -f)")
 	fs.StringArrayVarP(&r.Defines, "define", "D", r.Defines, "variable name=value for the scripts (repeatable)")
 	fs.IntVarP(&r.Scale, "scale", "s", r.Scale, "the :scale variable of script files (default 1; with builtin scripts, the data's scale)")
-	fs.VarP(&spec.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
+	fs.VarP(&r.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
 	fs.BoolVarP(&r.PerCommand, "report-per-command", "r", r.PerCommand, "report each command's latency and failures")
 	fs.BoolVarP(&r.Log, "log", "l", r.Log, "write each transaction to a log file in pgbench's format (PREFIX.PID)")
-	fs.StringVar(&r.LogPrefix, "log-prefix", "pgbench_log", "the log file's name before .PID")
+	fs.StringVar(&r.LogPrefix, "log-prefix", r.LogPrefix, "the log file's name before .PID")
 	fs.Float64Var(&r.SamplingRate, "sampling-rate", 0, "log this share of the transactions (0 < rate <= 1)")
 	fs.IntVar(&r.AggregateInterval, "aggregate-interval", 0, "log one line per this many seconds instead of one per transaction")
 	fs.BoolVar(&r.FailuresDetailed, "failures-detailed", false, "log serialization failures and deadlocks apart from other failures")
 	fs.BoolVar(&r.ContinueOnError, "continue-on-error", false, "a SQL error other than a serialization failure or a deadlock fails the transaction, and the client goes on (it aborts the client otherwise)")
 }
+
+// SetStdin gives the run standard input, for a script file named -.
+func (r *Run) SetStdin(in io.Reader) { r.in = in }
 
 // NewFigures is an empty Figures to read a stored summary's into.
 func (Workload) NewFigures() engine.Figures { return &Figures{} }
@@ -121,7 +142,7 @@ func (Workload) NewFigures() engine.Figures { return &Figures{} }
 // stops the run before anything connects.
 func (r *Run) Check(spec *engine.Spec) error {
 	if r.Scale < 0 {
-		return fmt.Errorf("--scale must not be negative, got %d", r.Scale)
+		return engine.FieldErrorf("scale", "must not be negative, got %d", r.Scale)
 	}
 	if err := r.checkLog(spec); err != nil {
 		return err
@@ -143,7 +164,7 @@ func (r *Run) Check(spec *engine.Spec) error {
 		if err != nil {
 			return err
 		}
-		src, err := r.read(path, spec.In)
+		src, err := r.read(path, r.in)
 		if err != nil {
 			return err
 		}
@@ -203,7 +224,7 @@ func (r *Run) checkLog(spec *engine.Spec) error {
 	case r.SamplingRate != 0 && r.AggregateInterval != 0:
 		return errors.New("log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time")
 	case r.AggregateInterval < 0:
-		return fmt.Errorf("--aggregate-interval must be positive, got %d", r.AggregateInterval)
+		return engine.FieldErrorf("aggregate_interval", "must be positive, got %d", r.AggregateInterval)
 	case r.AggregateInterval > 0 && !r.Log:
 		return errors.New("log aggregation (--aggregate-interval) is allowed only when logging transactions (-l)")
 	}
@@ -243,7 +264,7 @@ func splitWeight(spec string) (string, int, error) {
 	return spec[:at], int(w), nil
 }
 
-func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) (*engine.Setup, error) {
+func (r *Run) Setup(ctx context.Context, spec *engine.Spec, env *engine.Env, ctl *pgconn.PgConn) (*engine.Setup, error) {
 	builtins := r.Builtins
 	if len(r.Files) == 0 && len(builtins) == 0 {
 		builtins = []string{"tpcb-like"}
@@ -260,14 +281,14 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 			return nil, err
 		}
 		if r.Scale > 0 {
-			fmt.Fprintf(orDiscard(spec.Log), "warning: scale option ignored, using count from pgbench_branches table (%d)\n", detected)
+			fmt.Fprintf(orDiscard(env.Log), "warning: scale option ignored, using count from pgbench_branches table (%d)\n", detected)
 		}
 		scale = detected
 		if r.outcome.PartitionMethod, r.outcome.Partitions, err = partitions(ctx, ctl); err != nil {
 			return nil, err
 		}
 	}
-	cl, err := r.clients(spec, scale)
+	cl, err := r.clients(spec, env, scale)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +298,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	}
 	size := fmt.Sprintf("scale %d", scale)
 	params := map[string]any{"scale": scale, "files": names, "builtins": builtins, "defines": r.Defines}
-	setup := &engine.Setup{Scripts: scripts, Scale: scale, Size: size, Params: params}
+	setup := &engine.Setup{Scripts: scripts, Protocol: r.Protocol, Scale: scale, Size: size, Params: params}
 	var log *txLog
 	if r.Log {
 		log, err = openLog(r.LogPrefix, spec.Clients, logOptions{maxTries: spec.MaxTries, detailed: r.FailuresDetailed, rate: spec.Rate > 0,
@@ -288,7 +309,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	}
 	var prog *progress
 	if r.Progress > 0 {
-		prog = newProgress(orDiscard(spec.Log), r.Progress, r.ProgressTimestamp, spec.Rate > 0, spec.LatencyLimit > 0, spec.MaxTries != 1)
+		prog = newProgress(orDiscard(env.Log), r.Progress, r.ProgressTimestamp, spec.Rate > 0, spec.LatencyLimit > 0, spec.MaxTries != 1)
 	}
 	skipped := make([]atomic.Int64, len(scripts))
 	setup.OnTransaction = onTransaction(ctx, spec, log, prog, skipped)
@@ -302,7 +323,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 		r.outcome.add(res, scripts, skipped)
 		if log != nil {
 			if err := log.close(res.End); err != nil {
-				fmt.Fprintf(orDiscard(spec.Log), "warning: the transaction log: %v\n", err)
+				fmt.Fprintf(orDiscard(env.Log), "warning: the transaction log: %v\n", err)
 			}
 		}
 	}
@@ -355,14 +376,14 @@ func (r *Run) scripts(cl *clients, spec *engine.Spec, builtins []string, scale i
 			order = append(order, scriptRef{file: true})
 		}
 	}
-	opt := programOptions{protocol: spec.Protocol, timed: r.PerCommand, maxTries: spec.MaxTries, continueOnError: r.ContinueOnError}
+	opt := programOptions{protocol: r.Protocol, timed: r.PerCommand, maxTries: spec.MaxTries, continueOnError: r.ContinueOnError}
 	var scripts []*driver.Script
 	var names []string
 	var progs []*program
 	add := func(s *pgbscript.Script, weight int) error {
 		p, statements, err := newProgram(cl, s, len(scripts), opt)
 		if err != nil {
-			return engine.UsageError{Err: err}
+			return err
 		}
 		progs = append(progs, p)
 		scripts = append(scripts, &driver.Script{Name: s.Name, Weight: weight, Statements: statements, Steps: p})
@@ -378,14 +399,14 @@ func (r *Run) scripts(cl *clients, spec *engine.Spec, builtins []string, scale i
 			if !r.PerCommand {
 				bs, err := tpcb.ParseScripts([]string{ref.builtin}, scale)
 				if err != nil {
-					return nil, nil, nil, engine.UsageError{Err: err}
+					return nil, nil, nil, err
 				}
 				scripts = append(scripts, bs...)
 				continue
 			}
 			b, err := findBuiltin(name)
 			if err != nil {
-				return nil, nil, nil, engine.UsageError{Err: err}
+				return nil, nil, nil, err
 			}
 			s, err := pgbscript.Parse(b.name, b.src, cl.vars)
 			if err != nil {
@@ -431,16 +452,16 @@ func partitions(ctx context.Context, conn *pgconn.PgConn) (string, int, error) {
 // :random_seed and :default_seed (unless -D gives them), and random states derived
 // from the seed in pgbench's order, so that the same --seed draws what pgbench's
 // --random-seed draws.
-func (r *Run) clients(spec *engine.Spec, scale int) (*clients, error) {
-	seed := spec.Seed
-	if seed == 0 && !spec.SeedGiven {
+func (r *Run) clients(spec *engine.Spec, env *engine.Env, scale int) (*clients, error) {
+	seed := spec.Seed.Value
+	if !spec.Seed.Fixed {
 		seed = uint64(time.Now().UnixNano())
 	}
 	vs := r.vars
 	if vs == nil {
 		vs = pgbscript.NewVars()
 	}
-	cl := &clients{vars: vs, out: orDiscard(spec.Out), log: orDiscard(spec.Log), state: make([]client, spec.Clients)}
+	cl := &clients{vars: vs, out: orDiscard(env.Out), log: orDiscard(env.Log), state: make([]client, spec.Clients)}
 	defined := map[string]bool{}
 	for _, d := range r.Defines {
 		name, _, _ := strings.Cut(d, "=")

@@ -50,11 +50,11 @@ const maxTables = 999999
 // Validate checks the options and fills defaults.
 func (o *LoadOptions) Validate() error {
 	if o.Tables < 1 || o.Tables > maxTables {
-		return fmt.Errorf("--tables must be between 1 and %d, got %d", maxTables, o.Tables)
+		return engine.FieldErrorf("tables", "must be between 1 and %d, got %d", maxTables, o.Tables)
 	}
 	// id is an integer column, as sysbench makes it.
 	if o.TableSize < 1 || o.TableSize > 1<<31-1 {
-		return fmt.Errorf("--table-size must be between 1 and 2147483647, got %d", o.TableSize)
+		return engine.FieldErrorf("table_size", "must be between 1 and 2147483647, got %d", o.TableSize)
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2

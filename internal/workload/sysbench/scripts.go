@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 )
 
@@ -167,10 +168,10 @@ func Writes(name string, o Options) bool {
 // check refuses options sysbench would not run with.
 func (o Options) check(name string) error {
 	if o.Tables < 1 || o.Tables > maxTables {
-		return fmt.Errorf("--tables must be between 1 and %d, got %d", maxTables, o.Tables)
+		return engine.FieldErrorf("tables", "must be between 1 and %d, got %d", maxTables, o.Tables)
 	}
 	if o.TableSize < 1 {
-		return fmt.Errorf("--table-size must be at least 1, got %d", o.TableSize)
+		return engine.FieldErrorf("table_size", "must be at least 1, got %d", o.TableSize)
 	}
 	for _, c := range []struct {
 		flag string
@@ -179,7 +180,7 @@ func (o Options) check(name string) error {
 		{"order-ranges", o.OrderRanges}, {"distinct-ranges", o.DistinctRanges}, {"index-updates", o.IndexUpdates},
 		{"non-index-updates", o.NonIndexUpdates}, {"delete-inserts", o.DeleteInserts}} {
 		if c.v < 0 || c.v > 1000 {
-			return fmt.Errorf("--%s must be between 0 and 1000, got %d", c.flag, c.v)
+			return engine.FieldErrorf(strings.ReplaceAll(c.flag, "-", "_"), "must be between 0 and 1000, got %d", c.v)
 		}
 	}
 	switch name {
@@ -187,17 +188,17 @@ func (o Options) check(name string) error {
 		// A range may run past the last row, as in sysbench, which then returns
 		// fewer; but its end must still be an integer, the type of id.
 		if top := math.MaxInt32 - o.TableSize + 1; o.RangeSelects && (o.RangeSize < 1 || o.RangeSize > top) {
-			return fmt.Errorf("--range-size must be between 1 and %d (a range's last id must fit the integer id column), got %d", top, o.RangeSize)
+			return engine.FieldErrorf("range_size", "must be between 1 and %d (a range's last id must fit the integer id column), got %d", top, o.RangeSize)
 		}
 	case "select_random_points", "select_random_ranges":
 		if o.RandomPoints < 1 || o.RandomPoints > 1000 {
-			return fmt.Errorf("--random-points must be between 1 and 1000, got %d", o.RandomPoints)
+			return engine.FieldErrorf("random_points", "must be between 1 and 1000, got %d", o.RandomPoints)
 		}
 		if o.NumberOfRanges < 1 || o.NumberOfRanges > 1000 {
-			return fmt.Errorf("--number-of-ranges must be between 1 and 1000, got %d", o.NumberOfRanges)
+			return engine.FieldErrorf("number_of_ranges", "must be between 1 and 1000, got %d", o.NumberOfRanges)
 		}
 		if o.Delta < 0 {
-			return fmt.Errorf("--delta must not be negative, got %d", o.Delta)
+			return engine.FieldErrorf("delta", "must not be negative, got %d", o.Delta)
 		}
 	}
 	return nil

@@ -206,7 +206,8 @@ func TestScripts(t *testing.T) {
 	}
 }
 
-// TestScriptErrors: bad names and options get one line each.
+// TestScriptErrors: bad names and options get one line each, naming the option
+// as a study does (the command line spells it as its flag).
 func TestScriptErrors(t *testing.T) {
 	opt := sysbench.DefaultOptions(4, 1000)
 	for _, tt := range []struct {
@@ -215,10 +216,10 @@ func TestScriptErrors(t *testing.T) {
 		want string
 	}{
 		{"oltp_nonsense", func(*sysbench.Options) {}, `unknown sysbench script "oltp_nonsense": use oltp_read_write,`},
-		{"oltp_read_write", func(o *sysbench.Options) { o.RangeSize = 0 }, "--range-size must be between 1 and 2147482648 (a range's last id must fit the integer id column), got 0"},
-		{"oltp_read_only", func(o *sysbench.Options) { o.RangeSize = 1 << 31 }, "--range-size must be between 1 and 2147482648"},
-		{"oltp_read_write", func(o *sysbench.Options) { o.PointSelects = -1 }, "--point-selects must be between 0 and 1000, got -1"},
-		{"select_random_points", func(o *sysbench.Options) { o.RandomPoints = 0 }, "--random-points must be between 1 and 1000, got 0"},
+		{"oltp_read_write", func(o *sysbench.Options) { o.RangeSize = 0 }, "range_size must be between 1 and 2147482648 (a range's last id must fit the integer id column), got 0"},
+		{"oltp_read_only", func(o *sysbench.Options) { o.RangeSize = 1 << 31 }, "range_size must be between 1 and 2147482648"},
+		{"oltp_read_write", func(o *sysbench.Options) { o.PointSelects = -1 }, "point_selects must be between 0 and 1000, got -1"},
+		{"select_random_points", func(o *sysbench.Options) { o.RandomPoints = 0 }, "random_points must be between 1 and 1000, got 0"},
 	} {
 		o := opt
 		tt.set(&o)

@@ -62,7 +62,7 @@ type Run struct {
 
 func (r *Run) Name() string { return "sysbench" }
 
-func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
+func (r *Run) Flags(fs *pflag.FlagSet) {
 	o := &r.Opt
 	fs.StringVar(&r.Script, "script", r.Script, "sysbench script: "+strings.Join(Names, ", "))
 	fs.IntVar(&r.Tables, "tables", r.Tables, "tables to use, sbtest1..N (default: all the database has)")
@@ -82,22 +82,25 @@ func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
 	fs.IntVar(&o.RandomPoints, "random-points", o.RandomPoints, "select_random_points: k values per SELECT")
 	fs.IntVar(&o.NumberOfRanges, "number-of-ranges", o.NumberOfRanges, "select_random_ranges: ranges per SELECT")
 	fs.Int64Var(&o.Delta, "delta", o.Delta, "select_random_ranges: width of each range of k")
-	// sysbench restarts an event after a deadlock, serialization failure or unique
-	// violation for as long as it takes; so do these runs, up to a bound.
-	spec.MaxTries = 100
-	// sysbench's clients are threads over every core; these share a thread a
-	// core (an event loop each) unless each has its own (ThreadPerClient).
-	spec.Jobs = runtime.NumCPU()
+}
+
+// Defaults: sysbench restarts an event after a deadlock, serialization failure or
+// unique violation for as long as it takes; so do these runs, up to a bound.
+// sysbench's clients are threads over every core; these share a thread a core
+// (an event loop each) unless each has its own (ThreadPerClient).
+func (r *Run) Defaults(s *engine.Settings) {
+	s.MaxTries = 100
+	s.Jobs = runtime.NumCPU()
 }
 
 // ThreadPerClient: as in sysbench, each client has a thread, unless the script
-// writes (or there are many clients: workload.ThreadClients).
+// writes (or there are many clients: engine.ThreadClients).
 func (r *Run) ThreadPerClient() bool { return !Writes(r.Script, r.Opt) }
 
 func (r *Run) dist() (keydist.Spec, error) {
 	d, err := keydist.Parse(cmp.Or(r.Dist, defaultDist))
 	if err != nil {
-		return d, fmt.Errorf("--dist: %w", err)
+		return d, engine.FieldErrorf("dist", ": %w", err)
 	}
 	return d, nil
 }
@@ -116,10 +119,10 @@ func (r *Run) Check(spec *engine.Spec) error {
 	return err
 }
 
-func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) (*engine.Setup, error) {
+func (r *Run) Setup(ctx context.Context, spec *engine.Spec, _ *engine.Env, ctl *pgconn.PgConn) (*engine.Setup, error) {
 	d, err := r.dist()
 	if err != nil {
-		return nil, engine.UsageError{Err: err}
+		return nil, err
 	}
 	found, err := Detect(ctx, ctl)
 	if errors.Is(err, ErrNotLoaded) {
@@ -136,7 +139,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 	opt.Tables, opt.TableSize, opt.Clients, opt.Dist = tables, size, spec.Clients, d
 	script, err := Script(r.Script, opt)
 	if err != nil {
-		return nil, engine.UsageError{Err: err}
+		return nil, err
 	}
 	fig := &Figures{Tables: tables, TableSize: size, Dist: d.String()}
 	return &engine.Setup{Scripts: []*driver.Script{script}, Scale: tables,
@@ -150,7 +153,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 func (r *Run) fit(found Layout) (tables int, size int64, err error) {
 	tables, size = found.Tables, found.Size
 	if r.Tables < 0 || r.Tables > tables {
-		return 0, 0, fmt.Errorf("--tables %d does not match the data: the database has sbtest1..sbtest%d", r.Tables, tables)
+		return 0, 0, engine.MismatchErrorf("tables", "%d does not match the data: the database has sbtest1..sbtest%d", r.Tables, tables)
 	}
 	if r.Tables > 0 {
 		tables = r.Tables
@@ -161,9 +164,9 @@ func (r *Run) fit(found Layout) (tables int, size int64, err error) {
 	switch {
 	case r.TableSize == 0:
 	case !found.SizeFromIDs && r.TableSize != size:
-		return 0, 0, fmt.Errorf("--table-size %d does not match the data: the tables were loaded with %d rows", r.TableSize, size)
+		return 0, 0, engine.MismatchErrorf("table_size", "%d does not match the data: the tables were loaded with %d rows", r.TableSize, size)
 	case r.TableSize > size:
-		return 0, 0, fmt.Errorf("--table-size %d does not match the data: sbtest1's largest id is %d", r.TableSize, size)
+		return 0, 0, engine.MismatchErrorf("table_size", "%d does not match the data: sbtest1's largest id is %d", r.TableSize, size)
 	default:
 		// Tables sysbench prepared say their size only by their ids, which its
 		// oltp_insert takes past it: the user's word is taken for it.
@@ -198,7 +201,7 @@ func (d *Dataset) Validate() error {
 	}
 	spec, err := keydist.Parse(d.Dist)
 	if err != nil {
-		return fmt.Errorf("--dist: %w", err)
+		return engine.FieldErrorf("dist", ": %w", err)
 	}
 	d.Opt.Dist = spec
 	return d.Opt.Validate()

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
@@ -56,33 +57,33 @@ func (o LoadOptions) Params() string {
 // Validate checks the options and fills defaults.
 func (o *LoadOptions) Validate() error {
 	if o.Scale < 1 {
-		return fmt.Errorf("--scale must be at least 1, got %d", o.Scale)
+		return engine.FieldErrorf("scale", "must be at least 1, got %d", o.Scale)
 	}
 	if int64(o.Scale)*AccountsPerScale > 1<<62 {
-		return fmt.Errorf("--scale %d is too large", o.Scale)
+		return engine.FieldErrorf("scale", "%d is too large", o.Scale)
 	}
 	if o.FillFactor == 0 {
 		o.FillFactor = 100
 	}
 	if o.FillFactor < 10 || o.FillFactor > 100 {
-		return fmt.Errorf("--fillfactor must be between 10 and 100, got %d", o.FillFactor)
+		return engine.FieldErrorf("fillfactor", "must be between 10 and 100, got %d", o.FillFactor)
 	}
 	if o.Partitions < 0 {
-		return fmt.Errorf("--partitions must be 0 or more, got %d", o.Partitions)
+		return engine.FieldErrorf("partitions", "must be 0 or more, got %d", o.Partitions)
 	}
 	switch o.PartitionMethod {
 	case "":
 		o.PartitionMethod = "range"
 	case "range", "hash":
 	default:
-		return fmt.Errorf("--partition-method must be range or hash, got %q", o.PartitionMethod)
+		return engine.FieldErrorf("partition_method", "must be range or hash, got %q", o.PartitionMethod)
 	}
 	if o.Workers < 1 {
 		o.Workers = 1
 	}
 	switch {
 	case (o.Shards > 0 || o.Finish) && o.Unlogged:
-		return fmt.Errorf("--unlogged is not for a load spread over machines: a crash would empty tables whose shares the journal counts as copied")
+		return engine.FieldErrorf("unlogged", "is not for a load spread over machines: a crash would empty tables whose shares the journal counts as copied")
 	case o.Shards > o.Scale:
 		return fmt.Errorf("%d shards for scale %d: each shard loads at least one branch", o.Shards, o.Scale)
 	}

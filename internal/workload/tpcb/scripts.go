@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 )
 
@@ -97,7 +98,7 @@ func ParseScripts(specs []string, scale int) ([]*driver.Script, error) {
 		if at := strings.LastIndexByte(spec, '@'); at >= 0 {
 			w, err := strconv.Atoi(spec[at+1:])
 			if err != nil || w < 0 {
-				return nil, fmt.Errorf("--script %q: the weight after @ must be a whole number of 0 or more", spec)
+				return nil, engine.FieldErrorf("script", "%q: the weight after @ must be a whole number of 0 or more", spec)
 			}
 			name, weight = spec[:at], w
 		}
@@ -106,7 +107,7 @@ func ParseScripts(specs []string, scale int) ([]*driver.Script, error) {
 			return nil, err
 		}
 		if seen[full] {
-			return nil, fmt.Errorf("--script %s is given twice", full)
+			return nil, engine.FieldErrorf("script", "%s is given twice", full)
 		}
 		seen[full] = true
 		if weight == 0 {

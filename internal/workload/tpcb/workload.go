@@ -40,17 +40,18 @@ func (Workload) NewLoad() load.Dataset {
 
 // Run is a TPC-B run's own options.
 type Run struct {
-	Scripts []string // builtin script[@weight]; none is tpcb-like
-	Scale   int      // the scale the data must have; 0 takes what it has
-	Dist    string   // how accounts are drawn (keydist.Parse)
+	Scripts  []string // builtin script[@weight]; none is tpcb-like
+	Protocol driver.Protocol
+	Scale    int    // the scale the data must have; 0 takes what it has
+	Dist     string // how accounts are drawn (keydist.Parse)
 }
 
 func (r *Run) Name() string { return "tpcb" }
 
-func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
+func (r *Run) Flags(fs *pflag.FlagSet) {
 	fs.StringArrayVarP(&r.Scripts, "script", "b", r.Scripts, "builtin script[@weight]: tpcb-like, simple-update, select-only (repeatable; default tpcb-like)")
 	fs.IntVarP(&r.Scale, "scale", "s", r.Scale, "expected scale; checked against the data (default: detected)")
-	fs.VarP(&spec.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
+	fs.VarP(&r.Protocol, "protocol", "M", "query protocol: simple, extended or prepared")
 	fs.StringVar(&r.Dist, "dist", r.Dist, "distribution of the account: uniform, exponential:p, pgbench-gaussian:p, zipfian[:exp], pareto[:h], special, gaussian")
 }
 
@@ -58,7 +59,7 @@ func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
 // data's.
 func (r *Run) Check(*engine.Spec) error {
 	if r.Scale < 0 {
-		return fmt.Errorf("--scale must be positive, got %d", r.Scale)
+		return engine.FieldErrorf("scale", "must be positive, got %d", r.Scale)
 	}
 	_, _, err := r.scripts(max(r.Scale, 1))
 	return err
@@ -68,19 +69,19 @@ func (r *Run) Check(*engine.Spec) error {
 func (r *Run) scripts(scale int) ([]*driver.Script, keydist.Spec, error) {
 	spec, err := keydist.Parse(cmp.Or(r.Dist, "uniform"))
 	if err != nil {
-		return nil, spec, fmt.Errorf("--dist: %w", err)
+		return nil, spec, engine.FieldErrorf("dist", ": %w", err)
 	}
 	scripts, err := ParseScripts(r.Scripts, scale)
 	if err != nil {
 		return nil, spec, err
 	}
 	if err := SetDist(scripts, spec); err != nil {
-		return nil, spec, fmt.Errorf("--dist: %w", err)
+		return nil, spec, engine.FieldErrorf("dist", ": %w", err)
 	}
 	return scripts, spec, nil
 }
 
-func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) (*engine.Setup, error) {
+func (r *Run) Setup(ctx context.Context, spec *engine.Spec, _ *engine.Env, ctl *pgconn.PgConn) (*engine.Setup, error) {
 	scale, err := DetectScale(ctx, ctl)
 	if errors.Is(err, ErrNotLoaded) {
 		return nil, fmt.Errorf("%s has no pgbench tables: run `pgbakeoff init tpcb --scale N` (or pgbench -i) first", spec.Target)
@@ -89,17 +90,17 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 		return nil, err
 	}
 	if r.Scale != 0 && r.Scale != scale {
-		return nil, fmt.Errorf("--scale %d does not match the data: the database was loaded with scale %d", r.Scale, scale)
+		return nil, engine.MismatchErrorf("scale", "%d does not match the data: the database was loaded with scale %d", r.Scale, scale)
 	}
 	scripts, dist, err := r.scripts(scale)
 	if err != nil {
-		return nil, engine.UsageError{Err: err}
+		return nil, err
 	}
 	size := fmt.Sprintf("scale %d", scale)
 	if dist.Kind != keydist.Uniform {
 		size += ", " + dist.String() + " accounts"
 	}
-	return &engine.Setup{Scripts: scripts, Scale: scale, Size: size, Params: map[string]any{"scale": scale, "dist": dist.String()}}, nil
+	return &engine.Setup{Scripts: scripts, Protocol: r.Protocol, Scale: scale, Size: size, Params: map[string]any{"scale": scale, "dist": dist.String()}}, nil
 }
 
 // Dataset is `init tpcb`'s options.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
@@ -53,10 +54,10 @@ const maxWarehouses = 1 << 30
 // Validate checks the options and fills defaults.
 func (o *LoadOptions) Validate() error {
 	if o.Warehouses < 1 {
-		return fmt.Errorf("--warehouses must be at least 1, got %d", o.Warehouses)
+		return engine.FieldErrorf("warehouses", "must be at least 1, got %d", o.Warehouses)
 	}
 	if o.Warehouses > maxWarehouses {
-		return fmt.Errorf("--warehouses %d is too large", o.Warehouses)
+		return engine.FieldErrorf("warehouses", "%d is too large", o.Warehouses)
 	}
 	if o.Workers <= 0 {
 		o.Workers = 2

@@ -321,8 +321,8 @@ func TestValidate(t *testing.T) {
 		wantErr     string
 		wantWorkers int
 	}{
-		{"warehouses=0", LoadOptions{}, "--warehouses must be at least 1, got 0", 0},
-		{"warehouses=-3", LoadOptions{Warehouses: -3}, "--warehouses must be at least 1, got -3", 0},
+		{"warehouses=0", LoadOptions{}, "warehouses must be at least 1, got 0", 0},
+		{"warehouses=-3", LoadOptions{Warehouses: -3}, "warehouses must be at least 1, got -3", 0},
 		{"warehouses=1/workers=0", LoadOptions{Warehouses: 1}, "", 2},
 		{"warehouses=5/workers=8", LoadOptions{Warehouses: 5, Workers: 8}, "", 8},
 	}

@@ -1,12 +1,12 @@
 package tpcc
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
 )
 
@@ -72,12 +72,12 @@ var lastNames = func() [][]byte {
 // Scripts builds the five transactions for the driver.
 func Scripts(opt RunOptions) ([]*driver.Script, error) {
 	if opt.Warehouses < 1 {
-		return nil, fmt.Errorf("--warehouses must be at least 1, got %d", opt.Warehouses)
+		return nil, engine.FieldErrorf("warehouses", "must be at least 1, got %d", opt.Warehouses)
 	}
 	weights := map[string][5]int{"spec": {45, 43, 4, 4, 4}, "": {45, 43, 4, 4, 4}, "hammerdb": {10, 10, 1, 1, 1}}
 	w, ok := weights[opt.Mix]
 	if !ok {
-		return nil, fmt.Errorf("unknown --mix %q: use spec or hammerdb", opt.Mix)
+		return nil, engine.FieldErrorf("mix", "%q is unknown: use spec or hammerdb", opt.Mix)
 	}
 	begin := "BEGIN"
 	switch opt.Isolation {
@@ -85,7 +85,7 @@ func Scripts(opt RunOptions) ([]*driver.Script, error) {
 	case "read-committed", "repeatable-read", "serializable":
 		begin = "BEGIN ISOLATION LEVEL " + map[string]string{"read-committed": "READ COMMITTED", "repeatable-read": "REPEATABLE READ", "serializable": "SERIALIZABLE"}[opt.Isolation]
 	default:
-		return nil, fmt.Errorf("unknown --isolation %q: use read-committed, repeatable-read or serializable", opt.Isolation)
+		return nil, engine.FieldErrorf("isolation", "%q is unknown: use read-committed, repeatable-read or serializable", opt.Isolation)
 	}
 	t := &terminals{warehouses: int64(opt.Warehouses), all: opt.AllWarehouses, begin: []byte(begin)}
 	if opt.Dist != nil {
@@ -101,13 +101,13 @@ func Scripts(opt RunOptions) ([]*driver.Script, error) {
 	switch opt.Mode {
 	case ModeServer, "":
 		if opt.Isolation != "" {
-			return nil, fmt.Errorf("--isolation applies to --mode client-sql; in server mode set default_transaction_isolation on the server or in the DSN (options=-c default_transaction_isolation=...)")
+			return nil, engine.FieldErrorf("isolation", "applies to client-sql mode; in server mode set default_transaction_isolation on the server or in the DSN (options=-c default_transaction_isolation=...)")
 		}
 		scripts = t.serverScripts()
 	case ModeClientSQL:
 		scripts = t.clientScripts()
 	default:
-		return nil, fmt.Errorf("unknown --mode %q: use server or client-sql", opt.Mode)
+		return nil, engine.FieldErrorf("mode", "%q is unknown: use server or client-sql", opt.Mode)
 	}
 	// Clause 5.2.5.7: keying time, and mean think time, per transaction type.
 	keying := [5]time.Duration{18 * time.Second, 3 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second}

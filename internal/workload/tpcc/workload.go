@@ -106,7 +106,7 @@ type Run struct {
 
 func (r *Run) Name() string { return "tpcc" }
 
-func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
+func (r *Run) Flags(fs *pflag.FlagSet) {
 	o := &r.Opt
 	fs.IntVarP(&r.Warehouses, "warehouses", "w", r.Warehouses, "expected warehouses; checked against the data (default: detected)")
 	fs.StringVar(&o.Mode, "mode", o.Mode, "server (PL/pgSQL functions, one round trip each) or client-sql (prepared statements)")
@@ -115,9 +115,11 @@ func (r *Run) Flags(fs *pflag.FlagSet, spec *engine.Spec) {
 	fs.BoolVar(&o.KeyingThinking, "keying-thinking", o.KeyingThinking, "add the specification's keying and thinking times")
 	fs.StringVar(&o.Isolation, "isolation", o.Isolation, "client-sql isolation level: read-committed, repeatable-read or serializable")
 	fs.StringVar(&r.Dist, "dist", r.Dist, "distribution of customers and items: nurand (the specification's), or uniform, pareto[:h], zipfian[:exp], special, ...")
-	// TPC-C's New-Orders and Deliveries deadlock now and then; they are retried.
-	spec.MaxTries = 10
 }
+
+// Defaults: TPC-C's New-Orders and Deliveries deadlock now and then; they are
+// retried.
+func (r *Run) Defaults(s *engine.Settings) { s.MaxTries = 10 }
 
 // options are the run options for w warehouses, with the key distribution.
 func (r *Run) options(w int) (RunOptions, error) {
@@ -126,7 +128,7 @@ func (r *Run) options(w int) (RunOptions, error) {
 	if r.Dist != "" && r.Dist != "nurand" {
 		d, err := keydist.Parse(r.Dist)
 		if err != nil {
-			return opt, fmt.Errorf("--dist: %w (or nurand, the default)", err)
+			return opt, engine.FieldErrorf("dist", ": %w (or nurand, the default)", err)
 		}
 		opt.Dist = &d
 	}
@@ -135,10 +137,10 @@ func (r *Run) options(w int) (RunOptions, error) {
 
 func (r *Run) Check(spec *engine.Spec) error {
 	if r.Warehouses < 0 {
-		return fmt.Errorf("--warehouses must be positive, got %d", r.Warehouses)
+		return engine.FieldErrorf("warehouses", "must be positive, got %d", r.Warehouses)
 	}
 	if r.Opt.KeyingThinking && spec.Rate > 0 {
-		return fmt.Errorf("--keying-thinking paces each terminal itself and --rate paces the arrivals: give one or the other")
+		return engine.FieldErrorf("keying_thinking", "paces each terminal itself and a rate paces the arrivals: give one or the other")
 	}
 	opt, err := r.options(max(r.Warehouses, 1))
 	if err != nil {
@@ -148,21 +150,21 @@ func (r *Run) Check(spec *engine.Spec) error {
 	return err
 }
 
-func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) (*engine.Setup, error) {
+func (r *Run) Setup(ctx context.Context, spec *engine.Spec, env *engine.Env, ctl *pgconn.PgConn) (*engine.Setup, error) {
 	w, err := detectWarehouses(ctx, spec.Target, ctl)
 	if err != nil {
 		return nil, err
 	}
 	if r.Warehouses != 0 && r.Warehouses != w {
-		return nil, fmt.Errorf("--warehouses %d does not match the data: the database was loaded with %d warehouses", r.Warehouses, w)
+		return nil, engine.MismatchErrorf("warehouses", "%d does not match the data: the database was loaded with %d warehouses", r.Warehouses, w)
 	}
 	opt, err := r.options(w)
 	if err != nil {
-		return nil, engine.UsageError{Err: err}
+		return nil, err
 	}
 	scripts, err := Scripts(opt)
 	if err != nil {
-		return nil, engine.UsageError{Err: err}
+		return nil, err
 	}
 	if opt.Mode == ModeServer || opt.Mode == "" {
 		missing, err := MissingProcedures(ctx, ctl)
@@ -175,8 +177,8 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, ctl *pgconn.PgConn) 
 		}
 		opt.Mode = ModeServer
 	}
-	if spec.Clients > 10*w && spec.Log != nil {
-		fmt.Fprintf(spec.Log, "warning: %d clients on %d warehouses is beyond the specification's 10 terminals per warehouse\n", spec.Clients, w)
+	if spec.Clients > 10*w && env.Log != nil {
+		fmt.Fprintf(env.Log, "warning: %d clients on %d warehouses is beyond the specification's 10 terminals per warehouse\n", spec.Clients, w)
 	}
 	m := &meter{fig: Figures{Mode: opt.Mode, Mix: opt.Mix, Warehouses: w}, keyingThinking: opt.KeyingThinking, shard: spec.Shard.On()}
 	return &engine.Setup{Scripts: scripts, Scale: w, Size: fmt.Sprintf("%d warehouses, %s mode", w, opt.Mode), Deck: true,
