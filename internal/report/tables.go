@@ -461,79 +461,64 @@ func priceColumn(name string) string {
 // by the hour where the price is, and where they come from: the source, its
 // date, and when a price looked up was fetched.
 func (a *analysis) priceTable() *docTable {
-	used := map[string]bool{}
-	var dated, fetched bool
-	for _, tg := range a.targets {
-		if tg.Price == nil {
-			continue
-		}
-		for _, c := range tg.Price.Hourly {
-			used[priceColumn(c.Name)] = true
-		}
-		dated = dated || tg.Price.Date != ""
-		fetched = fetched || !tg.Price.Fetched.IsZero()
+	rows := make([]map[string]string, len(a.targets))
+	for i, tg := range a.targets {
+		rows[i] = priceCells(tg)
+	}
+	has := func(col string) bool {
+		return slices.ContainsFunc(rows, func(r map[string]string) bool { _, ok := r[col]; return ok })
 	}
 	t := &docTable{Head: []string{"target", "per hour", "per month"}, Right: []bool{false, true, true}}
 	for _, c := range priceColumns {
-		if used[c.name] {
+		if has(c.header) {
 			t.Head, t.Right = append(t.Head, c.header), append(t.Right, true)
 		}
 	}
-	t.Head, t.Right = append(t.Head, "made up of (a month)", "source"), append(t.Right, false, false)
-	if dated {
-		t.Head, t.Right = append(t.Head, "effective"), append(t.Right, false)
+	for _, h := range []string{"made up of (a month)", "source", "effective", "fetched"} {
+		if h == "made up of (a month)" || h == "source" || has(h) {
+			t.Head, t.Right = append(t.Head, h), append(t.Right, false)
+		}
 	}
-	if fetched {
-		t.Head, t.Right = append(t.Head, "fetched"), append(t.Right, false)
-	}
-	for _, tg := range a.targets {
-		p := tg.Price
-		if p == nil {
-			row := []string{tg.Name, "-", "-"}
-			for _, c := range priceColumns {
-				if used[c.name] {
-					row = append(row, "")
-				}
+	for i, tg := range a.targets {
+		var row []string
+		for c, h := range t.Head {
+			v, ok := rows[i][h]
+			if !ok && tg.Price != nil && c >= 3 && t.Right[c] {
+				v = "-" // a part this price has none of
 			}
-			row = append(row, cmp.Or(tg.PriceNote, "no price"), "")
-			if dated {
-				row = append(row, "")
-			}
-			if fetched {
-				row = append(row, "")
-			}
-			t.add(plain(row...)...)
-			continue
-		}
-		row := []string{tg.Name, hourlyMoney(p.Monthly/cost.HoursPerMonth, p.Currency), money(p.Monthly, p.Currency)}
-		per := map[string]float64{}
-		for _, c := range p.Hourly {
-			per[priceColumn(c.Name)] += c.PerHour
-		}
-		for _, c := range priceColumns {
-			if !used[c.name] {
-				continue
-			}
-			if v, ok := per[c.name]; ok {
-				row = append(row, hourlyMoney(v, p.Currency))
-			} else {
-				row = append(row, "-")
-			}
-		}
-		row = append(row, p.Detail, p.Source)
-		if dated {
-			row = append(row, p.Date)
-		}
-		if fetched {
-			f := ""
-			if !p.Fetched.IsZero() {
-				f = p.Fetched.UTC().Format("2006-01-02 15:04 UTC")
-			}
-			row = append(row, f)
+			row = append(row, v)
 		}
 		t.add(plain(row...)...)
 	}
 	return t
+}
+
+// priceCells are a target's cells of priceTable by column header; a column
+// the target has nothing in is left out.
+func priceCells(tg Target) map[string]string {
+	p := tg.Price
+	if p == nil {
+		return map[string]string{"target": tg.Name, "per hour": "-", "per month": "-",
+			"made up of (a month)": cmp.Or(tg.PriceNote, "no price")}
+	}
+	cells := map[string]string{"target": tg.Name, "per hour": hourlyMoney(p.Monthly/cost.HoursPerMonth, p.Currency),
+		"per month": money(p.Monthly, p.Currency), "made up of (a month)": p.Detail, "source": p.Source}
+	per := map[string]float64{}
+	for _, c := range p.Hourly {
+		per[priceColumn(c.Name)] += c.PerHour
+	}
+	for _, c := range priceColumns {
+		if v, ok := per[c.name]; ok {
+			cells[c.header] = hourlyMoney(v, p.Currency)
+		}
+	}
+	if p.Date != "" {
+		cells["effective"] = p.Date
+	}
+	if !p.Fetched.IsZero() {
+		cells["fetched"] = p.Fetched.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	return cells
 }
 
 // pricePerfTable is, by client count, how much of the headline metric each target
