@@ -38,8 +38,8 @@ const (
 	legendBlock  blockKind = "legend" // a paragraph that says what the tables or charts after it show
 	tableBlock   blockKind = "table"
 	listBlock    blockKind = "list"
-	warnBlock    blockKind = "warn"    // a list of warnings under a heading of its own, framed in HTML
-	chartsBlock  blockKind = "charts"  // figures: linked chart files in Markdown, inline SVG in HTML
+	warnBlock    blockKind = "warn"   // a list of warnings under a heading of its own, framed in HTML
+	chartsBlock  blockKind = "charts" // figures: linked chart files in Markdown, inline SVG in HTML
 )
 
 // medium restricts a block or an item to one of the rich renderers.
@@ -121,13 +121,17 @@ func (f figure) Caption() string { return f.caption }
 
 func (s *docSection) add(bs ...block) { s.Blocks = append(s.Blocks, bs...) }
 
-func heading(id, text, toc string) block { return block{Kind: headingBlock, ID: id, Text: text, TOC: toc} }
-func para(text string) block              { return block{Kind: paraBlock, Text: text} }
-func legendOf(text string) block          { return block{Kind: legendBlock, Text: text} }
-func tableOf(t *docTable) block           { return block{Kind: tableBlock, Table: t} }
-func charts(figs []figure) block          { return block{Kind: chartsBlock, Figs: figs} }
+func heading(id, text, toc string) block {
+	return block{Kind: headingBlock, ID: id, Text: text, TOC: toc}
+}
+func para(text string) block     { return block{Kind: paraBlock, Text: text} }
+func legendOf(text string) block { return block{Kind: legendBlock, Text: text} }
+func tableOf(t *docTable) block  { return block{Kind: tableBlock, Table: t} }
+func charts(figs []figure) block { return block{Kind: chartsBlock, Figs: figs} }
 
-func list(class string, items []item) block { return block{Kind: listBlock, Class: class, Items: items} }
+func list(class string, items []item) block {
+	return block{Kind: listBlock, Class: class, Items: items}
+}
 
 // items makes list items of texts, all with one mark and class.
 func items(texts []string, mark, class string) []item {
