@@ -152,73 +152,77 @@ func (a *analysis) spread(v value) string {
 // drawn in full, its other repetitions faint and the runs that do not count dashed;
 // checkpoints of the representative runs are vertical marks and outages shaded.
 func (a *analysis) seriesCharts(wl workload, g group) []figure {
-	var out []figure
-	for _, spec := range []struct {
-		name, title, ylabel string
-		get                 func(Point) float64
-	}{
-		{seriesName(wl, g), fmt.Sprintf("Throughput over time — %s, %s", wl.Name, g.label()),
-			"transactions per second", func(p Point) float64 { return p.TPS }},
-		{seriesP99Name(wl, g), fmt.Sprintf("p99 latency over time — %s, %s", wl.Name, g.label()),
-			"p99 latency (ms)", func(p Point) float64 { return p.P99 }},
-	} {
-		ch := lineChart{Name: spec.name, Title: spec.title,
-			X: axis{Label: "seconds from the start of the measured window"},
-			Y: axis{Label: spec.ylabel, FromZero: true}}
-		var faint, dashed, outage bool
-		minT := math.Inf(1)
-		for i, c := range g.cells {
-			t := a.targets[i]
-			ch.Legend = append(ch.Legend, legendItem{Label: t.Name, Color: color(i), Kind: "line"})
-			for _, run := range c.runs {
-				points := whole(run.Series)
-				if len(points) == 0 {
-					continue
-				}
-				main := c.rep != nil && c.rep.ID == run.ID
-				s := series{Name: t.Name, Color: color(i), Faint: !main, Dashed: !counts(run),
-					Title: seriesTitle(run, main)}
-				faint = faint || !main
-				dashed = dashed || !counts(run)
-				for _, p := range thin(points, maxSeriesPoints) {
-					s.Points = append(s.Points, pt{X: p.T, Y: spec.get(p)})
-					minT = min(minT, p.T)
-				}
-				ch.Series = append(ch.Series, s)
-				if main {
-					for _, cp := range run.Checkpoints {
-						ch.Marks = append(ch.Marks, vmark{X: cp, Color: color(i),
-							Title: fmt.Sprintf("checkpoint at %s s: %s run %d", num(cp), t.Name, run.ID)})
-					}
-				}
-				for _, o := range run.Outages {
-					outage = true
-					title := fmt.Sprintf("outage %s–%s s: %s run %d", num(o.Start), num(o.End), t.Name, run.ID)
-					if o.Cause != "" {
-						title += ", " + o.Cause
-					}
-					ch.Spans = append(ch.Spans, vspan{X0: o.Start, X1: o.End, Color: color(i), Title: title, Label: "outage"})
-				}
-			}
-		}
-		if minT < 0 {
-			ch.Spans = append([]vspan{{X0: minT, X1: 0, Color: "#888888", Title: "warm-up: not measured", Label: "warm-up"}}, ch.Spans...)
-		}
-		if faint {
-			ch.Legend = append(ch.Legend, legendItem{Label: "other repetitions", Color: "#666666", Kind: "faint"})
-		}
-		if dashed {
-			ch.Legend = append(ch.Legend, legendItem{Label: "left out", Color: "#666666", Kind: "dashed"})
-		}
-		if len(ch.Marks) > 0 {
-			ch.Legend = append(ch.Legend, legendItem{Label: "checkpoint", Color: "#666666", Kind: "mark"})
-		}
-		if outage {
-			ch.Legend = append(ch.Legend, legendItem{Label: "outage", Color: "#666666", Kind: "span"})
-		}
-		out = append(out, figure{name: spec.name, title: spec.title, svg: ch.svg()})
+	tps := func(p Point) float64 { return p.TPS }
+	p99 := func(p Point) float64 { return p.P99 }
+	return []figure{
+		a.seriesChart(g, seriesName(wl, g), fmt.Sprintf("Throughput over time — %s, %s", wl.Name, g.label()), "transactions per second", tps),
+		a.seriesChart(g, seriesP99Name(wl, g), fmt.Sprintf("p99 latency over time — %s, %s", wl.Name, g.label()), "p99 latency (ms)", p99),
 	}
-	return out
+}
+
+// seriesChart is one figure of a group's runs over time, get giving its y.
+func (a *analysis) seriesChart(g group, name, title, ylabel string, get func(Point) float64) figure {
+	ch := lineChart{Name: name, Title: title,
+		X: axis{Label: "seconds from the start of the measured window"},
+		Y: axis{Label: ylabel, FromZero: true}}
+	var faint, dashed, outage bool
+	minT := math.Inf(1)
+	for i, c := range g.cells {
+		ch.Legend = append(ch.Legend, legendItem{Label: a.targets[i].Name, Color: color(i), Kind: "line"})
+		for _, run := range c.runs {
+			if len(whole(run.Series)) == 0 {
+				continue
+			}
+			main := c.rep != nil && c.rep.ID == run.ID
+			faint, dashed, outage = faint || !main, dashed || !counts(run), outage || len(run.Outages) > 0
+			minT = min(minT, seriesRun(&ch, run, i, a.targets[i].Name, main, get))
+		}
+	}
+	if minT < 0 {
+		ch.Spans = append([]vspan{{X0: minT, X1: 0, Color: "#888888", Title: "warm-up: not measured", Label: "warm-up"}}, ch.Spans...)
+	}
+	for _, l := range []struct {
+		show bool
+		item legendItem
+	}{
+		{faint, legendItem{Label: "other repetitions", Color: "#666666", Kind: "faint"}},
+		{dashed, legendItem{Label: "left out", Color: "#666666", Kind: "dashed"}},
+		{len(ch.Marks) > 0, legendItem{Label: "checkpoint", Color: "#666666", Kind: "mark"}},
+		{outage, legendItem{Label: "outage", Color: "#666666", Kind: "span"}},
+	} {
+		if l.show {
+			ch.Legend = append(ch.Legend, l.item)
+		}
+	}
+	return figure{name: name, title: title, svg: ch.svg()}
+}
+
+// seriesRun draws a run of target i (named target) on a chart over time: its
+// line, in full when it is the target's main run, dashed when it does not
+// count; the main run's checkpoints; its outages. It returns the earliest
+// second drawn.
+func seriesRun(ch *lineChart, run Run, i int, target string, main bool, get func(Point) float64) float64 {
+	s := series{Name: target, Color: color(i), Faint: !main, Dashed: !counts(run), Title: seriesTitle(run, main)}
+	minT := math.Inf(1)
+	for _, p := range thin(whole(run.Series), maxSeriesPoints) {
+		s.Points = append(s.Points, pt{X: p.T, Y: get(p)})
+		minT = min(minT, p.T)
+	}
+	ch.Series = append(ch.Series, s)
+	if main {
+		for _, cp := range run.Checkpoints {
+			ch.Marks = append(ch.Marks, vmark{X: cp, Color: color(i),
+				Title: fmt.Sprintf("checkpoint at %s s: %s run %d", num(cp), target, run.ID)})
+		}
+	}
+	for _, o := range run.Outages {
+		title := fmt.Sprintf("outage %s–%s s: %s run %d", num(o.Start), num(o.End), target, run.ID)
+		if o.Cause != "" {
+			title += ", " + o.Cause
+		}
+		ch.Spans = append(ch.Spans, vspan{X0: o.Start, X1: o.End, Color: color(i), Title: title, Label: "outage"})
+	}
+	return minT
 }
 
 func seriesTitle(run Run, main bool) string {
