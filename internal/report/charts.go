@@ -379,16 +379,7 @@ func (a *analysis) serverCharts(wl workload) []figure {
 			ch.Groups = append(ch.Groups, g.label())
 		}
 		for i, t := range a.targets {
-			bs := barSeries{Name: t.Name, Color: color(i)}
-			for _, g := range wl.groups {
-				rw, ok := g.rowOf(spec.key)
-				v := math.NaN()
-				if ok && rw.vals[i].ok {
-					v = rw.vals[i].agg
-				}
-				bs.Values = append(bs.Values, v)
-			}
-			ch.Series = append(ch.Series, bs)
+			ch.Series = append(ch.Series, barSeries{Name: t.Name, Color: color(i), Values: groupValues(wl, spec.key, i)})
 			ch.Unit = " " + spec.ylabel
 		}
 		out = append(out, figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
@@ -399,34 +390,54 @@ func (a *analysis) serverCharts(wl workload) []figure {
 		return out
 	}
 	for _, g := range wl.groups {
-		ch := barChart{Name: waitsName(wl, g), Title: fmt.Sprintf("Wait events — %s, %s", wl.Name, g.label()),
-			XLabel: "target", YLabel: "% of active sessions", Unit: "%", Stacked: true, Max: 100}
-		for _, t := range a.targets {
-			ch.Groups = append(ch.Groups, t.Name)
-		}
-		shares := make([]map[string]float64, len(g.cells))
-		for i, c := range g.cells {
-			shares[i] = meanWaits(c.valid, classes)
-		}
-		for k, cl := range append(slices.Clone(classes), otherWaits) {
-			bs := barSeries{Name: cl, Color: waitColor(k, cl)}
-			seen := false
-			for i := range g.cells {
-				v, ok := shares[i][cl]
-				if !ok {
-					v = math.NaN()
-				}
-				seen = seen || ok
-				bs.Values = append(bs.Values, 100*v)
-			}
-			if seen {
-				ch.Series = append(ch.Series, bs)
-			}
-		}
-		out = append(out, figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
-			caption: "Shares of active sessions by wait event, averaged over the valid runs."})
+		out = append(out, a.waitsChart(wl, g, classes))
 	}
 	return out
+}
+
+// groupValues are target i's aggregates of the metric with key, one per group
+// of a workload, NaN where it has none.
+func groupValues(wl workload, key string, i int) []float64 {
+	var out []float64
+	for _, g := range wl.groups {
+		rw, ok := g.rowOf(key)
+		v := math.NaN()
+		if ok && rw.vals[i].ok {
+			v = rw.vals[i].agg
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// waitsChart is the shares of a group's wait event classes by target, stacked.
+func (a *analysis) waitsChart(wl workload, g group, classes []string) figure {
+	ch := barChart{Name: waitsName(wl, g), Title: fmt.Sprintf("Wait events — %s, %s", wl.Name, g.label()),
+		XLabel: "target", YLabel: "% of active sessions", Unit: "%", Stacked: true, Max: 100}
+	for _, t := range a.targets {
+		ch.Groups = append(ch.Groups, t.Name)
+	}
+	shares := make([]map[string]float64, len(g.cells))
+	for i, c := range g.cells {
+		shares[i] = meanWaits(c.valid, classes)
+	}
+	for k, cl := range append(slices.Clone(classes), otherWaits) {
+		bs := barSeries{Name: cl, Color: waitColor(k, cl)}
+		seen := false
+		for i := range g.cells {
+			v, ok := shares[i][cl]
+			if !ok {
+				v = math.NaN()
+			}
+			seen = seen || ok
+			bs.Values = append(bs.Values, 100*v)
+		}
+		if seen {
+			ch.Series = append(ch.Series, bs)
+		}
+	}
+	return figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
+		caption: "Shares of active sessions by wait event, averaged over the valid runs."}
 }
 
 // otherWaits is the stack of the wait events outside the top ones.
@@ -518,16 +529,7 @@ func (a *analysis) priceChart(wl workload) (figure, bool) {
 		if t.Price == nil {
 			continue
 		}
-		bs := barSeries{Name: t.Name, Color: color(i)}
-		for _, g := range wl.groups {
-			rw, ok := g.rowOf("units_per_price")
-			v := math.NaN()
-			if ok && rw.vals[i].ok {
-				v = rw.vals[i].agg
-			}
-			bs.Values = append(bs.Values, v)
-		}
-		ch.Series = append(ch.Series, bs)
+		ch.Series = append(ch.Series, barSeries{Name: t.Name, Color: color(i), Values: groupValues(wl, "units_per_price", i)})
 	}
 	return figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
 		caption: fmt.Sprintf("The %s %s divided by the monthly price: taller is more for the money.", a.aggWord(), head.label)}, true
