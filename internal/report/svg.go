@@ -580,7 +580,30 @@ func (c *barChart) svg() []byte {
 		items = append(items, legendItem{Label: sr.Name, Color: sr.Color, Kind: "box"})
 	}
 	top := s.legend(items)
+	hi, ok := c.top()
+	ymin, ymax, yt := linearTicks(0, hi, 6)
+	if c.Max > 0 {
+		ymax = c.Max
+		yt = slices.DeleteFunc(yt, func(t tick) bool { return t.V > c.Max+1e-9 })
+	}
+	ys := scale{lo: ymin, hi: ymax, pixLo: chartH - padBottom, pixHi: top}
+	// The x "scale" maps group i's centre: data i+0.5 over [0, n].
+	xs := scale{lo: 0, hi: float64(max(len(c.Groups), 1)), pixLo: padLeft, pixHi: chartW - padRight}
+	var xt []tick
+	for i, g := range c.Groups {
+		xt = append(xt, tick{V: float64(i) + 0.5, Label: g})
+	}
+	s.plotFrameBars(xs, ys, xt, yt, c.XLabel, c.YLabel)
+	if drawn := c.bars(&s, xs, ys); drawn == 0 || !ok {
+		s.noData(xs, ys)
+	}
+	s.close()
+	return s.b.Bytes()
+}
 
+// top is the highest value or stack of the chart, or its Max when fixed, and
+// whether it has any value.
+func (c *barChart) top() (float64, bool) {
 	hi, ok := 0.0, false
 	for g := range c.Groups {
 		stack := 0.0
@@ -600,23 +623,13 @@ func (c *barChart) svg() []byte {
 	if c.Max > 0 {
 		hi = c.Max
 	}
-	ymin, ymax, yt := linearTicks(0, hi, 6)
-	if c.Max > 0 {
-		ymax = c.Max
-		yt = slices.DeleteFunc(yt, func(t tick) bool { return t.V > c.Max+1e-9 })
-	}
-	left, right := padLeft, chartW-padRight
-	ys := scale{lo: ymin, hi: ymax, pixLo: chartH - padBottom, pixHi: top}
-	n := max(len(c.Groups), 1)
-	gw := (right - left) / float64(n)
-	// The x "scale" maps group i's centre: data i+0.5 over [0, n].
-	xs := scale{lo: 0, hi: float64(n), pixLo: left, pixHi: right}
-	var xt []tick
-	for i, g := range c.Groups {
-		xt = append(xt, tick{V: float64(i) + 0.5, Label: g})
-	}
-	s.plotFrameBars(xs, ys, xt, yt, c.XLabel, c.YLabel)
+	return hi, ok
+}
 
+// bars draws the bars, side by side within each group or stacked, and returns
+// how many.
+func (c *barChart) bars(s *svgWriter, xs, ys scale) int {
+	gw := (xs.pixHi - xs.pixLo) / xs.hi
 	inner := gw * 0.8
 	per := len(c.Series)
 	if c.Stacked || per == 0 {
@@ -625,7 +638,7 @@ func (c *barChart) svg() []byte {
 	bw := inner / float64(per)
 	drawn := 0
 	for g, group := range c.Groups {
-		x0 := left + gw*float64(g) + (gw-inner)/2
+		x0 := xs.pixLo + gw*float64(g) + (gw-inner)/2
 		base := 0.0
 		for i, sr := range c.Series {
 			if g >= len(sr.Values) || math.IsNaN(sr.Values[g]) {
@@ -648,11 +661,7 @@ func (c *barChart) svg() []byte {
 			drawn++
 		}
 	}
-	if drawn == 0 || !ok {
-		s.noData(xs, ys)
-	}
-	s.close()
-	return s.b.Bytes()
+	return drawn
 }
 
 // plotFrameBars is plotFrame for category groups: horizontal grid only.
