@@ -386,24 +386,7 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 		if sum, err = workloads.ReadSummary(d.Summary); err != nil {
 			return nil, fmt.Errorf("run %d summary: %w", d.ID, err)
 		}
-		run.Metric, run.TPS = Metric(sum), sum.TPS
-		run.Committed, run.Failed = sum.Transactions, sum.Failed
-		run.TPM, _ = sum.Measure("TPM")
-		run.QPS, _ = sum.Measure("QPS")
-		l := sum.LatencyMs
-		run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
-		run.Warnings = sum.Warnings
-		if sum.Rate != nil {
-			run.Rate = max(1, int(math.Round(sum.Rate.RequestedTPS))) // below 1 tx/s still open-loop
-		}
-		if ps, ok := sum.Figures.(engine.PerStatement); ok {
-			for _, st := range ps.StatementLatencies() {
-				run.Statements = append(run.Statements, Statement{Script: st.Script, Text: st.Text, AvgMs: st.AvgMs, Failures: st.Failures})
-			}
-		}
-		if m := sum.ClientMachine; m != nil {
-			run.Machine = m.String()
-		}
+		fromSummary(run, sum)
 	}
 	for _, f := range d.Flags {
 		run.Flags = append(run.Flags, Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason})
@@ -413,7 +396,6 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 		run.Invalid = true
 		run.Flags = append(run.Flags, Flag{Name: "status", Invalid: true, Reason: "the run did not complete: " + d.Status})
 	}
-
 	// The latency distribution of the whole window, all transaction types.
 	all, err := d.WindowLatency()
 	if err != nil {
@@ -421,11 +403,45 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 	}
 	run.Percentiles = distribution(all)
 	run.latency = all
+	start, end := windowSeries(run, d)
+	serverFigures(run, d.Samples, start, end)
+	if !start.IsZero() {
+		for _, o := range sum.Outages {
+			run.Outages = append(run.Outages, Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
+		}
+	}
+	return run, nil
+}
 
+// fromSummary sets a run's figures from its stored summary.
+func fromSummary(run *Run, sum *engine.Summary) {
+	run.Metric, run.TPS = Metric(sum), sum.TPS
+	run.Committed, run.Failed = sum.Transactions, sum.Failed
+	run.TPM, _ = sum.Measure("TPM")
+	run.QPS, _ = sum.Measure("QPS")
+	l := sum.LatencyMs
+	run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
+	run.Warnings = sum.Warnings
+	if sum.Rate != nil {
+		run.Rate = max(1, int(math.Round(sum.Rate.RequestedTPS))) // below 1 tx/s still open-loop
+	}
+	if ps, ok := sum.Figures.(engine.PerStatement); ok {
+		for _, st := range ps.StatementLatencies() {
+			run.Statements = append(run.Statements, Statement{Script: st.Script, Text: st.Text, AvgMs: st.AvgMs, Failures: st.Failures})
+		}
+	}
+	if m := sum.ClientMachine; m != nil {
+		run.Machine = m.String()
+	}
+}
+
+// windowSeries sets a run's series from its intervals and returns the edges of
+// its measured window.
+func windowSeries(run *Run, d *store.RunDetail) (start, end time.Time) {
 	// The window's edges are where the server's statistics were read as it opened
 	// and closed; runs stored without them start where the first measured
 	// interval does.
-	var start, windowEnd time.Time
+	var windowEnd time.Time
 	for _, ss := range d.ServerStats {
 		switch ss.Point {
 		case store.PointWindowStart:
@@ -441,7 +457,7 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 			}
 		}
 	}
-	end := start
+	end = start
 	for _, iv := range d.Intervals {
 		if iv.End.After(end) {
 			end = iv.End
@@ -455,13 +471,7 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 	if !windowEnd.IsZero() {
 		end = windowEnd
 	}
-	serverFigures(run, d.Samples, start, end)
-	if !start.IsZero() {
-		for _, o := range sum.Outages {
-			run.Outages = append(run.Outages, Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
-		}
-	}
-	return run, nil
+	return start, end
 }
 
 func distribution(h *hdrhistogram.Histogram) []Percentile {
