@@ -534,30 +534,3 @@ func (a *analysis) priceChart(wl workload) (figure, bool) {
 	return figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
 		caption: fmt.Sprintf("The %s %s divided by the monthly price: taller is more for the money.", a.aggWord(), head.label)}, true
 }
-
-// figures are all the charts of a report by section, in the order the reports
-// show them.
-type figures struct {
-	clients, latency, server, price map[string][]figure   // by workload slug
-	series                          map[string][][]figure // by workload slug, then group
-}
-
-func (a *analysis) figures() figures {
-	fs := figures{clients: map[string][]figure{}, series: map[string][][]figure{}, latency: map[string][]figure{},
-		server: map[string][]figure{}, price: map[string][]figure{}}
-	for _, wl := range a.workloads {
-		fs.clients[wl.slug] = a.clientCharts(wl)
-		if f, ok := a.curveChart(wl); ok {
-			fs.clients[wl.slug] = append(fs.clients[wl.slug], f)
-		}
-		for _, g := range wl.groups {
-			fs.series[wl.slug] = append(fs.series[wl.slug], a.seriesCharts(wl, g))
-			fs.latency[wl.slug] = append(fs.latency[wl.slug], a.latencyChart(wl, g))
-		}
-		fs.server[wl.slug] = a.serverCharts(wl)
-		if f, ok := a.priceChart(wl); ok {
-			fs.price[wl.slug] = []figure{f}
-		}
-	}
-	return fs
-}

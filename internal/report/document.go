@@ -165,10 +165,9 @@ func newDocument(a *analysis) *document {
 		tables[i].objective = a.objectiveTable(wl)
 		tables[i].objectiveNotes = a.objectiveNotes(wl)
 	}
-	fs := a.figures()
-	d.Sections = []docSection{a.summarySection(tables), a.resultsSection(tables), a.clientsSection(fs),
-		a.seriesSection(fs), a.latencySection(fs), a.serverSection(fs), a.validitySection(),
-		a.environmentSection(), a.priceSection(fs)}
+	d.Sections = []docSection{a.summarySection(tables), a.resultsSection(tables), a.clientsSection(),
+		a.seriesSection(), a.latencySection(), a.serverSection(), a.validitySection(),
+		a.environmentSection(), a.priceSection()}
 	d.Brief = a.brief(tables, names)
 	return d
 }
@@ -219,20 +218,24 @@ func (a *analysis) resultsSection(tables []workloadTables) docSection {
 	return s
 }
 
-func (a *analysis) clientsSection(fs figures) docSection {
+func (a *analysis) clientsSection() docSection {
 	s := docSection{ID: "throughput-and-p99-vs-clients", Title: "Throughput and p99 vs clients"}
 	for _, wl := range a.workloads {
-		s.add(heading("clients-"+wl.slug, wl.Name, wl.Name), charts(fs.clients[wl.slug]))
+		figs := a.clientCharts(wl)
+		if f, ok := a.curveChart(wl); ok {
+			figs = append(figs, f)
+		}
+		s.add(heading("clients-"+wl.slug, wl.Name, wl.Name), charts(figs))
 	}
 	return s
 }
 
-func (a *analysis) seriesSection(fs figures) docSection {
+func (a *analysis) seriesSection() docSection {
 	s := docSection{ID: "time-series", Title: "Time series", Intro: seriesIntro}
 	for _, wl := range a.workloads {
-		for i, g := range wl.groups {
+		for _, g := range wl.groups {
 			title := wl.Name + ", " + g.label()
-			s.add(heading(fmt.Sprintf("series-%s-%s", wl.slug, g.id()), title, title), charts(fs.series[wl.slug][i]))
+			s.add(heading(fmt.Sprintf("series-%s-%s", wl.slug, g.id()), title, title), charts(a.seriesCharts(wl, g)))
 			if ev := seriesEvents(g); len(ev) > 0 {
 				s.add(list("notes", items(ev, "-", "warning")))
 			}
@@ -241,23 +244,28 @@ func (a *analysis) seriesSection(fs figures) docSection {
 	return s
 }
 
-func (a *analysis) latencySection(fs figures) docSection {
+func (a *analysis) latencySection() docSection {
 	s := docSection{ID: "latency-distribution", Title: "Latency distribution", Intro: latencyIntro}
 	for _, wl := range a.workloads {
-		s.add(heading("latency-"+wl.slug, wl.Name, wl.Name), charts(fs.latency[wl.slug]))
+		var figs []figure
+		for _, g := range wl.groups {
+			figs = append(figs, a.latencyChart(wl, g))
+		}
+		s.add(heading("latency-"+wl.slug, wl.Name, wl.Name), charts(figs))
 	}
 	return s
 }
 
-func (a *analysis) serverSection(fs figures) docSection {
+func (a *analysis) serverSection() docSection {
 	s := docSection{ID: "server-view", Title: "Server view"}
 	for _, wl := range a.workloads {
 		s.add(heading("server-"+wl.slug, wl.Name, wl.Name))
-		if len(fs.server[wl.slug]) == 0 {
+		figs := a.serverCharts(wl)
+		if len(figs) == 0 {
 			s.add(para("The server was not sampled."))
 			continue
 		}
-		s.add(charts(fs.server[wl.slug]))
+		s.add(charts(figs))
 		if t := a.waitTable(wl); len(t.Rows) > 0 {
 			s.add(para("Top wait events (share of active sessions, mean of the valid runs):"), tableOf(t))
 		}
@@ -291,7 +299,7 @@ func (a *analysis) environmentSection() docSection {
 	return s
 }
 
-func (a *analysis) priceSection(fs figures) docSection {
+func (a *analysis) priceSection() docSection {
 	s := docSection{ID: "price-performance", Title: "Price-performance"}
 	if !a.priced {
 		s.add(para("No target has a price."))
@@ -306,8 +314,10 @@ func (a *analysis) priceSection(fs figures) docSection {
 	}
 	for _, wl := range a.workloads {
 		s.add(heading("price-"+wl.slug, wl.Name, wl.Name), legendOf(a.pricePerfLegend(wl)), tableOf(a.pricePerfTable(wl)))
-		figs := charts(fs.price[wl.slug])
-		if len(figs.Figs) == 0 {
+		figs := charts(nil)
+		if f, ok := a.priceChart(wl); ok {
+			figs.Figs = []figure{f}
+		} else {
 			figs.Only = markdownOnly // the page leaves out what Markdown marks with a blank line
 		}
 		s.add(figs)
