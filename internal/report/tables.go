@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -260,18 +261,8 @@ func (a *analysis) waitTable(wl workload) *docTable {
 			if len(shares) == 0 {
 				continue
 			}
-			classes := make([]string, 0, len(shares))
-			for k := range shares {
-				classes = append(classes, k)
-			}
-			slices.SortFunc(classes, func(x, y string) int {
-				if shares[x] != shares[y] {
-					if shares[x] > shares[y] {
-						return -1
-					}
-					return 1
-				}
-				return strings.Compare(x, y)
+			classes := slices.SortedFunc(maps.Keys(shares), func(x, y string) int {
+				return cmp.Or(cmp.Compare(shares[y], shares[x]), strings.Compare(x, y)) // largest first
 			})
 			if len(classes) > 5 {
 				classes = classes[:5]
