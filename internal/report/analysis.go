@@ -410,33 +410,7 @@ func (a *analysis) rows(ms []metric, cells []cell) []row {
 		rows = append(rows, rw)
 	}
 	if a.priced {
-		name := ms[0].label
-		mon := row{m: metric{key: "price", label: a.sym() + "/month", higher: false}, kind: monthly}
-		per := row{m: metric{key: "price_per_unit", label: a.sym() + "/mo per " + name}, kind: perUnit}
-		units := row{m: metric{key: "units_per_price", label: name + " per " + a.sym() + "/mo", higher: true}, kind: unitsPer}
-		for i := range cells {
-			p := a.targets[i].Price
-			h := head.vals[i]
-			var vm, vp, vu value
-			if p != nil && p.Monthly > 0 {
-				vm = value{ok: true, agg: p.Monthly}
-				if h.ok && h.agg > 0 {
-					vp = value{ok: true, agg: p.Monthly / h.agg}
-					vu = value{ok: true, agg: h.agg / p.Monthly}
-				}
-			}
-			mon.vals = append(mon.vals, vm)
-			per.vals = append(per.vals, vp)
-			units.vals = append(units.vals, vu)
-		}
-		same := func(i int) bool {
-			pi, pb := a.targets[i].Price, a.targets[a.base].Price
-			return pi != nil && pb != nil && pi.Currency == pb.Currency
-		}
-		mon.ratios = a.ratios(mon.vals, same)
-		per.ratios = a.ratios(per.vals, same)
-		units.ratios = a.ratios(units.vals, same)
-		rows = append(rows, mon, per, units)
+		rows = append(rows, a.priceRows(ms[0].label, head)...)
 	}
 	cnt := row{m: metric{key: "runs", label: "valid runs"}, kind: runCount}
 	for _, c := range cells {
@@ -446,6 +420,36 @@ func (a *analysis) rows(ms []metric, cells []cell) []row {
 	cnt.ratios = a.ratios(nil, nil) // all NaN: counts are not compared
 	rows = append(rows, cnt)
 	return rows
+}
+
+// priceRows are a group's rows of prices: each target's monthly price, that
+// price per unit of the headline figure (head, named name), and its inverse.
+func (a *analysis) priceRows(name string, head row) []row {
+	mon := row{m: metric{key: "price", label: a.sym() + "/month", higher: false}, kind: monthly}
+	per := row{m: metric{key: "price_per_unit", label: a.sym() + "/mo per " + name}, kind: perUnit}
+	units := row{m: metric{key: "units_per_price", label: name + " per " + a.sym() + "/mo", higher: true}, kind: unitsPer}
+	for i, h := range head.vals { // one per target
+		p := a.targets[i].Price
+		var vm, vp, vu value
+		if p != nil && p.Monthly > 0 {
+			vm = value{ok: true, agg: p.Monthly}
+			if h.ok && h.agg > 0 {
+				vp = value{ok: true, agg: p.Monthly / h.agg}
+				vu = value{ok: true, agg: h.agg / p.Monthly}
+			}
+		}
+		mon.vals = append(mon.vals, vm)
+		per.vals = append(per.vals, vp)
+		units.vals = append(units.vals, vu)
+	}
+	same := func(i int) bool {
+		pi, pb := a.targets[i].Price, a.targets[a.base].Price
+		return pi != nil && pb != nil && pi.Currency == pb.Currency
+	}
+	mon.ratios = a.ratios(mon.vals, same)
+	per.ratios = a.ratios(per.vals, same)
+	units.ratios = a.ratios(units.vals, same)
+	return []row{mon, per, units}
 }
 
 // priceNotes say, target by target, why a price to be looked up is missing.

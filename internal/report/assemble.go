@@ -48,217 +48,26 @@ var reportQuantiles = []float64{50, 75, 90, 95, 99, 99.9, 99.99}
 // Assemble reads the selected runs from the store into what renderers show.
 func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time) (*Report, error) {
 	r := &Report{Generated: now, Noise: sel.Noise, Aggregate: string(study.AggregateMedian)}
-	var details []*store.RunDetail
-	repeat := map[int64]int{}
-	var s *study.Study
-	var prices map[string]store.StudyPrice // looked up for the study's targets
-	switch {
-	case sel.Study != "":
-		state, err := st.FindStudy(ctx, sel.Study)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, SelectionError{fmt.Errorf("no study %q in the results store: run `pgbakeoff study run FILE` first, or check --results", sel.Study)}
-		}
-		if err != nil {
-			return nil, err
-		}
-		// The stored text parses; only the prices file it names may be gone or changed.
-		var errs study.Errors
-		if s, errs = study.ParseAll(state.File, []byte(state.Spec)); s == nil {
-			return nil, fmt.Errorf("the stored copy of study %s no longer parses: %w", sel.Study, errs.Err())
-		}
-		for _, e := range errs {
-			r.Env.Warnings = append(r.Env.Warnings, "study file: "+e.Error())
-		}
-		r.Title = "Study " + s.Name
-		r.Source = fmt.Sprintf("study %s (%s, last run %s)", s.Name, state.File, state.Updated.Local().Format(time.DateTime))
-		r.Aggregate = string(s.Matrix.Aggregate)
-		if prices, err = st.StudyPrices(ctx, state.ID); err != nil {
-			return nil, err
-		}
-		done, err := st.StudyRuns(ctx, state.ID)
-		if err != nil {
-			return nil, err
-		}
-		fingerprints := map[string]string{}
-		for _, c := range s.Plan() {
-			fingerprints[c.Key] = c.Fingerprint
-		}
-		for _, key := range slices.Sorted(maps.Keys(done)) {
-			d := done[key]
-			cell := key
-			if c, ok := study.SearchKey(key); ok {
-				// A search's runs count once it finished: a part of one is no result.
-				if done[c].Status != store.StatusCompleted || done[c].Fingerprint != d.Fingerprint {
-					continue
-				}
-				cell = c
-			}
-			if d.RunID == 0 || fingerprints[cell] == "" || fingerprints[cell] != d.Fingerprint {
-				continue
-			}
-			rd, err := st.Run(ctx, d.RunID)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			details = append(details, rd)
-			repeat[rd.ID], _ = strconv.Atoi(rd.Labels["repeat"])
-		}
-	default:
-		ids := sel.Runs
-		if len(sel.Labels) > 0 {
-			// Values of one key are alternatives; different keys must all match.
-			want := map[string][]string{}
-			for _, l := range sel.Labels {
-				k, v, ok := strings.Cut(l, "=")
-				if !ok || k == "" {
-					return nil, SelectionError{fmt.Errorf("--label %q: use key=value", l)}
-				}
-				want[k] = append(want[k], v)
-			}
-			all, err := st.Runs(ctx, store.Filter{})
-			if err != nil {
-				return nil, err
-			}
-			for _, run := range all {
-				match := true
-				for k, vs := range want {
-					match = match && slices.Contains(vs, run.Labels[k])
-				}
-				if match {
-					ids = append(ids, run.ID)
-				}
-			}
-		}
-		if len(ids) == 0 {
-			return nil, SelectionError{errors.New("no runs selected: give --study NAME, --run ID or --label key=value (see `pgbakeoff runs`)")}
-		}
-		slices.Sort(ids)
-		ids = slices.Compact(ids)
-		for _, id := range ids {
-			rd, err := st.Run(ctx, id)
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, SelectionError{fmt.Errorf("run %d is not in the results store (see `pgbakeoff runs`)", id)}
-			}
-			if err != nil {
-				return nil, err
-			}
-			details = append(details, rd)
-		}
-		// The title names the runs; the source says only what it adds: how
-		// they were chosen, when labels chose them.
-		r.Title = "Runs " + joinIDs(ids)
-		if len(sel.Labels) > 0 {
-			var how []string
-			if len(sel.Runs) > 0 {
-				how = append(how, "--run "+strings.ReplaceAll(joinIDs(sel.Runs), " ", ""))
-			}
-			for _, l := range sel.Labels {
-				how = append(how, "--label "+l)
-			}
-			r.Source = "chosen by " + strings.Join(how, " ")
-		}
+	var sr studyRuns
+	var err error
+	if sel.Study != "" {
+		sr, err = readStudy(ctx, st, sel.Study, r)
+	} else {
+		sr.details, err = chosenRuns(ctx, st, sel, r)
 	}
-	if len(details) == 0 {
+	if err != nil {
+		return nil, err
+	}
+	if len(sr.details) == 0 {
 		return nil, SelectionError{fmt.Errorf("study %s has no finished runs yet: `pgbakeoff study status` shows what is left", sel.Study)}
 	}
-
-	var names map[int64]string
-	if s == nil {
-		names = plainNames(details)
+	targets, workloads, err := sr.gather()
+	if err != nil {
+		return nil, err
 	}
-	targets := map[string]*Target{}
-	workloads := map[string]*Workload{}
-	for _, d := range details {
-		run, err := reportRun(d)
-		if err != nil {
-			return nil, err
-		}
-		run.Repeat = repeat[d.ID]
-		name := cmp.Or(d.Labels["target"], names[d.ID], d.Target)
-		run.Target = name
-		t := targets[name]
-		if t == nil {
-			t = &Target{Name: name, Version: d.ServerVersion, Settings: d.Settings, Labels: map[string]string{}}
-			if a, ok := d.Params["address"].(string); ok {
-				t.Address = a
-			}
-			targets[name] = t
-		}
-		wname := cmp.Or(d.Labels["workload"], d.Workload+" "+d.Script)
-		w := workloads[wname]
-		if w == nil {
-			w = &Workload{Name: wname, Kind: d.Workload, Metric: MetricName(d.Workload)}
-			workloads[wname] = w
-		}
-		if !slices.Contains(w.Clients, d.Clients) {
-			w.Clients = append(w.Clients, d.Clients)
-		}
-		// A search's runs are shown as its result within the study's objective;
-		// without one (runs chosen by label) they are rate steps like any others.
-		if s != nil && s.Objective != nil {
-			run.Search = d.Labels["find_max"]
-		}
-		w.Search = w.Search || run.Search != ""
-		if run.Rate > 0 && run.Search == "" && !slices.Contains(w.Rates, run.Rate) {
-			w.Rates = append(w.Rates, run.Rate)
-		}
-		w.Runs = append(w.Runs, *run)
+	if err := sr.order(r, targets, workloads); err != nil {
+		return nil, err
 	}
-
-	// A study gives the order of targets and workloads, their labels and prices, and
-	// every one of them: a target whose runs all failed is shown with none.
-	if s != nil {
-		for _, st := range s.Targets {
-			if targets[st.Name] == nil {
-				targets[st.Name] = &Target{Name: st.Name, Labels: map[string]string{}}
-			}
-		}
-		for _, sw := range s.Workloads {
-			if workloads[sw.Name] == nil {
-				workloads[sw.Name] = &Workload{Name: sw.Name, Kind: sw.Kind, Metric: MetricName(sw.Kind)}
-			}
-			for _, c := range s.Clients(sw) {
-				if w := workloads[sw.Name]; !slices.Contains(w.Clients, c) {
-					w.Clients = append(w.Clients, c)
-				}
-			}
-		}
-		for _, st := range s.Targets {
-			if t := targets[st.Name]; t != nil {
-				t, err := withStudyTarget(t, st, prices)
-				if err != nil {
-					return nil, err
-				}
-				r.Targets = append(r.Targets, *t)
-				delete(targets, st.Name)
-			}
-		}
-		for _, sw := range s.Workloads {
-			if w := workloads[sw.Name]; w != nil {
-				r.Workloads = append(r.Workloads, *w)
-				delete(workloads, sw.Name)
-			}
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(targets)) {
-		r.Targets = append(r.Targets, *targets[name])
-	}
-	for _, name := range slices.Sorted(maps.Keys(workloads)) {
-		r.Workloads = append(r.Workloads, *workloads[name])
-	}
-	for i := range r.Workloads {
-		slices.Sort(r.Workloads[i].Clients)
-		slices.Sort(r.Workloads[i].Rates)
-	}
-	if s != nil && s.Objective != nil {
-		if o, err := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors); err == nil {
-			r.Objective = &o
-		}
-	}
-
 	r.Baseline = r.Targets[0].Name
 	if sel.Baseline != "" {
 		if !slices.ContainsFunc(r.Targets, func(t Target) bool { return t.Name == sel.Baseline }) {
@@ -272,6 +81,247 @@ func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time
 	}
 	r.Env = environment(r.Targets, r.Workloads)
 	return r, nil
+}
+
+// studyRuns are the stored runs a report covers, and for a study's runs the
+// study, the prices looked up for its targets and each run's repetition.
+type studyRuns struct {
+	details []*store.RunDetail
+	study   *study.Study
+	prices  map[string]store.StudyPrice
+	repeat  map[int64]int
+}
+
+// readStudy reads a study's finished runs, and sets the report's title, source,
+// aggregate and the study file's warnings.
+func readStudy(ctx context.Context, st *store.Store, name string, r *Report) (studyRuns, error) {
+	sr := studyRuns{repeat: map[int64]int{}}
+	state, err := st.FindStudy(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return sr, SelectionError{fmt.Errorf("no study %q in the results store: run `pgbakeoff study run FILE` first, or check --results", name)}
+	}
+	if err != nil {
+		return sr, err
+	}
+	// The stored text parses; only the prices file it names may be gone or changed.
+	s, errs := study.ParseAll(state.File, []byte(state.Spec))
+	if s == nil {
+		return sr, fmt.Errorf("the stored copy of study %s no longer parses: %w", name, errs.Err())
+	}
+	for _, e := range errs {
+		r.Env.Warnings = append(r.Env.Warnings, "study file: "+e.Error())
+	}
+	sr.study = s
+	r.Title = "Study " + s.Name
+	r.Source = fmt.Sprintf("study %s (%s, last run %s)", s.Name, state.File, state.Updated.Local().Format(time.DateTime))
+	r.Aggregate = string(s.Matrix.Aggregate)
+	if sr.prices, err = st.StudyPrices(ctx, state.ID); err != nil {
+		return sr, err
+	}
+	done, err := st.StudyRuns(ctx, state.ID)
+	if err != nil {
+		return sr, err
+	}
+	fingerprints := map[string]string{}
+	for _, c := range s.Plan() {
+		fingerprints[c.Key] = c.Fingerprint
+	}
+	for _, key := range slices.Sorted(maps.Keys(done)) {
+		d := done[key]
+		cell := key
+		if c, ok := study.SearchKey(key); ok {
+			// A search's runs count once it finished: a part of one is no result.
+			if done[c].Status != store.StatusCompleted || done[c].Fingerprint != d.Fingerprint {
+				continue
+			}
+			cell = c
+		}
+		if d.RunID == 0 || fingerprints[cell] == "" || fingerprints[cell] != d.Fingerprint {
+			continue
+		}
+		rd, err := st.Run(ctx, d.RunID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return sr, err
+		}
+		sr.details = append(sr.details, rd)
+		sr.repeat[rd.ID], _ = strconv.Atoi(rd.Labels["repeat"])
+	}
+	return sr, nil
+}
+
+// chosenRuns reads the runs chosen by id or label, and sets the report's title
+// and source.
+func chosenRuns(ctx context.Context, st *store.Store, sel Selection, r *Report) ([]*store.RunDetail, error) {
+	ids, err := labelled(ctx, st, sel.Labels)
+	if err != nil {
+		return nil, err
+	}
+	ids = append(ids, sel.Runs...)
+	if len(ids) == 0 {
+		return nil, SelectionError{errors.New("no runs selected: give --study NAME, --run ID or --label key=value (see `pgbakeoff runs`)")}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var details []*store.RunDetail
+	for _, id := range ids {
+		rd, err := st.Run(ctx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, SelectionError{fmt.Errorf("run %d is not in the results store (see `pgbakeoff runs`)", id)}
+		}
+		if err != nil {
+			return nil, err
+		}
+		details = append(details, rd)
+	}
+	// The title names the runs; the source says only what it adds: how
+	// they were chosen, when labels chose them.
+	r.Title = "Runs " + joinIDs(ids)
+	if len(sel.Labels) > 0 {
+		var how []string
+		if len(sel.Runs) > 0 {
+			how = append(how, "--run "+strings.ReplaceAll(joinIDs(sel.Runs), " ", ""))
+		}
+		for _, l := range sel.Labels {
+			how = append(how, "--label "+l)
+		}
+		r.Source = "chosen by " + strings.Join(how, " ")
+	}
+	return details, nil
+}
+
+// labelled are the ids of the runs whose labels match: values of one key are
+// alternatives; different keys must all match. None without labels.
+func labelled(ctx context.Context, st *store.Store, labels []string) ([]int64, error) {
+	if len(labels) == 0 {
+		return nil, nil
+	}
+	want := map[string][]string{}
+	for _, l := range labels {
+		k, v, ok := strings.Cut(l, "=")
+		if !ok || k == "" {
+			return nil, SelectionError{fmt.Errorf("--label %q: use key=value", l)}
+		}
+		want[k] = append(want[k], v)
+	}
+	all, err := st.Runs(ctx, store.Filter{})
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for _, run := range all {
+		match := true
+		for k, vs := range want {
+			match = match && slices.Contains(vs, run.Labels[k])
+		}
+		if match {
+			ids = append(ids, run.ID)
+		}
+	}
+	return ids, nil
+}
+
+// gather groups the runs by target and workload, each named by its labels.
+func (sr studyRuns) gather() (map[string]*Target, map[string]*Workload, error) {
+	var names map[int64]string
+	if sr.study == nil {
+		names = plainNames(sr.details)
+	}
+	targets := map[string]*Target{}
+	workloads := map[string]*Workload{}
+	for _, d := range sr.details {
+		run, err := reportRun(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		run.Repeat = sr.repeat[d.ID]
+		name := cmp.Or(d.Labels["target"], names[d.ID], d.Target)
+		run.Target = name
+		if targets[name] == nil {
+			t := &Target{Name: name, Version: d.ServerVersion, Settings: d.Settings, Labels: map[string]string{}}
+			t.Address, _ = d.Params["address"].(string)
+			targets[name] = t
+		}
+		wname := cmp.Or(d.Labels["workload"], d.Workload+" "+d.Script)
+		w := workloads[wname]
+		if w == nil {
+			w = &Workload{Name: wname, Kind: d.Workload, Metric: MetricName(d.Workload)}
+			workloads[wname] = w
+		}
+		if !slices.Contains(w.Clients, d.Clients) {
+			w.Clients = append(w.Clients, d.Clients)
+		}
+		// A search's runs are shown as its result within the study's objective;
+		// without one (runs chosen by label) they are rate steps like any others.
+		if sr.study != nil && sr.study.Objective != nil {
+			run.Search = d.Labels["find_max"]
+		}
+		w.Search = w.Search || run.Search != ""
+		if run.Rate > 0 && run.Search == "" && !slices.Contains(w.Rates, run.Rate) {
+			w.Rates = append(w.Rates, run.Rate)
+		}
+		w.Runs = append(w.Runs, *run)
+	}
+	return targets, workloads, nil
+}
+
+// order puts the targets and workloads in the report: a study's first, in its
+// order, with its labels, prices and objective, then the others by name.
+func (sr studyRuns) order(r *Report, targets map[string]*Target, workloads map[string]*Workload) error {
+	if s := sr.study; s != nil {
+		if err := sr.studyOrder(r, targets, workloads); err != nil {
+			return err
+		}
+		if s.Objective != nil {
+			if o, err := findmax.ParseObjective(s.Objective.SLO, s.Objective.Errors); err == nil {
+				r.Objective = &o
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(targets)) {
+		r.Targets = append(r.Targets, *targets[name])
+	}
+	for _, name := range slices.Sorted(maps.Keys(workloads)) {
+		r.Workloads = append(r.Workloads, *workloads[name])
+	}
+	for i := range r.Workloads {
+		slices.Sort(r.Workloads[i].Clients)
+		slices.Sort(r.Workloads[i].Rates)
+	}
+	return nil
+}
+
+// studyOrder moves the study's targets and workloads from the maps to the
+// report. A study gives their order, labels and prices, and every one of them: a
+// target whose runs all failed is shown with none.
+func (sr studyRuns) studyOrder(r *Report, targets map[string]*Target, workloads map[string]*Workload) error {
+	s := sr.study
+	for _, sw := range s.Workloads {
+		if workloads[sw.Name] == nil {
+			workloads[sw.Name] = &Workload{Name: sw.Name, Kind: sw.Kind, Metric: MetricName(sw.Kind)}
+		}
+		for _, c := range s.Clients(sw) {
+			if w := workloads[sw.Name]; !slices.Contains(w.Clients, c) {
+				w.Clients = append(w.Clients, c)
+			}
+		}
+	}
+	for _, st := range s.Targets {
+		t := cmp.Or(targets[st.Name], &Target{Name: st.Name, Labels: map[string]string{}})
+		t, err := withStudyTarget(t, st, sr.prices)
+		if err != nil {
+			return err
+		}
+		r.Targets = append(r.Targets, *t)
+		delete(targets, st.Name)
+	}
+	for _, sw := range s.Workloads {
+		r.Workloads = append(r.Workloads, *workloads[sw.Name])
+		delete(workloads, sw.Name)
+	}
+	return nil
 }
 
 func joinIDs(ids []int64) string {
@@ -336,24 +386,7 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 		if sum, err = workloads.ReadSummary(d.Summary); err != nil {
 			return nil, fmt.Errorf("run %d summary: %w", d.ID, err)
 		}
-		run.Metric, run.TPS = Metric(sum), sum.TPS
-		run.Committed, run.Failed = sum.Transactions, sum.Failed
-		run.TPM, _ = sum.Measure("TPM")
-		run.QPS, _ = sum.Measure("QPS")
-		l := sum.LatencyMs
-		run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
-		run.Warnings = sum.Warnings
-		if sum.Rate != nil {
-			run.Rate = max(1, int(math.Round(sum.Rate.RequestedTPS))) // below 1 tx/s still open-loop
-		}
-		if ps, ok := sum.Figures.(engine.PerStatement); ok {
-			for _, st := range ps.StatementLatencies() {
-				run.Statements = append(run.Statements, Statement{Script: st.Script, Text: st.Text, AvgMs: st.AvgMs, Failures: st.Failures})
-			}
-		}
-		if m := sum.ClientMachine; m != nil {
-			run.Machine = m.String()
-		}
+		fromSummary(run, sum)
 	}
 	for _, f := range d.Flags {
 		run.Flags = append(run.Flags, Flag{Name: f.Name, Invalid: f.Invalid, Reason: f.Reason})
@@ -363,7 +396,6 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 		run.Invalid = true
 		run.Flags = append(run.Flags, Flag{Name: "status", Invalid: true, Reason: "the run did not complete: " + d.Status})
 	}
-
 	// The latency distribution of the whole window, all transaction types.
 	all, err := d.WindowLatency()
 	if err != nil {
@@ -371,11 +403,45 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 	}
 	run.Percentiles = distribution(all)
 	run.latency = all
+	start, end := windowSeries(run, d)
+	serverFigures(run, d.Samples, start, end)
+	if !start.IsZero() {
+		for _, o := range sum.Outages {
+			run.Outages = append(run.Outages, Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
+		}
+	}
+	return run, nil
+}
 
+// fromSummary sets a run's figures from its stored summary.
+func fromSummary(run *Run, sum *engine.Summary) {
+	run.Metric, run.TPS = Metric(sum), sum.TPS
+	run.Committed, run.Failed = sum.Transactions, sum.Failed
+	run.TPM, _ = sum.Measure("TPM")
+	run.QPS, _ = sum.Measure("QPS")
+	l := sum.LatencyMs
+	run.Latency = Latency{Avg: l.Avg, P50: l.P50, P90: l.P90, P95: l.P95, P99: l.P99, P999: l.P999, Max: l.Max}
+	run.Warnings = sum.Warnings
+	if sum.Rate != nil {
+		run.Rate = max(1, int(math.Round(sum.Rate.RequestedTPS))) // below 1 tx/s still open-loop
+	}
+	if ps, ok := sum.Figures.(engine.PerStatement); ok {
+		for _, st := range ps.StatementLatencies() {
+			run.Statements = append(run.Statements, Statement{Script: st.Script, Text: st.Text, AvgMs: st.AvgMs, Failures: st.Failures})
+		}
+	}
+	if m := sum.ClientMachine; m != nil {
+		run.Machine = m.String()
+	}
+}
+
+// windowSeries sets a run's series from its intervals and returns the edges of
+// its measured window.
+func windowSeries(run *Run, d *store.RunDetail) (start, end time.Time) {
 	// The window's edges are where the server's statistics were read as it opened
 	// and closed; runs stored without them start where the first measured
 	// interval does.
-	var start, windowEnd time.Time
+	var windowEnd time.Time
 	for _, ss := range d.ServerStats {
 		switch ss.Point {
 		case store.PointWindowStart:
@@ -391,7 +457,7 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 			}
 		}
 	}
-	end := start
+	end = start
 	for _, iv := range d.Intervals {
 		if iv.End.After(end) {
 			end = iv.End
@@ -405,13 +471,7 @@ func reportRun(d *store.RunDetail) (*Run, error) {
 	if !windowEnd.IsZero() {
 		end = windowEnd
 	}
-	serverFigures(run, d.Samples, start, end)
-	if !start.IsZero() {
-		for _, o := range sum.Outages {
-			run.Outages = append(run.Outages, Span{Start: o.Start.Sub(start).Seconds(), End: o.End.Sub(start).Seconds(), Cause: o.Cause})
-		}
-	}
-	return run, nil
+	return start, end
 }
 
 func distribution(h *hdrhistogram.Histogram) []Percentile {

@@ -152,73 +152,77 @@ func (a *analysis) spread(v value) string {
 // drawn in full, its other repetitions faint and the runs that do not count dashed;
 // checkpoints of the representative runs are vertical marks and outages shaded.
 func (a *analysis) seriesCharts(wl workload, g group) []figure {
-	var out []figure
-	for _, spec := range []struct {
-		name, title, ylabel string
-		get                 func(Point) float64
-	}{
-		{seriesName(wl, g), fmt.Sprintf("Throughput over time — %s, %s", wl.Name, g.label()),
-			"transactions per second", func(p Point) float64 { return p.TPS }},
-		{seriesP99Name(wl, g), fmt.Sprintf("p99 latency over time — %s, %s", wl.Name, g.label()),
-			"p99 latency (ms)", func(p Point) float64 { return p.P99 }},
-	} {
-		ch := lineChart{Name: spec.name, Title: spec.title,
-			X: axis{Label: "seconds from the start of the measured window"},
-			Y: axis{Label: spec.ylabel, FromZero: true}}
-		var faint, dashed, outage bool
-		minT := math.Inf(1)
-		for i, c := range g.cells {
-			t := a.targets[i]
-			ch.Legend = append(ch.Legend, legendItem{Label: t.Name, Color: color(i), Kind: "line"})
-			for _, run := range c.runs {
-				points := whole(run.Series)
-				if len(points) == 0 {
-					continue
-				}
-				main := c.rep != nil && c.rep.ID == run.ID
-				s := series{Name: t.Name, Color: color(i), Faint: !main, Dashed: !counts(run),
-					Title: seriesTitle(run, main)}
-				faint = faint || !main
-				dashed = dashed || !counts(run)
-				for _, p := range thin(points, maxSeriesPoints) {
-					s.Points = append(s.Points, pt{X: p.T, Y: spec.get(p)})
-					minT = min(minT, p.T)
-				}
-				ch.Series = append(ch.Series, s)
-				if main {
-					for _, cp := range run.Checkpoints {
-						ch.Marks = append(ch.Marks, vmark{X: cp, Color: color(i),
-							Title: fmt.Sprintf("checkpoint at %s s: %s run %d", num(cp), t.Name, run.ID)})
-					}
-				}
-				for _, o := range run.Outages {
-					outage = true
-					title := fmt.Sprintf("outage %s–%s s: %s run %d", num(o.Start), num(o.End), t.Name, run.ID)
-					if o.Cause != "" {
-						title += ", " + o.Cause
-					}
-					ch.Spans = append(ch.Spans, vspan{X0: o.Start, X1: o.End, Color: color(i), Title: title, Label: "outage"})
-				}
-			}
-		}
-		if minT < 0 {
-			ch.Spans = append([]vspan{{X0: minT, X1: 0, Color: "#888888", Title: "warm-up: not measured", Label: "warm-up"}}, ch.Spans...)
-		}
-		if faint {
-			ch.Legend = append(ch.Legend, legendItem{Label: "other repetitions", Color: "#666666", Kind: "faint"})
-		}
-		if dashed {
-			ch.Legend = append(ch.Legend, legendItem{Label: "left out", Color: "#666666", Kind: "dashed"})
-		}
-		if len(ch.Marks) > 0 {
-			ch.Legend = append(ch.Legend, legendItem{Label: "checkpoint", Color: "#666666", Kind: "mark"})
-		}
-		if outage {
-			ch.Legend = append(ch.Legend, legendItem{Label: "outage", Color: "#666666", Kind: "span"})
-		}
-		out = append(out, figure{name: spec.name, title: spec.title, svg: ch.svg()})
+	tps := func(p Point) float64 { return p.TPS }
+	p99 := func(p Point) float64 { return p.P99 }
+	return []figure{
+		a.seriesChart(g, seriesName(wl, g), fmt.Sprintf("Throughput over time — %s, %s", wl.Name, g.label()), "transactions per second", tps),
+		a.seriesChart(g, seriesP99Name(wl, g), fmt.Sprintf("p99 latency over time — %s, %s", wl.Name, g.label()), "p99 latency (ms)", p99),
 	}
-	return out
+}
+
+// seriesChart is one figure of a group's runs over time, get giving its y.
+func (a *analysis) seriesChart(g group, name, title, ylabel string, get func(Point) float64) figure {
+	ch := lineChart{Name: name, Title: title,
+		X: axis{Label: "seconds from the start of the measured window"},
+		Y: axis{Label: ylabel, FromZero: true}}
+	var faint, dashed, outage bool
+	minT := math.Inf(1)
+	for i, c := range g.cells {
+		ch.Legend = append(ch.Legend, legendItem{Label: a.targets[i].Name, Color: color(i), Kind: "line"})
+		for _, run := range c.runs {
+			if len(whole(run.Series)) == 0 {
+				continue
+			}
+			main := c.rep != nil && c.rep.ID == run.ID
+			faint, dashed, outage = faint || !main, dashed || !counts(run), outage || len(run.Outages) > 0
+			minT = min(minT, seriesRun(&ch, run, i, a.targets[i].Name, main, get))
+		}
+	}
+	if minT < 0 {
+		ch.Spans = append([]vspan{{X0: minT, X1: 0, Color: "#888888", Title: "warm-up: not measured", Label: "warm-up"}}, ch.Spans...)
+	}
+	for _, l := range []struct {
+		show bool
+		item legendItem
+	}{
+		{faint, legendItem{Label: "other repetitions", Color: "#666666", Kind: "faint"}},
+		{dashed, legendItem{Label: "left out", Color: "#666666", Kind: "dashed"}},
+		{len(ch.Marks) > 0, legendItem{Label: "checkpoint", Color: "#666666", Kind: "mark"}},
+		{outage, legendItem{Label: "outage", Color: "#666666", Kind: "span"}},
+	} {
+		if l.show {
+			ch.Legend = append(ch.Legend, l.item)
+		}
+	}
+	return figure{name: name, title: title, svg: ch.svg()}
+}
+
+// seriesRun draws a run of target i (named target) on a chart over time: its
+// line, in full when it is the target's main run, dashed when it does not
+// count; the main run's checkpoints; its outages. It returns the earliest
+// second drawn.
+func seriesRun(ch *lineChart, run Run, i int, target string, main bool, get func(Point) float64) float64 {
+	s := series{Name: target, Color: color(i), Faint: !main, Dashed: !counts(run), Title: seriesTitle(run, main)}
+	minT := math.Inf(1)
+	for _, p := range thin(whole(run.Series), maxSeriesPoints) {
+		s.Points = append(s.Points, pt{X: p.T, Y: get(p)})
+		minT = min(minT, p.T)
+	}
+	ch.Series = append(ch.Series, s)
+	if main {
+		for _, cp := range run.Checkpoints {
+			ch.Marks = append(ch.Marks, vmark{X: cp, Color: color(i),
+				Title: fmt.Sprintf("checkpoint at %s s: %s run %d", num(cp), target, run.ID)})
+		}
+	}
+	for _, o := range run.Outages {
+		title := fmt.Sprintf("outage %s–%s s: %s run %d", num(o.Start), num(o.End), target, run.ID)
+		if o.Cause != "" {
+			title += ", " + o.Cause
+		}
+		ch.Spans = append(ch.Spans, vspan{X0: o.Start, X1: o.End, Color: color(i), Title: title, Label: "outage"})
+	}
+	return minT
 }
 
 func seriesTitle(run Run, main bool) string {
@@ -375,16 +379,7 @@ func (a *analysis) serverCharts(wl workload) []figure {
 			ch.Groups = append(ch.Groups, g.label())
 		}
 		for i, t := range a.targets {
-			bs := barSeries{Name: t.Name, Color: color(i)}
-			for _, g := range wl.groups {
-				rw, ok := g.rowOf(spec.key)
-				v := math.NaN()
-				if ok && rw.vals[i].ok {
-					v = rw.vals[i].agg
-				}
-				bs.Values = append(bs.Values, v)
-			}
-			ch.Series = append(ch.Series, bs)
+			ch.Series = append(ch.Series, barSeries{Name: t.Name, Color: color(i), Values: groupValues(wl, spec.key, i)})
 			ch.Unit = " " + spec.ylabel
 		}
 		out = append(out, figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
@@ -395,34 +390,54 @@ func (a *analysis) serverCharts(wl workload) []figure {
 		return out
 	}
 	for _, g := range wl.groups {
-		ch := barChart{Name: waitsName(wl, g), Title: fmt.Sprintf("Wait events — %s, %s", wl.Name, g.label()),
-			XLabel: "target", YLabel: "% of active sessions", Unit: "%", Stacked: true, Max: 100}
-		for _, t := range a.targets {
-			ch.Groups = append(ch.Groups, t.Name)
-		}
-		shares := make([]map[string]float64, len(g.cells))
-		for i, c := range g.cells {
-			shares[i] = meanWaits(c.valid, classes)
-		}
-		for k, cl := range append(slices.Clone(classes), otherWaits) {
-			bs := barSeries{Name: cl, Color: waitColor(k, cl)}
-			seen := false
-			for i := range g.cells {
-				v, ok := shares[i][cl]
-				if !ok {
-					v = math.NaN()
-				}
-				seen = seen || ok
-				bs.Values = append(bs.Values, 100*v)
-			}
-			if seen {
-				ch.Series = append(ch.Series, bs)
-			}
-		}
-		out = append(out, figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
-			caption: "Shares of active sessions by wait event, averaged over the valid runs."})
+		out = append(out, a.waitsChart(wl, g, classes))
 	}
 	return out
+}
+
+// groupValues are target i's aggregates of the metric with key, one per group
+// of a workload, NaN where it has none.
+func groupValues(wl workload, key string, i int) []float64 {
+	var out []float64
+	for _, g := range wl.groups {
+		rw, ok := g.rowOf(key)
+		v := math.NaN()
+		if ok && rw.vals[i].ok {
+			v = rw.vals[i].agg
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// waitsChart is the shares of a group's wait event classes by target, stacked.
+func (a *analysis) waitsChart(wl workload, g group, classes []string) figure {
+	ch := barChart{Name: waitsName(wl, g), Title: fmt.Sprintf("Wait events — %s, %s", wl.Name, g.label()),
+		XLabel: "target", YLabel: "% of active sessions", Unit: "%", Stacked: true, Max: 100}
+	for _, t := range a.targets {
+		ch.Groups = append(ch.Groups, t.Name)
+	}
+	shares := make([]map[string]float64, len(g.cells))
+	for i, c := range g.cells {
+		shares[i] = meanWaits(c.valid, classes)
+	}
+	for k, cl := range append(slices.Clone(classes), otherWaits) {
+		bs := barSeries{Name: cl, Color: waitColor(k, cl)}
+		seen := false
+		for i := range g.cells {
+			v, ok := shares[i][cl]
+			if !ok {
+				v = math.NaN()
+			}
+			seen = seen || ok
+			bs.Values = append(bs.Values, 100*v)
+		}
+		if seen {
+			ch.Series = append(ch.Series, bs)
+		}
+	}
+	return figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
+		caption: "Shares of active sessions by wait event, averaged over the valid runs."}
 }
 
 // otherWaits is the stack of the wait events outside the top ones.
@@ -514,44 +529,8 @@ func (a *analysis) priceChart(wl workload) (figure, bool) {
 		if t.Price == nil {
 			continue
 		}
-		bs := barSeries{Name: t.Name, Color: color(i)}
-		for _, g := range wl.groups {
-			rw, ok := g.rowOf("units_per_price")
-			v := math.NaN()
-			if ok && rw.vals[i].ok {
-				v = rw.vals[i].agg
-			}
-			bs.Values = append(bs.Values, v)
-		}
-		ch.Series = append(ch.Series, bs)
+		ch.Series = append(ch.Series, barSeries{Name: t.Name, Color: color(i), Values: groupValues(wl, "units_per_price", i)})
 	}
 	return figure{name: ch.Name, title: ch.Title, svg: ch.svg(),
 		caption: fmt.Sprintf("The %s %s divided by the monthly price: taller is more for the money.", a.aggWord(), head.label)}, true
-}
-
-// figures are all the charts of a report by section, in the order the reports
-// show them.
-type figures struct {
-	clients, latency, server, price map[string][]figure   // by workload slug
-	series                          map[string][][]figure // by workload slug, then group
-}
-
-func (a *analysis) figures() figures {
-	fs := figures{clients: map[string][]figure{}, series: map[string][][]figure{}, latency: map[string][]figure{},
-		server: map[string][]figure{}, price: map[string][]figure{}}
-	for _, wl := range a.workloads {
-		fs.clients[wl.slug] = a.clientCharts(wl)
-		if f, ok := a.curveChart(wl); ok {
-			fs.clients[wl.slug] = append(fs.clients[wl.slug], f)
-		}
-		for _, g := range wl.groups {
-			fs.series[wl.slug] = append(fs.series[wl.slug], a.seriesCharts(wl, g))
-			fs.latency[wl.slug] = append(fs.latency[wl.slug], a.latencyChart(wl, g))
-		}
-		fs.server[wl.slug] = a.serverCharts(wl)
-		if f, ok := a.priceChart(wl); ok {
-			fs.price[wl.slug] = []figure{f}
-		}
-	}
-	return fs
 }

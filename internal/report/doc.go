@@ -20,6 +20,9 @@
 // threshold, and the headline metric's verdict from stats.Compare. The runs left
 // out are listed with their reasons under the table of their cell.
 //
+// A Report is laid out once as a document (document.go), and Terminal, Markdown
+// and HTML only write that document out; the page goes through html/template.
+//
 // Markdown hands each chart to a ChartWriter, which stores it and says what path
 // to link; HTML draws the same charts inline. The charts are plain SVG written by
 // this package (see svg.go for why).

@@ -129,8 +129,25 @@ func RunNames(r *store.Run) []string {
 // differ (host, port, database, user), with the first run's id added where
 // those are alike but the DSNs are not. Runs of one DSN and labels share a name.
 func plainNames(details []*store.RunDetail) map[int64]string {
+	keys := differingLabels(details)
+	tn := newTargetNamer(details)
 	names := map[int64]string{}
-	var keys []string // labels that tell the runs apart
+	for _, d := range details {
+		if n := cmp.Or(d.Labels["target"], d.Labels["name"]); n != "" {
+			names[d.ID] = n
+		} else if words := labelWords(d.Labels, keys); len(words) > 0 {
+			names[d.ID] = strings.Join(words, " ")
+		} else {
+			names[d.ID] = tn.name(d.Target)
+		}
+	}
+	return names
+}
+
+// differingLabels are the labels, repeat aside, whose values tell the runs apart,
+// sorted.
+func differingLabels(details []*store.RunDetail) []string {
+	var keys []string
 	for _, d := range details {
 		for k, v := range d.Labels {
 			if k == "repeat" || slices.Contains(keys, k) {
@@ -142,69 +159,79 @@ func plainNames(details []*store.RunDetail) map[int64]string {
 		}
 	}
 	slices.Sort(keys)
-	parts := map[string]targetParts{}
-	first := map[string]int64{}
+	return keys
+}
+
+// labelWords name a run by its values of keys: the value alone when there is
+// one key, else key=value, and "no key" for a label it lacks.
+func labelWords(labels map[string]string, keys []string) []string {
+	var words []string
+	for _, k := range keys {
+		v, ok := labels[k]
+		switch {
+		case !ok:
+			words = append(words, "no "+k)
+		case len(keys) == 1:
+			words = append(words, cmp.Or(v, k+`=""`))
+		default:
+			words = append(words, k+"="+v)
+		}
+	}
+	return words
+}
+
+// targetNamer names runs' targets by the parts of their DSNs that differ.
+type targetNamer struct {
+	parts                    map[string]targetParts
+	first                    map[string]int64 // each target's first run
+	hosts, ports, dbs, users bool             // which parts differ
+}
+
+func newTargetNamer(details []*store.RunDetail) targetNamer {
+	tn := targetNamer{parts: map[string]targetParts{}, first: map[string]int64{}}
 	for _, d := range details {
-		parts[d.Target] = parseTarget(d.Target)
-		if first[d.Target] == 0 {
-			first[d.Target] = d.ID
+		tn.parts[d.Target] = parseTarget(d.Target)
+		if tn.first[d.Target] == 0 {
+			tn.first[d.Target] = d.ID
 		}
 	}
 	differ := func(part func(targetParts) string) bool {
 		var seen []string
-		for _, p := range parts {
+		for _, p := range tn.parts {
 			if !slices.Contains(seen, part(p)) {
 				seen = append(seen, part(p))
 			}
 		}
 		return len(seen) > 1
 	}
-	hosts, ports := differ(func(p targetParts) string { return p.host }), differ(func(p targetParts) string { return p.port })
-	dbs, users := differ(func(p targetParts) string { return p.dbname }), differ(func(p targetParts) string { return p.user })
-	for _, d := range details {
-		if n := cmp.Or(d.Labels["target"], d.Labels["name"]); n != "" {
-			names[d.ID] = n
-			continue
+	tn.hosts, tn.ports = differ(func(p targetParts) string { return p.host }), differ(func(p targetParts) string { return p.port })
+	tn.dbs, tn.users = differ(func(p targetParts) string { return p.dbname }), differ(func(p targetParts) string { return p.user })
+	return tn
+}
+
+func (tn targetNamer) name(target string) string {
+	p := tn.parts[target]
+	var words []string
+	switch {
+	case p.short() == "":
+		words = append(words, target) // stored without its password
+	case len(tn.parts) == 1:
+		words = append(words, p.short())
+	case tn.hosts || tn.ports || tn.dbs || tn.users:
+		if tn.hosts {
+			words = append(words, cmp.Or(p.host, "default host"))
 		}
-		var words []string
-		for _, k := range keys {
-			v, ok := d.Labels[k]
-			switch {
-			case !ok:
-				words = append(words, "no "+k)
-			case len(keys) == 1:
-				words = append(words, cmp.Or(v, k+`=""`))
-			default:
-				words = append(words, k+"="+v)
-			}
+		if tn.ports {
+			words = append(words, "port "+cmp.Or(p.port, "default"))
 		}
-		if len(words) > 0 {
-			names[d.ID] = strings.Join(words, " ")
-			continue
+		if tn.dbs {
+			words = append(words, cmp.Or(p.dbname, "default database"))
 		}
-		p := parts[d.Target]
-		switch {
-		case p.short() == "":
-			words = append(words, d.Target) // stored without its password
-		case len(parts) == 1:
-			words = append(words, p.short())
-		case hosts || ports || dbs || users:
-			if hosts {
-				words = append(words, cmp.Or(p.host, "default host"))
-			}
-			if ports {
-				words = append(words, "port "+cmp.Or(p.port, "default"))
-			}
-			if dbs {
-				words = append(words, cmp.Or(p.dbname, "default database"))
-			}
-			if users {
-				words = append(words, "user "+cmp.Or(p.user, "default"))
-			}
-		default:
-			words = append(words, fmt.Sprintf("%s #%d", cmp.Or(p.dbname, p.host, "target"), first[d.Target]))
+		if tn.users {
+			words = append(words, "user "+cmp.Or(p.user, "default"))
 		}
-		names[d.ID] = strings.Join(words, " ")
+	default:
+		words = append(words, fmt.Sprintf("%s #%d", cmp.Or(p.dbname, p.host, "target"), tn.first[target]))
 	}
-	return names
+	return strings.Join(words, " ")
 }

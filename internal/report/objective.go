@@ -93,13 +93,13 @@ func (a *analysis) searches(wl workload, target string, clients int) []search {
 // beside it the verdict against the baseline's (SearchVersus): a search that found
 // no rate is said so and stays out of both. Empty without an objective or
 // open-loop runs.
-func (a *analysis) objectiveTable(wl workload) mdTable {
+func (a *analysis) objectiveTable(wl workload) *docTable {
 	if a.r.Objective == nil || len(wl.Rates) == 0 && !wl.Search {
-		return mdTable{}
+		return &docTable{}
 	}
 	t := a.targetsTable("clients", true)
 	for _, c := range wl.Clients {
-		cells, titles, classes := []string{strconv.Itoa(c)}, []string{""}, []string{"num"}
+		cells := []docCell{{Text: strconv.Itoa(c), Class: "num"}}
 		ss := make([][]search, len(a.targets))
 		found := make([][]findmax.Found, len(a.targets))
 		for i, tg := range a.targets {
@@ -110,13 +110,13 @@ func (a *analysis) objectiveTable(wl workload) mdTable {
 		}
 		for i := range a.targets {
 			text, hover := a.searchCell(ss[i])
-			cells, titles, classes = append(cells, text), append(titles, hover), append(classes, "num")
+			cells = append(cells, docCell{Text: text, Title: hover, Class: "num"})
 			if i != a.base {
 				text, outcome := searchVersus(found[a.base], found[i], a.aggregate, a.noise)
-				cells, titles, classes = append(cells, text), append(titles, ""), append(classes, "verdict "+outcomeClass(outcome))
+				cells = append(cells, docCell{Text: text, Class: "verdict " + outcomeClass(outcome)})
 			}
 		}
-		t.add(cells, titles, classes)
+		t.add(cells...)
 	}
 	return t
 }

@@ -28,7 +28,11 @@ func TestPartialIntervals(t *testing.T) {
 	r := &Report{Targets: []Target{{Name: "pg"}}, Baseline: "pg",
 		Workloads: []Workload{{Name: "w", Kind: "tpcb", Metric: "tps", Clients: []int{4}, Runs: []Run{run}}}}
 
-	figs := newAnalysis(r).figures().series["w"]
+	a := newAnalysis(r)
+	var figs [][]figure
+	for _, g := range a.workloads[0].groups {
+		figs = append(figs, a.seriesCharts(a.workloads[0], g))
+	}
 	if len(figs) != 1 || len(figs[0]) != 2 {
 		t.Fatalf("got %d groups of series charts, want one of two", len(figs))
 	}

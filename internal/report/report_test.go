@@ -119,6 +119,13 @@ func TestGolden(t *testing.T) {
 				}
 			}
 		})
+		t.Run("report="+rc.name+"/format=html", func(t *testing.T) {
+			var b bytes.Buffer
+			if err := HTML(&b, rc.report()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, rc.name+".html", b.Bytes())
+		})
 		t.Run("report="+rc.name+"/format=csv", func(t *testing.T) {
 			var b bytes.Buffer
 			r := rc.report()

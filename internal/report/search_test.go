@@ -69,9 +69,13 @@ func searchReport() *Report {
 func objectiveRow(t *testing.T, r *Report) []string {
 	t.Helper()
 	a := newAnalysis(r)
-	for _, row := range a.objectiveTable(a.workloads[0]).rows {
-		if row[0] == "16" {
-			return row
+	for _, row := range a.objectiveTable(a.workloads[0]).Rows {
+		if row[0].Text == "16" {
+			texts := make([]string, len(row))
+			for i, c := range row {
+				texts[i] = c.Text
+			}
+			return texts
 		}
 	}
 	t.Fatal("no row of 16 clients in the objective's table")

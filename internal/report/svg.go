@@ -411,8 +411,25 @@ func (c *lineChart) svg() []byte {
 			}
 		}
 	}
-	top := s.legend(items)
+	xs, ys, xt, yt := c.scales(s.legend(items))
+	s.plotFrame(xs, ys, xt, yt, c.X.Label, c.Y.Label)
+	id := clipID(c.Name)
+	s.printf(`<defs><clipPath id="%s"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath></defs>`+"\n",
+		id, f(xs.pixLo), f(ys.pixHi), f(xs.pixHi-xs.pixLo), f(ys.pixLo-ys.pixHi))
+	s.printf(`<g clip-path="url(#%s)">`+"\n", id)
+	c.spans(&s, xs, ys)
+	drawn := c.lines(&s, xs, ys)
+	s.printf("</g>\n")
+	c.dots(&s, xs, ys)
+	if drawn == 0 {
+		s.noData(xs, ys)
+	}
+	s.close()
+	return s.b.Bytes()
+}
 
+// scales fit the axes to the data, marks included, below top, and tick them.
+func (c *lineChart) scales(top float64) (xs, ys scale, xt, yt []tick) {
 	xlo, xhi, xok := dataRange(c.Series, func(p pt) []float64 { return []float64{p.X} })
 	for _, m := range c.Marks {
 		xlo, xhi, xok = min(xlo, m.X), max(xhi, m.X), true
@@ -439,16 +456,15 @@ func (c *lineChart) svg() []byte {
 		}
 		xt = slices.DeleteFunc(xt, func(t tick) bool { return t.V < xmin-1e-9 || t.V > xmax+1e-9 })
 	}
-	xs := scale{log: c.X.Log, lo: xmin, hi: xmax, pixLo: padLeft, pixHi: chartW - padRight}
-	ys := scale{log: c.Y.Log, lo: ymin, hi: ymax, pixLo: chartH - padBottom, pixHi: top}
-	s.plotFrame(xs, ys, xt, yt, c.X.Label, c.Y.Label)
+	xs = scale{log: c.X.Log, lo: xmin, hi: xmax, pixLo: padLeft, pixHi: chartW - padRight}
+	ys = scale{log: c.Y.Log, lo: ymin, hi: ymax, pixLo: chartH - padBottom, pixHi: top}
+	return xs, ys, xt, yt
+}
 
-	id := clipID(c.Name)
-	s.printf(`<defs><clipPath id="%s"><rect x="%s" y="%s" width="%s" height="%s"/></clipPath></defs>`+"\n",
-		id, f(xs.pixLo), f(ys.pixHi), f(xs.pixHi-xs.pixLo), f(ys.pixLo-ys.pixHi))
-	s.printf(`<g clip-path="url(#%s)">`+"\n", id)
+// spans draws the shaded spans and the vertical marks.
+func (c *lineChart) spans(s *svgWriter, xs, ys scale) {
 	for _, sp := range c.Spans {
-		x0, x1 := xs.at(max(sp.X0, xmin)), xs.at(min(sp.X1, xmax))
+		x0, x1 := xs.at(max(sp.X0, xs.lo)), xs.at(min(sp.X1, xs.hi))
 		if x1 <= x0 {
 			x1 = x0 + 1
 		}
@@ -464,64 +480,70 @@ func (c *lineChart) svg() []byte {
 		s.printf(`<line class="mark" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1.2" stroke-dasharray="4,3" stroke-opacity="0.8"><title>%s</title></line>`+"\n",
 			f(px), f(ys.pixHi), f(px), f(ys.pixLo), m.Color, esc(m.Title))
 	}
-	// Faint lines first, so the main runs are drawn over them.
-	order := make([]int, 0, len(c.Series))
-	for i, sr := range c.Series {
-		if sr.Faint {
-			order = append(order, i)
-		}
-	}
-	for i, sr := range c.Series {
-		if !sr.Faint {
-			order = append(order, i)
-		}
-	}
+}
+
+// off tells whether a point cannot be drawn: no value, or not positive on a log
+// axis.
+func (c *lineChart) off(p pt) bool {
+	return math.IsNaN(p.Y) || (c.Y.Log && p.Y <= 0) || (c.X.Log && p.X <= 0)
+}
+
+// lines draws the series' lines, the faint ones first so that the main runs are
+// drawn over them, and returns how many series show.
+func (c *lineChart) lines(s *svgWriter, xs, ys scale) int {
 	drawn := 0
-	for _, i := range order {
-		sr := c.Series[i]
-		if sr.NoLine {
-			if sr.Dots && len(sr.Points) > 0 {
-				drawn++
-			}
-			continue
-		}
-		var d strings.Builder
-		pen := 'M'
-		for _, p := range sr.Points {
-			if math.IsNaN(p.Y) || (c.Y.Log && p.Y <= 0) || (c.X.Log && p.X <= 0) {
-				pen = 'M'
+	for _, faint := range []bool{true, false} {
+		for _, sr := range c.Series {
+			if sr.Faint != faint {
 				continue
 			}
-			fmt.Fprintf(&d, "%c%s %s", pen, f(xs.at(p.X)), f(ys.at(p.Y)))
-			pen = 'L'
+			if sr.NoLine {
+				if sr.Dots && len(sr.Points) > 0 {
+					drawn++
+				}
+				continue
+			}
+			var d strings.Builder
+			pen := 'M'
+			for _, p := range sr.Points {
+				if c.off(p) {
+					pen = 'M'
+					continue
+				}
+				fmt.Fprintf(&d, "%c%s %s", pen, f(xs.at(p.X)), f(ys.at(p.Y)))
+				pen = 'L'
+			}
+			if d.Len() == 0 {
+				continue
+			}
+			drawn++
+			width, opacity, dash := "2", "1", ""
+			if sr.Faint {
+				width, opacity = "1", "0.45"
+			}
+			if sr.Dashed {
+				dash = ` stroke-dasharray="6,3"`
+			}
+			s.printf(`<path class="line" d="%s" fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s"%s stroke-linejoin="round">`,
+				d.String(), sr.Color, width, opacity, dash)
+			if sr.Title != "" {
+				s.printf(`<title>%s</title>`, esc(sr.Title))
+			}
+			s.printf("</path>\n")
 		}
-		if d.Len() == 0 {
-			continue
-		}
-		drawn++
-		width, opacity := "2", "1"
-		if sr.Faint {
-			width, opacity = "1", "0.45"
-		}
-		dash := ""
-		if sr.Dashed {
-			dash = ` stroke-dasharray="6,3"`
-		}
-		s.printf(`<path class="line" d="%s" fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s"%s stroke-linejoin="round">`,
-			d.String(), sr.Color, width, opacity, dash)
-		if sr.Title != "" {
-			s.printf(`<title>%s</title>`, esc(sr.Title))
-		}
-		s.printf("</path>\n")
 	}
-	s.printf("</g>\n")
-	// Whiskers and markers sit outside the clip so a point on the edge stays whole.
+	return drawn
+}
+
+// dots draws the points of the series that have them, with their whiskers,
+// outside the clip so that a point on the edge stays whole.
+func (c *lineChart) dots(s *svgWriter, xs, ys scale) {
 	for _, sr := range c.Series {
 		if !sr.Dots {
 			continue
 		}
 		for _, p := range sr.Points {
-			if math.IsNaN(p.Y) || (c.Y.Log && p.Y <= 0) || (c.X.Log && p.X <= 0) {
+			if c.off(p) {
 				continue
 			}
 			px, py := xs.at(p.X), ys.at(p.Y)
@@ -533,11 +555,6 @@ func (c *lineChart) svg() []byte {
 				f(px), f(py), sr.Color, esc(p.Title))
 		}
 	}
-	if drawn == 0 {
-		s.noData(xs, ys)
-	}
-	s.close()
-	return s.b.Bytes()
 }
 
 // positiveRange is the extent of the positive values picked by get, for log axes.
@@ -563,7 +580,30 @@ func (c *barChart) svg() []byte {
 		items = append(items, legendItem{Label: sr.Name, Color: sr.Color, Kind: "box"})
 	}
 	top := s.legend(items)
+	hi, ok := c.top()
+	ymin, ymax, yt := linearTicks(0, hi, 6)
+	if c.Max > 0 {
+		ymax = c.Max
+		yt = slices.DeleteFunc(yt, func(t tick) bool { return t.V > c.Max+1e-9 })
+	}
+	ys := scale{lo: ymin, hi: ymax, pixLo: chartH - padBottom, pixHi: top}
+	// The x "scale" maps group i's centre: data i+0.5 over [0, n].
+	xs := scale{lo: 0, hi: float64(max(len(c.Groups), 1)), pixLo: padLeft, pixHi: chartW - padRight}
+	var xt []tick
+	for i, g := range c.Groups {
+		xt = append(xt, tick{V: float64(i) + 0.5, Label: g})
+	}
+	s.plotFrameBars(xs, ys, xt, yt, c.XLabel, c.YLabel)
+	if drawn := c.bars(&s, xs, ys); drawn == 0 || !ok {
+		s.noData(xs, ys)
+	}
+	s.close()
+	return s.b.Bytes()
+}
 
+// top is the highest value or stack of the chart, or its Max when fixed, and
+// whether it has any value.
+func (c *barChart) top() (float64, bool) {
 	hi, ok := 0.0, false
 	for g := range c.Groups {
 		stack := 0.0
@@ -583,23 +623,13 @@ func (c *barChart) svg() []byte {
 	if c.Max > 0 {
 		hi = c.Max
 	}
-	ymin, ymax, yt := linearTicks(0, hi, 6)
-	if c.Max > 0 {
-		ymax = c.Max
-		yt = slices.DeleteFunc(yt, func(t tick) bool { return t.V > c.Max+1e-9 })
-	}
-	left, right := padLeft, chartW-padRight
-	ys := scale{lo: ymin, hi: ymax, pixLo: chartH - padBottom, pixHi: top}
-	n := max(len(c.Groups), 1)
-	gw := (right - left) / float64(n)
-	// The x "scale" maps group i's centre: data i+0.5 over [0, n].
-	xs := scale{lo: 0, hi: float64(n), pixLo: left, pixHi: right}
-	var xt []tick
-	for i, g := range c.Groups {
-		xt = append(xt, tick{V: float64(i) + 0.5, Label: g})
-	}
-	s.plotFrameBars(xs, ys, xt, yt, c.XLabel, c.YLabel)
+	return hi, ok
+}
 
+// bars draws the bars, side by side within each group or stacked, and returns
+// how many.
+func (c *barChart) bars(s *svgWriter, xs, ys scale) int {
+	gw := (xs.pixHi - xs.pixLo) / xs.hi
 	inner := gw * 0.8
 	per := len(c.Series)
 	if c.Stacked || per == 0 {
@@ -608,7 +638,7 @@ func (c *barChart) svg() []byte {
 	bw := inner / float64(per)
 	drawn := 0
 	for g, group := range c.Groups {
-		x0 := left + gw*float64(g) + (gw-inner)/2
+		x0 := xs.pixLo + gw*float64(g) + (gw-inner)/2
 		base := 0.0
 		for i, sr := range c.Series {
 			if g >= len(sr.Values) || math.IsNaN(sr.Values[g]) {
@@ -631,11 +661,7 @@ func (c *barChart) svg() []byte {
 			drawn++
 		}
 	}
-	if drawn == 0 || !ok {
-		s.noData(xs, ys)
-	}
-	s.close()
-	return s.b.Bytes()
+	return drawn
 }
 
 // plotFrameBars is plotFrame for category groups: horizontal grid only.

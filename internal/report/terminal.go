@@ -1,14 +1,10 @@
 package report
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
-
-	"github.com/pgbakeoff/pgbakeoff/internal/cost"
-	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 )
 
 // termWidth is the width Terminal keeps every line within.
@@ -18,6 +14,9 @@ const termWidth = 100
 // longer names are shortened in the middle.
 const maxTargetHeader = 16
 
+// maxLabel is the most columns a row's label takes in the terminal.
+const maxLabel = 48
+
 // Terminal writes what `pgbakeoff compare` prints: per workload and client count, a
 // table whose rows are metrics and whose columns are targets, each non-baseline
 // target followed by its ratio to the baseline (with the verdict on the headline
@@ -26,262 +25,94 @@ const maxTargetHeader = 16
 // there are too many targets for one table, the targets are split across several,
 // each repeating the baseline.
 func Terminal(w io.Writer, r *Report) error {
-	a := newAnalysis(r)
-	var b strings.Builder
-	line := func(s string) { b.WriteString(s + "\n") }
-	para := func(text, first, rest string) {
-		for _, l := range wrap(text, termWidth, first, rest) {
-			line(l)
-		}
+	var t termWriter
+	for _, bl := range newDocument(newAnalysis(r)).Brief {
+		t.block(bl)
 	}
-
-	if r.Title != "" {
-		para(r.Title, "", "")
-	}
-	if r.Source != "" {
-		para(r.Source, "", "  ")
-	}
-	var meta []string
-	if g := a.generated(); g != "" {
-		meta = append(meta, "generated "+g)
-	}
-	if a.compared() {
-		meta = append(meta, "baseline "+a.baseName())
-	}
-	meta = append(meta, fmt.Sprintf("%d %s", len(a.targets), plural(len(a.targets), "target", "targets")))
-	para(strings.Join(meta, "; "), "", "  ")
-	names := a.headers()
-	for i, t := range a.targets {
-		if names[i] != t.Name {
-			para(names[i]+" is "+t.Name, "", "  ")
-		}
-	}
-	line("")
-	para(a.legend(), "", "")
-
-	for _, wl := range a.workloads {
-		for _, g := range wl.groups {
-			line("")
-			tables := a.termTables(g, names)
-			for i, t := range tables {
-				title := fmt.Sprintf("%s (%s), %s", wl.Name, wl.Kind, g.label())
-				if len(tables) > 1 {
-					title += fmt.Sprintf(" (%d of %d)", i+1, len(tables))
-				}
-				if i > 0 {
-					line("")
-				}
-				para(title, "", "  ")
-				for _, l := range t.lines() {
-					line(l)
-				}
-			}
-			notes := groupNotes(g)
-			for _, t := range tables {
-				notes = append(notes, a.shortNotes(g, t)...)
-			}
-			for _, n := range notes {
-				para(n.text, "  "+n.mark+" ", "    ")
-			}
-			if st := a.statementTable(g); len(st.rows) > 0 {
-				line("")
-				para(statementsIntro, "", "")
-				t := textTable{header: st.header, right: st.right}
-				t.header[0] = "statement"
-				for i, h := range t.header { // the targets' names as the tables above show them
-					if k := slices.IndexFunc(a.targets, func(tg Target) bool { return tg.Name == h }); k >= 0 {
-						t.header[i] = names[k]
-					}
-				}
-				for _, r := range st.rows {
-					t.rows = append(t.rows, append([]string{ellipsis(r[0], 48)}, r[1:]...))
-				}
-				for _, l := range t.lines() {
-					line(l)
-				}
-			}
-		}
-	}
-
-	for _, wl := range a.workloads {
-		if t := a.objectiveTable(wl); len(t.rows) > 0 {
-			line("")
-			para(wl.Name+": "+a.objectiveLegend(wl), "", "  ")
-			for i, tt := range a.splitTable(t) {
-				if i > 0 {
-					line("")
-				}
-				for _, l := range tt.lines() {
-					line(l)
-				}
-			}
-			for _, n := range a.objectiveNotes(wl) {
-				para(n, "  - ", "    ")
-			}
-		}
-	}
-	if notes := a.priceNotes(); !a.priced && len(notes) > 0 {
-		line("")
-		line("Prices")
-		for _, n := range notes {
-			para(n, "  ", "    ")
-		}
-	}
-	if a.priced {
-		line("")
-		line("Prices")
-		for _, t := range a.targets {
-			p := t.Price
-			if p == nil {
-				para(t.Name+": "+cmp.Or(t.PriceNote, "no price"), "  ", "    ")
-				continue
-			}
-			s := fmt.Sprintf("%s: %s/month", t.Name, money(p.Monthly, p.Currency))
-			if len(p.Hourly) > 1 || len(p.Hourly) == 1 && p.Hourly[0].Name != "total" {
-				// A price broken down: by the hour, as price lists give it.
-				parts := make([]string, len(p.Hourly))
-				for i, c := range p.Hourly {
-					parts[i] = cost.Component{Name: c.Name}.Label() + " " + hourlyMoney(c.PerHour, p.Currency)
-				}
-				s = fmt.Sprintf("%s: %s/hour (%s) = %s/month", t.Name, hourlyMoney(p.Monthly/cost.HoursPerMonth, p.Currency),
-					strings.Join(parts, " + "), money(p.Monthly, p.Currency))
-			} else if p.Detail != "" {
-				s += ", " + p.Detail
-			}
-			var from []string
-			if p.Source != "" {
-				from = append(from, p.Source)
-			}
-			if p.Date != "" {
-				from = append(from, "effective "+p.Date)
-			}
-			if !p.Fetched.IsZero() {
-				from = append(from, "fetched "+p.Fetched.UTC().Format("2006-01-02 15:04 UTC"))
-			}
-			if len(from) > 0 {
-				s += " (" + strings.Join(from, ", ") + ")"
-			}
-			para(s, "  ", "    ")
-		}
-	}
-	env := r.Env
-	if env.Client != "" || len(env.Differences) > 0 || len(env.Warnings) > 0 {
-		line("")
-		line("Environment")
-		if env.Client != "" {
-			para("client: "+env.Client, "  ", "    ")
-		}
-		for _, d := range env.Differences {
-			para("differs: "+d, "  ", "    ")
-		}
-		for _, wn := range env.Warnings {
-			para("warning: "+wn, "  ", "    ")
-		}
-	}
-	_, err := io.WriteString(w, b.String())
+	t.flush()
+	_, err := io.WriteString(w, t.b.String())
 	return err
 }
 
-// legend explains the cells once, above the tables.
-func (a *analysis) legend() string {
-	s := fmt.Sprintf("Cells: the %s of a target's valid runs ± their coefficient of variation; "+
-		"! marks variation above the %s noise threshold.", a.aggWord(), percent(a.noise))
-	if a.compared() {
-		s += fmt.Sprintf(" \"vs %s\" is the ratio to the baseline. On the headline metric a target is "+
-			"faster or slower only when every run beats every run of the other and the medians differ "+
-			"by more than the threshold; otherwise it is within noise, with an estimate of the runs "+
-			"that might settle it.", a.baseName())
+// termWriter writes a document's brief as lines of text.
+type termWriter struct {
+	b strings.Builder
+	// pending are the notes of the cells the last table abbreviated: they
+	// follow the list of notes under it.
+	pending []string
+}
+
+func (t *termWriter) line(s string) { t.b.WriteString(s + "\n") }
+
+// para wraps text within termWidth, the first line starting with first and the
+// others with rest.
+func (t *termWriter) para(text, first, rest string) {
+	for _, l := range wrap(text, termWidth, first, rest) {
+		t.line(l)
 	}
-	return s
 }
 
-// note is a line under a table: a run that does not count, or a warning.
-type note struct {
-	mark string // "x" for a run left out, "-" for a warning
-	text string
+func (t *termWriter) item(mark, text string) {
+	first := "  "
+	if mark != "" {
+		first += mark + " "
+	}
+	t.para(text, first, "    ")
 }
 
-// groupNotes lists, for every target in a group, its runs that do not count and
-// the flags and warnings of those that do.
-func groupNotes(g group) []note {
-	var out []note
-	for _, c := range g.cells {
-		for _, run := range c.runs {
-			if !counts(run) {
-				out = append(out, note{"x", runLabel(run) + " left out: " + why(run)})
-				continue
+func (t *termWriter) flush() {
+	for _, n := range t.pending {
+		t.item("-", n)
+	}
+	t.pending = nil
+}
+
+func (t *termWriter) block(bl block) {
+	if bl.Kind != listBlock {
+		t.flush()
+	}
+	if bl.Gap {
+		t.line("")
+	}
+	switch bl.Kind {
+	case paraBlock:
+		rest := ""
+		if bl.Hang {
+			rest = "  "
+		}
+		t.para(bl.Text, "", rest)
+	case tableBlock:
+		parts := termParts(bl.Table)
+		for i, p := range parts {
+			if i > 0 {
+				t.line("")
 			}
-			for _, fl := range run.Flags {
-				if !fl.Invalid {
-					out = append(out, note{"-", runLabel(run) + ": " + flagText(fl)})
+			if title := bl.Table.termTitle; title != "" {
+				if len(parts) > 1 {
+					title += fmt.Sprintf(" (%d of %d)", i+1, len(parts))
 				}
+				t.para(title, "", "  ")
 			}
-			for _, wn := range run.Warnings {
-				out = append(out, note{"-", runLabel(run) + ": " + wn})
+			for _, l := range p.lines() {
+				t.line(l)
 			}
+			t.pending = append(t.pending, p.notes...)
 		}
+	case listBlock:
+		for _, it := range bl.Items {
+			t.item(it.Mark, it.Text)
+		}
+		t.flush()
 	}
-	return out
 }
 
-// shortNotes spells out the abbreviated verdicts of a table.
-func (a *analysis) shortNotes(g group, t textTable) []note {
-	if !t.short {
-		return nil
-	}
-	head := g.rows[0]
-	var out []note
-	for _, i := range t.targets {
-		v := head.verdicts[i]
-		if i == a.base || v == nil {
-			continue
-		}
-		name, base, m := a.targets[i].Name, a.baseName(), head.m.label
-		var s string
-		switch v.Outcome {
-		case stats.WithinNoise:
-			s = fmt.Sprintf("%s is within noise of %s on %s", name, base, m)
-		case stats.Unknown:
-			s = fmt.Sprintf("%s and %s on %s: not enough valid runs to compare (a verdict needs 2 of each)", name, base, m)
-		default:
-			continue
-		}
-		if v.MoreRuns > 0 && v.Outcome == stats.WithinNoise {
-			s += fmt.Sprintf("; about %d more %s of each might tell them apart",
-				v.MoreRuns, plural(v.MoreRuns, "run", "runs"))
-		}
-		out = append(out, note{"-", s})
-	}
-	return out
-}
-
-// headers are the targets' names as table headers, shortened in the middle to
-// maxTargetHeader columns and, where that makes two alike, numbered: "pg17-…me[4]".
-func (a *analysis) headers() []string {
-	names := make([]string, len(a.targets))
-	seen := map[string]int{}
-	for i, t := range a.targets {
-		names[i] = ellipsis(t.Name, maxTargetHeader)
-		seen[names[i]]++
-	}
-	for i, t := range a.targets {
-		if seen[names[i]] > 1 {
-			k := fmt.Sprintf("[%d]", i+1)
-			names[i] = ellipsis(t.Name, maxTargetHeader-width(k)) + k
-		}
-	}
-	return names
-}
-
-// textTable is a table laid out in columns of text.
+// textTable is a table laid out in columns of text, with the notes its
+// abbreviated cells leave to be said under it.
 type textTable struct {
 	header []string
 	rows   [][]string
 	right  []bool // right-aligned columns
-	// targets are the indexes of the targets shown; short, whether their verdicts
-	// are abbreviated.
-	targets []int
-	short   bool
+	notes  []string
 }
 
 func (t textTable) widths() []int {
@@ -323,118 +154,91 @@ func (t textTable) lines() []string {
 	return out
 }
 
-// termTables lays out a group for the terminal: the baseline and as many targets as
-// fit in 100 columns, with verdicts in full if they fit, else abbreviated.
-func (a *analysis) termTables(g group, names []string) []textTable {
+// termParts lays a table out within termWidth: whole, in full or else with its
+// cells abbreviated; if neither fits, split by its targets into as few parts as
+// fit in full, each repeating the baseline's columns, a target too wide for any
+// part in one of its own, abbreviated. A table without owners is never split.
+func termParts(t *docTable) []textTable {
+	if t.owner == nil {
+		return []textTable{t.part(nil, false)}
+	}
 	var others []int
-	for i := range a.targets {
-		if i != a.base {
-			others = append(others, i)
+	for _, o := range t.owner {
+		if o >= 0 && o != t.base && !slices.Contains(others, o) {
+			others = append(others, o)
 		}
 	}
-	fits := func(t textTable) bool { return t.width() <= termWidth }
+	fits := func(p textTable) bool { return p.width() <= termWidth }
 	for _, short := range []bool{false, true} {
-		if t := a.termTable(g, names, others, short); fits(t) {
-			return []textTable{t}
+		if p := t.part(others, short); fits(p) {
+			return []textTable{p}
 		}
 	}
-	var tables []textTable
+	var parts []textTable
 	var chunk []int
 	for _, o := range others {
-		next := append(append([]int(nil), chunk...), o)
-		if fits(a.termTable(g, names, next, false)) {
+		next := append(slices.Clone(chunk), o)
+		switch {
+		case fits(t.part(next, false)):
 			chunk = next
-			continue
-		}
-		if len(chunk) == 0 {
-			// Not even one target fits with its verdict in full.
-			tables = append(tables, a.termTable(g, names, next, true))
-			continue
-		}
-		tables = append(tables, a.termTable(g, names, chunk, false))
-		chunk = []int{o}
-		if !fits(a.termTable(g, names, chunk, false)) {
-			tables = append(tables, a.termTable(g, names, chunk, true))
-			chunk = nil
+		case len(chunk) == 0:
+			parts = append(parts, t.part(next, true)) // not even one target fits in full
+		default:
+			parts = append(parts, t.part(chunk, false))
+			chunk = []int{o}
+			if !fits(t.part(chunk, false)) {
+				parts = append(parts, t.part(chunk, true))
+				chunk = nil
+			}
 		}
 	}
 	if len(chunk) > 0 {
-		tables = append(tables, a.termTable(g, names, chunk, false))
+		parts = append(parts, t.part(chunk, false))
 	}
-	return tables
+	return parts
 }
 
-// splitTable splits a table whose columns are targetsTable's into as few tables
-// as fit within termWidth, each with the first column and the baseline's and the
-// others' figures beside their verdicts; a target too wide for any table gets
-// one of its own.
-func (a *analysis) splitTable(t mdTable) []textTable {
-	cols := map[int][]int{} // target: its columns
-	next := 1
-	for i := range a.targets {
-		cols[i] = []int{next}
-		if next++; i != a.base {
-			cols[i] = append(cols[i], next)
-			next++
-		}
-	}
-	pick := func(targets []int) textTable {
-		keep := []int{0}
-		for _, i := range append([]int{a.base}, targets...) {
-			keep = append(keep, cols[i]...)
-		}
-		tt := textTable{targets: targets}
-		for _, c := range keep {
-			tt.header, tt.right = append(tt.header, t.header[c]), append(tt.right, t.right[c])
-		}
-		for _, r := range t.rows {
-			var row []string
-			for _, c := range keep {
-				row = append(row, r[c])
-			}
-			tt.rows = append(tt.rows, row)
-		}
-		return tt
-	}
-	var tables []textTable
-	var chunk []int
-	for i := range a.targets {
-		if i == a.base {
-			continue
-		}
-		if len(chunk) > 0 && pick(append(slices.Clone(chunk), i)).width() > termWidth {
-			tables = append(tables, pick(chunk))
-			chunk = nil
-		}
-		chunk = append(chunk, i)
-	}
-	return append(tables, pick(chunk))
-}
-
-// termTable is the table of the baseline and the targets in others.
-func (a *analysis) termTable(g group, names []string, others []int, short bool) textTable {
-	t := textTable{header: []string{""}, right: []bool{false}, short: short}
-	if len(a.targets) == 0 {
-		return t
-	}
-	cols := []int{a.base}
-	t.header = append(t.header, names[a.base])
-	t.right = append(t.right, true)
-	for _, o := range others {
-		cols = append(cols, o)
-		t.header = append(t.header, names[o], "vs "+ellipsis(names[a.base], 12))
-		t.right = append(t.right, true, false)
-	}
-	t.targets = cols
-	for _, rw := range g.rows {
-		r := []string{rw.m.label}
-		for j, i := range cols {
-			r = append(r, a.cellText(rw, i))
-			if j > 0 {
-				r = append(r, a.ratioText(rw, i, short))
+// part is the table with the columns every part repeats, the baseline's and
+// those of targets, short abbreviating its cells; with no owners, every column.
+func (t *docTable) part(targets []int, short bool) textTable {
+	var cols []int
+	for _, want := range append([]int{-1, t.base}, targets...) {
+		for c, o := range t.owner {
+			if o == want {
+				cols = append(cols, c)
 			}
 		}
-		t.rows = append(t.rows, r)
 	}
-	return t
+	if t.owner == nil {
+		for c := range t.Head {
+			cols = append(cols, c)
+		}
+	}
+	head := t.termHead
+	if head == nil {
+		head = t.Head
+	}
+	var p textTable
+	for _, c := range cols {
+		p.header, p.right = append(p.header, head[c]), append(p.right, t.Right[c])
+	}
+	for _, row := range t.Rows {
+		var texts []string
+		for k, c := range cols {
+			cell := row[c]
+			text := cell.Text
+			if short && cell.short != "" {
+				text = cell.short
+				if cell.note != "" {
+					p.notes = append(p.notes, cell.note)
+				}
+			}
+			if k == 0 {
+				text = ellipsis(text, maxLabel)
+			}
+			texts = append(texts, text)
+		}
+		p.rows = append(p.rows, texts)
+	}
+	return p
 }
