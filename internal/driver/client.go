@@ -13,14 +13,15 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
 // client is one benchmark connection and the loop that drives it.
 type client struct {
 	id     int
 	r      *runner
-	mu     sync.Mutex // guards w.nc swaps against the runner's deadline setting
-	w      *wire
+	mu     sync.Mutex // guards swaps of w against the runner's deadline setting
+	w      *pgwire.Conn
 	rng    *rand.PCG
 	hist   *histogram.Worker
 	vals   []int64
@@ -30,7 +31,7 @@ type client struct {
 	parts [][][]string
 	order [][][]int
 	done  int // transactions finished, for --transactions
-	// commits are the server transactions its answers committed (wire.commits).
+	// commits are the server transactions its answers committed (pgwire.Conn.Commits).
 	commits int64
 	sess    Session
 	deck    []int // script indices still to deal, with Config.Deck
@@ -38,8 +39,8 @@ type client struct {
 	// Config.TxTimeout; never without one.
 	rearm time.Time
 	waits atomic.Int64 // answers waited for on a Unix-domain socket, for runner.waits
-	// stmts counts the statements of the transaction under way (the wire adds to
-	// it); queries, per script and phase, those of the transactions that ended.
+	// stmts counts the statements of the transaction under way (the connection adds
+	// to it); queries, per script and phase, those of the transactions that ended.
 	stmts   Queries
 	queries [][phases]Queries
 	rate    rateStats // with Config.Rate or Config.LatencyLimit
@@ -79,7 +80,7 @@ func (c *client) armTimeout(now time.Time) {
 		d = hs
 	}
 	if c.w != nil {
-		c.w.setDeadline(d)
+		c.w.SetDeadline(d)
 	}
 	c.mu.Unlock()
 }
@@ -202,7 +203,7 @@ func (c *client) finish(ev TxEvent, phase Phase) {
 // false means the run stopped first.
 func (c *client) connectAgain(ctx context.Context) bool {
 	if !c.r.cfg.ConnectPerTx || c.r.stopping.Load() {
-		return c.reconnect(ctx, errClosed, 0)
+		return c.reconnect(ctx, pgwire.ErrClosed, 0)
 	}
 	t0 := time.Now()
 	err := c.connect(ctx)
@@ -250,7 +251,7 @@ func connectionState(err error) string {
 }
 
 // request appends statement ci of script si, with the transaction's values, to the
-// wire's output.
+// connection's output.
 func (c *client) request(si, ci int) {
 	w := c.w
 	cmd := &c.r.cfg.Scripts[si].Commands[ci]
@@ -260,12 +261,12 @@ func (c *client) request(si, ci int) {
 	}
 	switch c.r.cfg.Protocol {
 	case Prepared:
-		w.appendBind(c.r.names[si][ci], c.params)
-		w.appendExecuteSync()
+		w.AppendBind(c.r.names[si][ci], c.params)
+		w.AppendExecuteSync()
 	case Extended:
-		appendParse(w, cmd.SQL)
-		w.appendBind("", c.params)
-		w.appendExecuteSync()
+		pgwire.AppendParse(w, cmd.SQL)
+		w.AppendBind("", c.params)
+		w.AppendExecuteSync()
 	case Simple:
 		c.text = c.text[:0]
 		parts, order := c.parts[si][ci], c.order[si][ci]
@@ -274,6 +275,6 @@ func (c *client) request(si, ci int) {
 			c.text = strconv.AppendInt(c.text, c.params[p], 10)
 		}
 		c.text = append(c.text, parts[len(parts)-1]...)
-		w.appendQuery(c.text)
+		w.AppendQuery(c.text)
 	}
 }

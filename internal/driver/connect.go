@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
 // The connection's setup is pgx's, for every transport: pgx connects (TLS,
 // authentication, .pgpass), the statements are prepared through it, and then the
-// connection is taken over for the hot path (newWire). A lost connection is made
+// connection is taken over for the hot path (pgwire.New). A lost connection is made
 // again the same way, with backoff, and the time without it recorded as an Outage.
 
 // connect opens the connection, prepares the statements when the protocol asks for
@@ -60,17 +62,17 @@ func (c *client) connect(ctx context.Context) error {
 		}
 	}
 	c.r.mu.Unlock()
-	w := newWire(hc.Conn, c.r.cfg.ThreadPerClient || c.onLoop)
-	w.unixSock = w.unixSock && c.r.cfg.ThreadPerClient
-	w.waits, w.waitCount = c.r.waits, &c.waits
-	w.stmts = &c.stmts
-	w.commits = &c.commits
+	w := pgwire.New(hc.Conn, c.r.cfg.ThreadPerClient || c.onLoop)
+	if c.r.waits != nil {
+		w.ChooseWait(&c.r.waits.direct, &c.waits)
+	}
+	w.Stmts, w.Commits = &c.stmts, &c.commits
 	c.mu.Lock()
 	c.w = w
 	stopping := c.r.stopping.Load()
 	c.mu.Unlock()
 	if stopping {
-		w.setDeadline(c.r.hardStop())
+		w.SetDeadline(c.r.hardStop())
 	}
 	c.rearm = never
 	if c.r.cfg.TxTimeout > 0 {
@@ -83,11 +85,7 @@ func (c *client) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.w != nil {
-		// Terminate politely so the backend flushes its statistics at once.
-		c.w.out = append(c.w.out[:0], 'X', 0, 0, 0, 4)
-		c.w.setDeadline(time.Now().Add(time.Second))
-		_ = c.w.writeNow()
-		c.w.close()
+		c.w.Terminate()
 		c.w = nil
 	}
 }
@@ -96,7 +94,7 @@ func (c *client) close() {
 func (c *client) setDeadline(t time.Time) {
 	c.mu.Lock()
 	if c.w != nil {
-		c.w.setDeadline(t)
+		c.w.SetDeadline(t)
 	}
 	c.mu.Unlock()
 }
@@ -104,7 +102,7 @@ func (c *client) setDeadline(t time.Time) {
 func (c *client) dropConn() {
 	c.mu.Lock()
 	if c.w != nil {
-		c.w.close()
+		c.w.Close()
 		c.w = nil
 	}
 	c.mu.Unlock()

@@ -26,10 +26,10 @@
 // Two transports wait: an event loop (evloop_linux.go), a thread that waits in epoll
 // for the answers, pauses and arrivals of many clients, as pgbench's -j threads do;
 // and drive (tx.go), which waits for one client's in place on a goroutine of its own,
-// through Go's network poller (poller_linux.go, and every system but Linux:
-// transport_other.go) or, with Config.ThreadPerClient, sleeping in the kernel on a
-// thread of its own (thread_linux.go). Each connection is set up by pgx (connect.go)
-// and then taken over by wire, which speaks the protocol without allocating.
+// through Go's network poller or, with Config.ThreadPerClient, sleeping in the kernel
+// on a thread of its own (thread.go). Each connection is set up by pgx (connect.go)
+// and then taken over by a pgwire.Conn, which speaks the protocol without
+// allocating, for every transport.
 //
 // Each client records latencies into its own histogram, and once per Config.Interval
 // the runner merges them into the interval reported to Config.OnInterval and the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
@@ -72,7 +73,7 @@ func Cause(err error) string {
 		return "EOF"
 	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
 		return "unreachable"
-	case errors.Is(err, errClosed), errors.Is(err, net.ErrClosed):
+	case errors.Is(err, pgwire.ErrClosed), errors.Is(err, net.ErrClosed):
 		return "closed"
 	}
 	return "other"

@@ -15,6 +15,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
@@ -75,7 +76,7 @@ type Config struct {
 	// for their commits' WAL flushes.
 	// Run raises GOMAXPROCS by Clients for the run; at most MaxThreadClients. TLS
 	// connections are multiplexed either way, and so are all connections on other
-	// systems than Linux (see transport_other.go).
+	// systems than Linux (see package pgwire).
 	ThreadPerClient bool
 	// Loops is how many event loops the clients share, as pgbench -j's threads;
 	// each loop takes a core while its clients keep it busy. 0 starts with one
@@ -157,6 +158,9 @@ type ScriptResult struct {
 	// window opens adds statements here but no retry.
 	Queries Queries
 }
+
+// Queries counts statements as sysbench does (see pgwire.Queries).
+type Queries = pgwire.Queries
 
 // ErrorCount is how often one SQLSTATE was seen for one script.
 type ErrorCount struct {

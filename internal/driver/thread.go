@@ -7,7 +7,7 @@ import (
 )
 
 // The thread-per-client transport's part that is the same on every system: its limit
-// and the Ps it adds to GOMAXPROCS. How each client waits is in thread_linux.go.
+// and the Ps it adds to GOMAXPROCS. How each client waits is pgwire's (blocking_linux.go).
 
 // MaxThreadClients is the most clients Config.ThreadPerClient gives a thread each.
 const MaxThreadClients = 1024
