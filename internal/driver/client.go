@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
@@ -44,7 +45,7 @@ type client struct {
 	stmts   Queries
 	queries [][phases]Queries
 	rate    rateStats // with Config.Rate or Config.LatencyLimit
-	timer   timer
+	timer   pacing.Timer
 	tx      txState // its transaction under way (tx.go)
 	wake    int64   // with wantPause: when the pause ends, monotonic nanoseconds
 	// With event loops: whether the client is on one, its index there, what it
@@ -213,27 +214,6 @@ func (c *client) connectAgain(ctx context.Context) bool {
 	c.r.connects.Add(1)
 	c.r.connectNs.Add(int64(time.Since(t0)))
 	return true
-}
-
-// timer sleeps on one Go timer made once, for sleeps before many transactions
-// (pgbench's \sleep, TPC-C's think times, the open-loop pacer).
-type timer struct{ t *time.Timer }
-
-// sleep waits for d; false if stop or done closed first (a nil one never does).
-func (t *timer) sleep(d time.Duration, stop, done <-chan struct{}) bool {
-	if t.t == nil {
-		t.t = time.NewTimer(d)
-	} else {
-		t.t.Reset(d)
-	}
-	select {
-	case <-t.t.C:
-		return true
-	case <-stop:
-	case <-done:
-	}
-	t.t.Stop()
-	return false
 }
 
 func retryable(s *Script, code string) bool {

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
@@ -248,7 +249,7 @@ func (l *evloop) timeout(now int64) int64 {
 		wait = max(0, min(wait, l.sleep[0].wake-now))
 	}
 	if len(l.arrivals) > 0 {
-		wait = max(0, min(wait, int64(time.Until(l.r.sched.peek())-earlyStart)))
+		wait = max(0, min(wait, int64(time.Until(l.r.sched.Peek())-pacing.EarlyStart)))
 	}
 	return wait
 }
@@ -487,7 +488,7 @@ func (l *evloop) wakeUp(now int64) {
 // run stops.
 func (l *evloop) arrive() {
 	stopping := l.r.stopping.Load()
-	if !stopping && time.Until(l.r.sched.peek()) > earlyStart {
+	if !stopping && time.Until(l.r.sched.Peek()) > pacing.EarlyStart {
 		return
 	}
 	n := 1

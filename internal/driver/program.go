@@ -138,7 +138,7 @@ func (s *Session) Sleep(d time.Duration) bool {
 		s.pause = d
 		return co.yield(Pause, nil) && !s.stopped
 	}
-	return s.c.timer.sleep(d, s.c.r.stop, nil) && !s.c.r.stopping.Load()
+	return s.c.timer.Sleep(d, s.c.r.stop, nil) && !s.c.r.stopping.Load()
 }
 
 // InWindow reports whether t falls in the measured window.

@@ -15,6 +15,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
@@ -85,7 +86,7 @@ type Config struct {
 	Loops int
 	// Rate, when above 0, runs the clients open-loop: transactions arrive at Rate a
 	// second in all, as a Poisson process, and each one's latency counts from its
-	// arrival (see schedule). Keying and think times are then not waited.
+	// arrival (see pacing.Schedule). Keying and think times are then not waited.
 	Rate float64
 	// LatencyLimit counts the transactions that end later than it after their
 	// arrival (Result.Rate.Late) and, with Rate, skips those that could not begin
@@ -264,12 +265,12 @@ type runner struct {
 	connects, connectNs atomic.Int64
 	steps               []Stepper // each script's, as its clients run it (tx.go)
 
-	ended  atomic.Bool    // every client has ended
-	sched  *schedule      // with Config.Rate
-	pacing bool           // the pacer runs for clients on goroutines of their own
-	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
-	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
-	loops  int            // event loops the clients run on (see evloop_linux.go); 0 for none
+	ended  atomic.Bool      // every client has ended
+	sched  *pacing.Schedule // with Config.Rate
+	pacing bool             // the pacer runs for clients on goroutines of their own
+	target *target.Target   // cfg.Target with the run's connect timeout, resolved once if asked
+	waits  *waitChooser     // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
+	loops  int              // event loops the clients run on (see evloop_linux.go); 0 for none
 
 	abortCh  chan struct{} // closed when the first client stops on an Abort
 	mu       sync.Mutex
@@ -428,9 +429,7 @@ func (r *runner) begin(ctx context.Context, clients []*client) error {
 	r.hardStopNs.Store(r.windowEnd.Add(30 * time.Second).UnixNano())
 	if cfg.Rate > 0 {
 		// Shards draw arrivals of their own: the same seed would send theirs together.
-		r.sched = newSchedule(cfg.Rate, cfg.Seed+uint64(cfg.FirstClient))
-		r.sched.start = r.start
-		r.sched.from, r.sched.to = int64(cfg.Warmup), int64(r.windowEnd.Sub(r.start))
+		r.sched = pacing.New(cfg.Rate, cfg.Seed+uint64(cfg.FirstClient), r.start, cfg.Warmup, r.windowEnd.Sub(r.start))
 	}
 	return nil
 }
@@ -472,9 +471,9 @@ func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (fi
 	}
 	if r.sched != nil {
 		if r.pacing {
-			go r.sched.pace(r.stop, finished)
+			go r.sched.Pace(r.stop, finished)
 		} else {
-			close(r.sched.done) // the event loops pace their clients
+			r.sched.NoPacer() // the event loops pace their clients
 		}
 	}
 	chosen = make(chan float64, 1)
@@ -686,10 +685,8 @@ func (r *runner) collect(res *Result, clients []*client, cumulative []*hdrhistog
 		r.windowEnd = res.End
 	}
 	if r.sched != nil {
-		<-r.sched.done
-		r.sched.mu.Lock()
-		r.sched.to = int64(r.windowEnd.Sub(r.start))
-		r.sched.mu.Unlock()
+		<-r.sched.Done()
+		r.sched.EndWindow(r.windowEnd.Sub(r.start))
 	}
 	res.Rate = r.rateFigures(clients)
 	res.Start, res.WindowStart, res.WindowEnd = r.start, r.windowStart, r.windowEnd

@@ -316,7 +316,7 @@ func (c *client) drive(ctx context.Context, w want) {
 		case wantAnswer:
 			w = c.answered(c.w.RoundTrip())
 		case wantPause:
-			c.timer.sleep(time.Duration(c.wake-monotonic()), c.r.stop, nil)
+			c.timer.Sleep(time.Duration(c.wake-monotonic()), c.r.stop, nil)
 			w = c.paused()
 		case wantArrival:
 			w = c.arrived(c.awaitArrival())
