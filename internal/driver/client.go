@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
@@ -185,7 +186,7 @@ func (c *client) failedTx(ev *TxEvent, pe *pgconn.PgError) Phase {
 // lostTx counts transaction ev lost with the connection, which err ended.
 func (c *client) lostTx(ev *TxEvent, err error) Phase {
 	ev.Failed, ev.SQLState = true, connectionState(err)
-	return c.r.fail(ev.Script, ev.End, ev.SQLState, Cause(err), err.Error(), ev.Tries > 1)
+	return c.r.fail(ev.Script, ev.End, ev.SQLState, connfail.Cause(err), err.Error(), ev.Tries > 1)
 }
 
 // finish does what follows every transaction: the callback, and the statements of

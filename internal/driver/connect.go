@@ -1,12 +1,11 @@
 package driver
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
@@ -113,7 +112,7 @@ func (c *client) dropConn() {
 // connection, failedTx the transactions lost with it. ctx is cancelled as the run
 // stops.
 func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
-	o := Outage{Client: c.id, Start: time.Now(), Cause: Cause(lost), Error: c.r.scrub(lost.Error()), FailedTx: failedTx}
+	o := Outage{Client: c.id, Start: time.Now(), Cause: connfail.Cause(lost), Error: c.r.scrub(lost.Error()), FailedTx: failedTx}
 	c.r.enterOutage()
 	backoff := 10 * time.Millisecond
 	for !c.r.stopping.Load() && ctx.Err() == nil {
@@ -144,49 +143,8 @@ func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
 	return false
 }
 
-// StartingUpWait is how long WaitStartingUp waits when no time is given.
-const StartingUpWait = 30 * time.Second
-
-// WaitStartingUp calls try until it succeeds or fails with anything but a server
-// that says it is starting up, in recovery or shutting down (57P03), or a name server
-// that timed out: those are tried again with jittered backoff up to maxBackoff, for up
-// to wait (0: StartingUpWait), each failure passed to failed (which may be nil).
-// Anything else (a wrong password, a missing database, too many connections for the
-// clients asked for) returns at once, since waiting would not mend it; giving up
-// says how long it tried.
-func WaitStartingUp(ctx context.Context, wait, maxBackoff time.Duration, try func() error, failed func(error)) error {
-	start := time.Now()
-	wait = cmp.Or(wait, StartingUpWait)
-	backoff := 10 * time.Millisecond
-	for tries := 1; ; tries++ {
-		err := try()
-		if err == nil || ctx.Err() != nil || !transientAtStart(Cause(err)) {
-			return err
-		}
-		if time.Since(start) >= wait {
-			return fmt.Errorf("%w (tried %d times over %s)", err, tries, time.Since(start).Round(time.Millisecond))
-		}
-		if failed != nil {
-			failed(err)
-		}
-		// The last sleep ends at the deadline, for one more try there.
-		t := time.NewTimer(min(backoff/2+rand.N(backoff/2+1), wait-time.Since(start)))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		backoff = min(backoff*2, max(maxBackoff, backoff))
-	}
-}
-
 // connectFirst opens a client's first connection, waiting out a server that is
 // starting up for the outage timeout and counting each failure as a connect error.
 func (c *client) connectFirst(ctx context.Context) error {
-	return WaitStartingUp(ctx, c.r.cfg.OutageTimeout, c.r.cfg.MaxBackoff, func() error { return c.connect(ctx) }, c.r.connectFailed)
-}
-
-// transientAtStart tells the causes worth waiting out before a run starts.
-func transientAtStart(cause string) bool {
-	return cause == "57P03" || cause == "dns: timeout"
+	return connfail.WaitStartingUp(ctx, c.r.cfg.OutageTimeout, c.r.cfg.MaxBackoff, func() error { return c.connect(ctx) }, c.r.connectFailed)
 }

@@ -1,17 +1,10 @@
 package driver
 
 import (
-	"context"
-	"errors"
-	"io"
-	"net"
-	"os"
 	"sort"
-	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
@@ -19,7 +12,7 @@ import (
 type Outage struct {
 	Client     int
 	Start, End time.Time // the loss noticed; connected again, or the run ended
-	Cause      string    // why the connection was lost: see Cause
+	Cause      string    // why the connection was lost: see connfail.Cause
 	Error      string    // the error that ended it, password removed
 	Attempts   int       // connection attempts, the successful one included
 	FailedTx   int       // transactions lost with the connection
@@ -29,79 +22,9 @@ type Outage struct {
 // ConnectErrorCount is how often reconnecting failed for one cause. A failed attempt
 // is not a transaction: it is in neither Result.Failed nor Result.Errors.
 type ConnectErrorCount struct {
-	Cause   string // see Cause
+	Cause   string // see connfail.Cause
 	Count   int64
 	Example string // password removed
-}
-
-// Cause classifies why a connection was lost or could not be made. It is the
-// SQLSTATE when the server said why: 57P01 admin_shutdown (pg_terminate_backend, a
-// fast shutdown, the postmaster gone), 57P02 crash_shutdown, 57P03
-// cannot_connect_now (starting up, in recovery, shutting down), 53300
-// too_many_connections. Otherwise it is a network cause: "dns: no such host" (or
-// "dns: timeout", "dns: " and the resolver's words), "timeout" (Config.TxTimeout,
-// Config.ConnectTimeout), "connection refused" (a missing Unix socket included),
-// "connection reset", "broken pipe", "EOF" (the server closed without a word),
-// "unreachable", "closed", or "other".
-func Cause(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code != "" {
-		return pe.Code
-	}
-	var dns *net.DNSError
-	if errors.As(err, &dns) {
-		switch {
-		case dns.IsNotFound:
-			return "dns: no such host"
-		case dns.IsTimeout:
-			return "dns: timeout"
-		}
-		return "dns: " + dns.Err
-	}
-	var ne net.Error
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset"
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT):
-		return "connection refused"
-	case errors.Is(err, syscall.EPIPE):
-		return "broken pipe"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "EOF"
-	case errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.EHOSTUNREACH):
-		return "unreachable"
-	case errors.Is(err, pgwire.ErrClosed), errors.Is(err, net.ErrClosed):
-		return "closed"
-	}
-	return "other"
-}
-
-// sqlstateNames are the condition names of the SQLSTATEs a lost or refused
-// connection is likely to carry.
-var sqlstateNames = map[string]string{
-	"08006": "connection_failure",
-	"25P03": "idle_in_transaction_session_timeout",
-	"28000": "invalid_authorization_specification",
-	"28P01": "invalid_password",
-	"3D000": "invalid_catalog_name",
-	"53300": "too_many_connections",
-	"57P01": "admin_shutdown",
-	"57P02": "crash_shutdown",
-	"57P03": "cannot_connect_now",
-	"57P04": "database_dropped",
-	"57P05": "idle_session_timeout",
-}
-
-// CauseName is a cause for people: an SQLSTATE with its condition name
-// ("57P01 admin_shutdown"), any other cause as it is.
-func CauseName(cause string) string {
-	if n, ok := sqlstateNames[cause]; ok {
-		return cause + " " + n
-	}
-	return cause
 }
 
 // OutageSeconds is the wall time during which at least one client had lost its
@@ -174,7 +97,7 @@ func (r *runner) downChanged() {
 
 // connectFailed counts a failed reconnection attempt.
 func (r *runner) connectFailed(err error) {
-	cause := Cause(err)
+	cause := connfail.Cause(err)
 	r.tickConnErrs.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
@@ -168,7 +169,7 @@ type ErrorCount struct {
 	Script   string
 	SQLState string
 	// Cause is set for transactions lost with their connection (SQLSTATE 08006, or
-	// the server's FATAL one): why it was lost, as Cause classifies it.
+	// the server's FATAL one): why it was lost, as connfail.Cause classifies it.
 	Cause   string
 	Retried bool // seen on a try that was then retried
 	Count   int64
@@ -652,7 +653,7 @@ func (r *runner) windowEnded(res *Result) {
 	res.IncompleteReason = fmt.Sprintf("the server had not come back when the window ended: no client had a connection for its last %s",
 		time.Since(since).Round(100*time.Millisecond))
 	if last != "" {
-		res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
+		res.IncompleteReason += "; the last attempt to connect failed with " + connfail.Name(last)
 	}
 }
 
@@ -671,7 +672,7 @@ func (r *runner) outageOver(outage *time.Timer, res *Result) bool {
 	res.Incomplete = true
 	res.IncompleteReason = fmt.Sprintf("no client had a connection for %s (the outage timeout)", r.cfg.OutageTimeout)
 	if last != "" {
-		res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
+		res.IncompleteReason += "; the last attempt to connect failed with " + connfail.Name(last)
 	}
 	return true
 }
