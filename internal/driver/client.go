@@ -28,11 +28,7 @@ type client struct {
 	hist   *histogram.Worker
 	vals   []int64
 	params []int64
-	text   []byte
-	// Per script and command: parts of the statement for the simple protocol.
-	parts [][][]string
-	order [][][]int
-	done  int // transactions finished, for --transactions
+	done   int // transactions finished, for --transactions
 	// commits are the server transactions its answers committed (pgwire.Conn.Commits).
 	commits int64
 	sess    Session
@@ -234,28 +230,9 @@ func connectionState(err error) string {
 // request appends statement ci of script si, with the transaction's values, to the
 // connection's output.
 func (c *client) request(si, ci int) {
-	w := c.w
-	cmd := &c.r.cfg.Scripts[si].Commands[ci]
 	c.params = c.params[:0]
-	for _, p := range cmd.Params {
+	for _, p := range c.r.cfg.Scripts[si].Commands[ci].Params {
 		c.params = append(c.params, c.vals[p])
 	}
-	switch c.r.cfg.Protocol {
-	case Prepared:
-		w.AppendBind(c.r.names[si][ci], c.params)
-		w.AppendExecuteSync()
-	case Extended:
-		pgwire.AppendParse(w, cmd.SQL)
-		w.AppendBind("", c.params)
-		w.AppendExecuteSync()
-	case Simple:
-		c.text = c.text[:0]
-		parts, order := c.parts[si][ci], c.order[si][ci]
-		for i, p := range order {
-			c.text = append(c.text, parts[i]...)
-			c.text = strconv.AppendInt(c.text, c.params[p], 10)
-		}
-		c.text = append(c.text, parts[len(parts)-1]...)
-		w.AppendQuery(c.text)
-	}
+	c.w.AppendStatement(c.r.stmts[si][ci], c.params)
 }

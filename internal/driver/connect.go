@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
@@ -27,25 +28,9 @@ func (c *client) connect(ctx context.Context) error {
 		return err
 	}
 	c.r.prepares.Add(1) // the session's start reads the catalogs in a transaction
-	for si, s := range c.r.cfg.Scripts {
-		for i, sql := range s.Statements {
-			if _, err := conn.Prepare(ctx, stmtName(si, i), sql, nil); err != nil {
-				conn.Close(context.Background())
-				return fmt.Errorf("prepare %q: %w", sql, err)
-			}
-			c.r.prepares.Add(1)
-		}
-	}
-	if c.r.cfg.Protocol == Prepared {
-		for si, s := range c.r.cfg.Scripts {
-			for ci, cmd := range s.Commands {
-				if _, err := conn.Prepare(ctx, stmtName(si, ci), cmd.SQL, nil); err != nil {
-					conn.Close(context.Background())
-					return fmt.Errorf("prepare %q: %w", cmd.SQL, err)
-				}
-				c.r.prepares.Add(1)
-			}
-		}
+	if err := c.prepare(ctx, conn); err != nil {
+		conn.Close(context.Background())
+		return err
 	}
 	hc, err := conn.Hijack()
 	if err != nil {
@@ -76,6 +61,36 @@ func (c *client) connect(ctx context.Context) error {
 	c.rearm = never
 	if c.r.cfg.TxTimeout > 0 {
 		c.rearm = time.Time{} // the first transaction sets the deadline
+	}
+	return nil
+}
+
+// prepare prepares the scripts' Statements on conn, and their Commands too with
+// the Prepared protocol. Each is a transaction the server counts as committed.
+func (c *client) prepare(ctx context.Context, conn *pgconn.PgConn) error {
+	one := func(name, sql string) error {
+		if _, err := conn.Prepare(ctx, name, sql, nil); err != nil {
+			return fmt.Errorf("prepare %q: %w", sql, err)
+		}
+		c.r.prepares.Add(1)
+		return nil
+	}
+	for si, s := range c.r.cfg.Scripts {
+		for i, sql := range s.Statements {
+			if err := one(stmtName(si, i), sql); err != nil {
+				return err
+			}
+		}
+	}
+	if c.r.cfg.Protocol != Prepared {
+		return nil
+	}
+	for si, s := range c.r.cfg.Scripts {
+		for ci, cmd := range s.Commands {
+			if err := one(stmtName(si, ci), cmd.SQL); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -244,7 +244,8 @@ type counters struct{ failed, retried, retries, rolledBack atomic.Int64 }
 
 type runner struct {
 	cfg         Config
-	names       [][]string
+	names       [][]string            // each script's statements as prepared (stmtName)
+	stmts       [][]*pgwire.Statement // each script's Commands as the protocol sends them
 	totalWeight int64
 	start       time.Time
 	windowStart time.Time
@@ -382,6 +383,15 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 			n = append(n, stmtName(si, ci))
 		}
 		r.names = append(r.names, n)
+		var stmts []*pgwire.Statement
+		for ci, cmd := range s.Commands {
+			st, err := pgwire.NewStatement(cfg.Protocol, stmtName(si, ci), cmd.SQL, len(cmd.Params))
+			if err != nil {
+				return nil, err
+			}
+			stmts = append(stmts, st)
+		}
+		r.stmts = append(r.stmts, stmts)
 		switch {
 		case s.Steps != nil:
 			r.steps = append(r.steps, s.Steps)
@@ -827,20 +837,6 @@ func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
 		id := r.cfg.FirstClient + i
 		c := &client{id: id, r: r, rng: rand.NewPCG(r.cfg.Seed, uint64(id)+1), hist: r.reg.Worker(), vals: make([]int64, maxVars),
 			queries: make([][phases]Queries, len(r.cfg.Scripts)), onLoop: r.loops > 0}
-		if r.cfg.Protocol == Simple {
-			for _, s := range r.cfg.Scripts {
-				var ps [][]string
-				var os [][]int
-				for _, cmd := range s.Commands {
-					p, o, err := simpleParts(cmd.SQL, len(cmd.Params))
-					if err != nil {
-						return nil, err
-					}
-					ps, os = append(ps, p), append(os, o)
-				}
-				c.parts, c.order = append(c.parts, ps), append(c.order, os)
-			}
-		}
 		clients[i] = c
 		if r.waits != nil {
 			r.waits.waits = append(r.waits.waits, &c.waits)

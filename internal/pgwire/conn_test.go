@@ -181,3 +181,44 @@ func TestReadSome(t *testing.T) {
 		t.Errorf("the answer came whole in %d read, after a pause of 50 ms", reads)
 	}
 }
+
+// TestStatement: a statement with integer parameters sends the same values by
+// every protocol, and the simple protocol refuses placeholders it cannot fill.
+func TestStatement(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	const sql = "SELECT $2::bigint - $1::bigint, $1::bigint * 10, '-'"
+	for _, p := range []Protocol{Prepared, Extended, Simple} {
+		t.Run(p.String(), func(t *testing.T) {
+			pc, err := pgconn.Connect(context.Background(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pc.Prepare(context.Background(), "s", sql, nil); err != nil {
+				t.Fatal(err)
+			}
+			hc, err := pc.Hijack()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := New(hc.Conn, false)
+			defer c.Close()
+			st, err := NewStatement(p, "s", sql, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.KeepRows(true)
+			c.AppendStatement(st, []int64{-3, 10})
+			if err := c.RoundTrip(); err != nil || c.Err() != nil {
+				t.Fatal(err, c.Err())
+			}
+			if c.KeptRows() != 1 || c.IntValue(0, 0) != 13 || c.IntValue(0, 1) != -30 || string(c.Value(0, 2)) != "-" {
+				t.Errorf("%d rows: %s, %s, %s", c.KeptRows(), c.Value(0, 0), c.Value(0, 1), c.Value(0, 2))
+			}
+		})
+	}
+	for _, bad := range []string{"SELECT $3", "SELECT $0", "SELECT '$'"} {
+		if _, err := NewStatement(Simple, "", bad, 2); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
