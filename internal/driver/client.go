@@ -36,7 +36,7 @@ type client struct {
 	// rearm is when the connection's deadline must next be moved for
 	// Config.TxTimeout; never without one.
 	rearm time.Time
-	waits atomic.Int64 // answers waited for on a Unix-domain socket, for runner.waits
+	waits *atomic.Int64 // answers waited for on a Unix-domain socket, for runner.waits
 	// stmts counts the statements of the transaction under way (the connection adds
 	// to it); queries, per script and phase, those of the transactions that ended.
 	stmts   Queries

@@ -48,7 +48,7 @@ func (c *client) connect(ctx context.Context) error {
 	c.r.mu.Unlock()
 	w := pgwire.New(hc.Conn, c.r.cfg.ThreadPerClient || c.onLoop)
 	if c.r.waits != nil {
-		w.ChooseWait(&c.r.waits.direct, &c.waits)
+		w.ChooseWait(c.r.waits, c.waits)
 	}
 	w.Stmts, w.Commits = &c.stmts, &c.commits
 	c.mu.Lock()

@@ -211,7 +211,7 @@ type Result struct {
 	// Rate are the open-loop figures (Config.Rate, Config.LatencyLimit).
 	Rate RateFigures
 	// ReadAtOnce is, with Config.ThreadPerClient on a Unix-domain socket, the share
-	// of answers read without polling first (see waitChooser).
+	// of answers read without polling first (see pgwire.WaitChooser).
 	ReadAtOnce float64
 	// EventLoops is how many event loops drove the clients (see evloop_linux.go);
 	// 0 when each client had a goroutine. LoopBusy is each loop's share of its
@@ -267,12 +267,12 @@ type runner struct {
 	connects, connectNs atomic.Int64
 	steps               []Stepper // each script's, as its clients run it (tx.go)
 
-	ended  atomic.Bool      // every client has ended
-	sched  *pacing.Schedule // with Config.Rate
-	pacing bool             // the pacer runs for clients on goroutines of their own
-	target *target.Target   // cfg.Target with the run's connect timeout, resolved once if asked
-	waits  *waitChooser     // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
-	loops  int              // event loops the clients run on (see evloop_linux.go); 0 for none
+	ended  atomic.Bool         // every client has ended
+	sched  *pacing.Schedule    // with Config.Rate
+	pacing bool                // the pacer runs for clients on goroutines of their own
+	target *target.Target      // cfg.Target with the run's connect timeout, resolved once if asked
+	waits  *pgwire.WaitChooser // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
+	loops  int                 // event loops the clients run on (see evloop_linux.go); 0 for none
 
 	abortCh  chan struct{} // closed when the first client stops on an Abort
 	mu       sync.Mutex
@@ -371,7 +371,7 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	}
 	r.reg = histogram.NewRegistry(names)
 	if cfg.ThreadPerClient {
-		r.waits = &waitChooser{}
+		r.waits = &pgwire.WaitChooser{}
 	} else if loopable(&r.cfg) && !noLoops {
 		r.loops = max(1, min(cfg.Loops, cfg.Clients))
 	}
@@ -490,7 +490,7 @@ func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (fi
 	chosen = make(chan float64, 1)
 	if r.waits != nil {
 		stopChooser = make(chan struct{})
-		go r.waits.choose(stopChooser, chosen)
+		go r.waits.Choose(stopChooser, chosen)
 	}
 	return finished, stopChooser, chosen, loops
 }
@@ -839,7 +839,7 @@ func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
 			queries: make([][phases]Queries, len(r.cfg.Scripts)), onLoop: r.loops > 0}
 		clients[i] = c
 		if r.waits != nil {
-			r.waits.waits = append(r.waits.waits, &c.waits)
+			c.waits = r.waits.Counter()
 		}
 		wg.Add(1)
 		sem <- struct{}{}

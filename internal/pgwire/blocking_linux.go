@@ -218,6 +218,15 @@ func (c *Conn) closeBlocking() {
 	c.fd = -1
 }
 
+// voluntarySwitches is the process's voluntary context switches so far.
+func voluntarySwitches() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return int64(ru.Nvcsw)
+}
+
 // What an event loop needs of its connections: it waits in epoll on FD, writes each
 // request at once (WriteOut), reads what comes as it comes (ReadSome), and cuts off
 // a transaction past its Deadline itself.

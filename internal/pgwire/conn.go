@@ -91,8 +91,8 @@ type Conn struct {
 	// On a Unix-domain socket a read sleeping on the socket is also woken, for
 	// nothing, each time the server takes in the request, since it frees send-buffer
 	// space; poll wakes only for data. Which way costs less depends on the workload:
-	// the caller measures both (ChooseWait): direct, when set, says to read at once,
-	// and waitCount counts the waits. TCP wakes a reader only for data, so there the
+	// a WaitChooser measures both (ChooseWait): direct, when set, says to read at
+	// once, and waitCount counts the waits. TCP wakes a reader only for data, so there the
 	// read always waits itself, a system call fewer.
 	blocking  bool
 	unixSock  bool
@@ -128,12 +128,12 @@ func (c *Conn) SetDeadline(t time.Time) {
 	c.nc.SetDeadline(t)
 }
 
-// ChooseWait makes a blocking connection on a Unix-domain socket count its waits
-// for an answer in count, and read at once rather than poll first while direct is
-// set. Other connections always read the same way and ignore it.
-func (c *Conn) ChooseWait(direct *atomic.Bool, count *atomic.Int64) {
+// ChooseWait makes a blocking connection on a Unix-domain socket wait for its
+// answers as w chooses, counting its waits in count (w.Counter). Other connections
+// always wait the same way and ignore it.
+func (c *Conn) ChooseWait(w *WaitChooser, count *atomic.Int64) {
 	if c.unixSock {
-		c.direct, c.waitCount = direct, count
+		c.direct, c.waitCount = &w.direct, count
 	}
 }
 

@@ -56,3 +56,7 @@ func (c *Conn) readBlocking() (int, error) { return 0, errNotBlocking }
 func (c *Conn) writeBlocking() error { return errNotBlocking }
 
 func (c *Conn) closeBlocking() {}
+
+// voluntarySwitches is 0: with no blocking waits there is nothing to choose between
+// (see WaitChooser).
+func voluntarySwitches() int64 { return 0 }
