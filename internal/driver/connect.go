@@ -128,21 +128,21 @@ func (c *client) dropConn() {
 // stops.
 func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
 	o := Outage{Client: c.id, Start: time.Now(), Cause: connfail.Cause(lost), Error: c.r.scrub(lost.Error()), FailedTx: failedTx}
-	c.r.enterOutage()
+	c.r.outages.Lost()
 	backoff := 10 * time.Millisecond
 	for !c.r.stopping.Load() && ctx.Err() == nil {
 		o.Attempts++
 		err := c.connect(ctx)
 		if err == nil {
 			o.End, o.Recovered = time.Now(), true
-			c.r.leaveOutage(o)
+			c.r.outages.Ended(o)
 			return true
 		}
 		if c.r.stopping.Load() || ctx.Err() != nil {
 			o.Attempts-- // cut short by the end of the run: not a failure
 			break
 		}
-		c.r.connectFailed(err)
+		c.r.outages.ConnectFailed(err)
 		sleep := backoff/2 + time.Duration(c.rng.Uint64()%uint64(backoff/2+1))
 		t := time.NewTimer(sleep)
 		select {
@@ -154,12 +154,12 @@ func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
 		backoff = min(backoff*2, c.r.cfg.MaxBackoff)
 	}
 	o.End = time.Now()
-	c.r.leaveOutage(o)
+	c.r.outages.Ended(o)
 	return false
 }
 
 // connectFirst opens a client's first connection, waiting out a server that is
 // starting up for the outage timeout and counting each failure as a connect error.
 func (c *client) connectFirst(ctx context.Context) error {
-	return connfail.WaitStartingUp(ctx, c.r.cfg.OutageTimeout, c.r.cfg.MaxBackoff, func() error { return c.connect(ctx) }, c.r.connectFailed)
+	return connfail.WaitStartingUp(ctx, c.r.cfg.OutageTimeout, c.r.cfg.MaxBackoff, func() error { return c.connect(ctx) }, c.r.outages.ConnectFailed)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/outage"
 	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -274,20 +275,14 @@ type runner struct {
 	waits  *pgwire.WaitChooser // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
 	loops  int                 // event loops the clients run on (see evloop_linux.go); 0 for none
 
-	abortCh  chan struct{} // closed when the first client stops on an Abort
-	mu       sync.Mutex
-	aborted  int
-	abort    string
-	errs     map[errKey]*ErrorCount
-	outages  []Outage
-	connErrs map[string]*ConnectErrorCount
-	address  string
-	// Clients running and without a connection; see downChanged.
-	live, down   int
-	allDownSince time.Time // zero unless every running client is down
-	downCh       chan struct{}
-	lastConnErr  string
-	tickConnErrs atomic.Int64
+	abortCh chan struct{} // closed when the first client stops on an Abort
+	mu      sync.Mutex
+	aborted int
+	abort   string
+	errs    map[errKey]*ErrorCount
+	address string
+	// The clients without a connection, their outages and failed reconnections.
+	outages *outage.Book
 }
 
 type errKey struct {
@@ -312,7 +307,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.live = len(clients)
+	r.outages.Running(len(clients))
 	res := &Result{ConnectTime: time.Since(r.start)}
 	if err := r.begin(ctx, clients); err != nil {
 		for _, c := range clients {
@@ -350,8 +345,8 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, stop: make(chan struct{}), abortCh: make(chan struct{}), errs: map[errKey]*ErrorCount{},
-		connErrs: map[string]*ConnectErrorCount{}, downCh: make(chan struct{}, 1)}
+	r := &runner{cfg: cfg, stop: make(chan struct{}), abortCh: make(chan struct{}), errs: map[errKey]*ErrorCount{}}
+	r.outages = outage.NewBook(r.scrub)
 	r.target = &target.Target{DSN: cfg.Target.DSN, Config: cfg.Target.Config.Copy()}
 	if cfg.ConnectTimeout > 0 {
 		r.target.Config.ConnectTimeout = cfg.ConnectTimeout
@@ -529,7 +524,7 @@ func (t *intervals) tick(end time.Time) {
 	iv.Committed = iv.Latency.TotalCount() - iv.RolledBack
 	iv.Failed = r.tickFailed.Swap(0)
 	iv.Retried = r.tickRetried.Swap(0)
-	iv.ConnectErrors = r.tickConnErrs.Swap(0)
+	iv.ConnectErrors = r.outages.TickConnectErrors()
 	if cfg.Rate > 0 || cfg.LatencyLimit > 0 {
 		var lagSum, lagN int64
 		for _, c := range t.clients {
@@ -542,9 +537,7 @@ func (t *intervals) tick(end time.Time) {
 			iv.Lag = time.Duration(lagSum / lagN)
 		}
 	}
-	r.mu.Lock()
-	iv.Down = r.down
-	r.mu.Unlock()
+	iv.Down = r.outages.Down()
 	t.seq++
 	t.start = end
 	if cfg.OnInterval != nil {
@@ -589,14 +582,6 @@ func (s *supervisor) stopAll() {
 	}
 }
 
-// downSince is when every running client lost its connection (zero if one has
-// one), and the last failure to connect again.
-func (r *runner) downSince() (time.Time, string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.allDownSince, r.lastConnErr
-}
-
 // supervise ticks the intervals, opens and closes the window, and stops the run
 // at its end, on ctx's cancellation, after Config.OutageTimeout without any
 // connection, or at the first Abort with Config.ExitOnAbort, until every client
@@ -632,8 +617,8 @@ func (r *runner) supervise(ctx context.Context, cancelRun context.CancelFunc, cl
 			res.Interrupted = true
 			ctxDone = nil
 			sv.stopAll()
-		case <-r.downCh:
-			if since, _ := r.downSince(); cfg.OutageTimeout > 0 && !since.IsZero() {
+		case <-r.outages.Changed():
+			if since, _ := r.outages.AllDownSince(); cfg.OutageTimeout > 0 && !since.IsZero() {
 				outage.Reset(time.Until(since.Add(cfg.OutageTimeout)))
 			} else {
 				outage.Stop()
@@ -655,7 +640,7 @@ func (r *runner) supervise(ctx context.Context, cancelRun context.CancelFunc, cl
 // window's end: it left part of the window unmeasured, however long the outage
 // timeout.
 func (r *runner) windowEnded(res *Result) {
-	since, last := r.downSince()
+	since, last := r.outages.AllDownSince()
 	if since.IsZero() {
 		return
 	}
@@ -671,7 +656,7 @@ func (r *runner) windowEnded(res *Result) {
 // connection for Config.OutageTimeout, and marks the result incomplete if so;
 // else it sets the timer again for what is left.
 func (r *runner) outageOver(outage *time.Timer, res *Result) bool {
-	since, last := r.downSince()
+	since, last := r.outages.AllDownSince()
 	if since.IsZero() || r.stopping.Load() {
 		return false
 	}
@@ -722,16 +707,11 @@ func (r *runner) collect(res *Result, clients []*client, cumulative []*hdrhistog
 	for _, e := range r.errs {
 		res.Errors = append(res.Errors, *e)
 	}
-	res.Outages = append(res.Outages, r.outages...)
-	for _, e := range r.connErrs {
-		res.ConnectErrors = append(res.ConnectErrors, *e)
-	}
 	res.Address = r.address
 	res.Aborted, res.Abort = r.aborted, r.abort
 	r.mu.Unlock()
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Count > res.Errors[j].Count })
-	sort.Slice(res.Outages, func(i, j int) bool { return res.Outages[i].Start.Before(res.Outages[j].Start) })
-	sort.Slice(res.ConnectErrors, func(i, j int) bool { return res.ConnectErrors[i].Count > res.ConnectErrors[j].Count })
+	res.Outages, res.ConnectErrors = r.outages.Outages(), r.outages.ConnectErrors()
 }
 
 func (cfg *Config) validate() error {

@@ -302,7 +302,7 @@ func (c *client) end() {
 		c.co.stop()
 		c.co = nil
 	}
-	c.r.clientDone()
+	c.r.outages.ClientDone()
 }
 
 // drive runs the client on a goroutine of its own, from w, until it ends: each wait
