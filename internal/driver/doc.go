@@ -36,8 +36,9 @@
 // run's totals; only transactions that end inside the measurement window count in
 // the Result. A client whose connection is lost counts its transaction as failed,
 // connects again with jittered backoff, and records the time without a connection as
-// an Outage; when no client has had a connection for Config.OutageTimeout, the run
-// ends as Incomplete.
+// an Outage (in an outage.Book, with the cause connfail gives); when no client has had
+// a connection for Config.OutageTimeout, the run ends as Incomplete. With Config.Rate
+// the transactions arrive on a pacing.Schedule, which the clients share.
 //
 //	res, err := driver.Run(ctx, driver.Config{
 //		Target:   tgt,
