@@ -12,38 +12,37 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
 // client is one benchmark connection and the loop that drives it.
 type client struct {
 	id     int
 	r      *runner
-	mu     sync.Mutex // guards w.nc swaps against the runner's deadline setting
-	w      *wire
+	mu     sync.Mutex // guards swaps of w against the runner's deadline setting
+	w      *pgwire.Conn
 	rng    *rand.PCG
 	hist   *histogram.Worker
 	vals   []int64
 	params []int64
-	text   []byte
-	// Per script and command: parts of the statement for the simple protocol.
-	parts [][][]string
-	order [][][]int
-	done  int // transactions finished, for --transactions
-	// commits are the server transactions its answers committed (wire.commits).
+	done   int // transactions finished, for --transactions
+	// commits are the server transactions its answers committed (pgwire.Conn.Commits).
 	commits int64
 	sess    Session
 	deck    []int // script indices still to deal, with Config.Deck
 	// rearm is when the connection's deadline must next be moved for
 	// Config.TxTimeout; never without one.
 	rearm time.Time
-	waits atomic.Int64 // answers waited for on a Unix-domain socket, for runner.waits
-	// stmts counts the statements of the transaction under way (the wire adds to
-	// it); queries, per script and phase, those of the transactions that ended.
+	waits *atomic.Int64 // answers waited for on a Unix-domain socket, for runner.waits
+	// stmts counts the statements of the transaction under way (the connection adds
+	// to it); queries, per script and phase, those of the transactions that ended.
 	stmts   Queries
 	queries [][phases]Queries
 	rate    rateStats // with Config.Rate or Config.LatencyLimit
-	timer   timer
+	timer   pacing.Timer
 	tx      txState // its transaction under way (tx.go)
 	wake    int64   // with wantPause: when the pause ends, monotonic nanoseconds
 	// With event loops: whether the client is on one, its index there, what it
@@ -79,7 +78,7 @@ func (c *client) armTimeout(now time.Time) {
 		d = hs
 	}
 	if c.w != nil {
-		c.w.setDeadline(d)
+		c.w.SetDeadline(d)
 	}
 	c.mu.Unlock()
 }
@@ -183,7 +182,7 @@ func (c *client) failedTx(ev *TxEvent, pe *pgconn.PgError) Phase {
 // lostTx counts transaction ev lost with the connection, which err ended.
 func (c *client) lostTx(ev *TxEvent, err error) Phase {
 	ev.Failed, ev.SQLState = true, connectionState(err)
-	return c.r.fail(ev.Script, ev.End, ev.SQLState, Cause(err), err.Error(), ev.Tries > 1)
+	return c.r.fail(ev.Script, ev.End, ev.SQLState, connfail.Cause(err), err.Error(), ev.Tries > 1)
 }
 
 // finish does what follows every transaction: the callback, and the statements of
@@ -202,7 +201,7 @@ func (c *client) finish(ev TxEvent, phase Phase) {
 // false means the run stopped first.
 func (c *client) connectAgain(ctx context.Context) bool {
 	if !c.r.cfg.ConnectPerTx || c.r.stopping.Load() {
-		return c.reconnect(ctx, errClosed, 0)
+		return c.reconnect(ctx, pgwire.ErrClosed, 0)
 	}
 	t0 := time.Now()
 	err := c.connect(ctx)
@@ -212,27 +211,6 @@ func (c *client) connectAgain(ctx context.Context) bool {
 	c.r.connects.Add(1)
 	c.r.connectNs.Add(int64(time.Since(t0)))
 	return true
-}
-
-// timer sleeps on one Go timer made once, for sleeps before many transactions
-// (pgbench's \sleep, TPC-C's think times, the open-loop pacer).
-type timer struct{ t *time.Timer }
-
-// sleep waits for d; false if stop or done closed first (a nil one never does).
-func (t *timer) sleep(d time.Duration, stop, done <-chan struct{}) bool {
-	if t.t == nil {
-		t.t = time.NewTimer(d)
-	} else {
-		t.t.Reset(d)
-	}
-	select {
-	case <-t.t.C:
-		return true
-	case <-stop:
-	case <-done:
-	}
-	t.t.Stop()
-	return false
 }
 
 func retryable(s *Script, code string) bool {
@@ -250,30 +228,11 @@ func connectionState(err error) string {
 }
 
 // request appends statement ci of script si, with the transaction's values, to the
-// wire's output.
+// connection's output.
 func (c *client) request(si, ci int) {
-	w := c.w
-	cmd := &c.r.cfg.Scripts[si].Commands[ci]
 	c.params = c.params[:0]
-	for _, p := range cmd.Params {
+	for _, p := range c.r.cfg.Scripts[si].Commands[ci].Params {
 		c.params = append(c.params, c.vals[p])
 	}
-	switch c.r.cfg.Protocol {
-	case Prepared:
-		w.appendBind(c.r.names[si][ci], c.params)
-		w.appendExecuteSync()
-	case Extended:
-		appendParse(w, cmd.SQL)
-		w.appendBind("", c.params)
-		w.appendExecuteSync()
-	case Simple:
-		c.text = c.text[:0]
-		parts, order := c.parts[si][ci], c.order[si][ci]
-		for i, p := range order {
-			c.text = append(c.text, parts[i]...)
-			c.text = strconv.AppendInt(c.text, c.params[p], 10)
-		}
-		c.text = append(c.text, parts[len(parts)-1]...)
-		w.appendQuery(c.text)
-	}
+	c.w.AppendStatement(c.r.stmts[si][ci], c.params)
 }

@@ -1,16 +1,18 @@
 package driver
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
 // The connection's setup is pgx's, for every transport: pgx connects (TLS,
 // authentication, .pgpass), the statements are prepared through it, and then the
-// connection is taken over for the hot path (newWire). A lost connection is made
+// connection is taken over for the hot path (pgwire.New). A lost connection is made
 // again the same way, with backoff, and the time without it recorded as an Outage.
 
 // connect opens the connection, prepares the statements when the protocol asks for
@@ -26,25 +28,9 @@ func (c *client) connect(ctx context.Context) error {
 		return err
 	}
 	c.r.prepares.Add(1) // the session's start reads the catalogs in a transaction
-	for si, s := range c.r.cfg.Scripts {
-		for i, sql := range s.Statements {
-			if _, err := conn.Prepare(ctx, stmtName(si, i), sql, nil); err != nil {
-				conn.Close(context.Background())
-				return fmt.Errorf("prepare %q: %w", sql, err)
-			}
-			c.r.prepares.Add(1)
-		}
-	}
-	if c.r.cfg.Protocol == Prepared {
-		for si, s := range c.r.cfg.Scripts {
-			for ci, cmd := range s.Commands {
-				if _, err := conn.Prepare(ctx, stmtName(si, ci), cmd.SQL, nil); err != nil {
-					conn.Close(context.Background())
-					return fmt.Errorf("prepare %q: %w", cmd.SQL, err)
-				}
-				c.r.prepares.Add(1)
-			}
-		}
+	if err := c.prepare(ctx, conn); err != nil {
+		conn.Close(context.Background())
+		return err
 	}
 	hc, err := conn.Hijack()
 	if err != nil {
@@ -60,17 +46,17 @@ func (c *client) connect(ctx context.Context) error {
 		}
 	}
 	c.r.mu.Unlock()
-	w := newWire(hc.Conn, c.r.cfg.ThreadPerClient || c.onLoop)
-	w.unixSock = w.unixSock && c.r.cfg.ThreadPerClient
-	w.waits, w.waitCount = c.r.waits, &c.waits
-	w.stmts = &c.stmts
-	w.commits = &c.commits
+	w := pgwire.New(hc.Conn, c.r.cfg.ThreadPerClient || c.onLoop)
+	if c.r.waits != nil {
+		w.ChooseWait(c.r.waits, c.waits)
+	}
+	w.Stmts, w.Commits = &c.stmts, &c.commits
 	c.mu.Lock()
 	c.w = w
 	stopping := c.r.stopping.Load()
 	c.mu.Unlock()
 	if stopping {
-		w.setDeadline(c.r.hardStop())
+		w.SetDeadline(c.r.hardStop())
 	}
 	c.rearm = never
 	if c.r.cfg.TxTimeout > 0 {
@@ -79,15 +65,41 @@ func (c *client) connect(ctx context.Context) error {
 	return nil
 }
 
+// prepare prepares the scripts' Statements on conn, and their Commands too with
+// the Prepared protocol. Each is a transaction the server counts as committed.
+func (c *client) prepare(ctx context.Context, conn *pgconn.PgConn) error {
+	one := func(name, sql string) error {
+		if _, err := conn.Prepare(ctx, name, sql, nil); err != nil {
+			return fmt.Errorf("prepare %q: %w", sql, err)
+		}
+		c.r.prepares.Add(1)
+		return nil
+	}
+	for si, s := range c.r.cfg.Scripts {
+		for i, sql := range s.Statements {
+			if err := one(stmtName(si, i), sql); err != nil {
+				return err
+			}
+		}
+	}
+	if c.r.cfg.Protocol != Prepared {
+		return nil
+	}
+	for si, s := range c.r.cfg.Scripts {
+		for ci, cmd := range s.Commands {
+			if err := one(stmtName(si, ci), cmd.SQL); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (c *client) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.w != nil {
-		// Terminate politely so the backend flushes its statistics at once.
-		c.w.out = append(c.w.out[:0], 'X', 0, 0, 0, 4)
-		c.w.setDeadline(time.Now().Add(time.Second))
-		_ = c.w.writeNow()
-		c.w.close()
+		c.w.Terminate()
 		c.w = nil
 	}
 }
@@ -96,7 +108,7 @@ func (c *client) close() {
 func (c *client) setDeadline(t time.Time) {
 	c.mu.Lock()
 	if c.w != nil {
-		c.w.setDeadline(t)
+		c.w.SetDeadline(t)
 	}
 	c.mu.Unlock()
 }
@@ -104,7 +116,7 @@ func (c *client) setDeadline(t time.Time) {
 func (c *client) dropConn() {
 	c.mu.Lock()
 	if c.w != nil {
-		c.w.close()
+		c.w.Close()
 		c.w = nil
 	}
 	c.mu.Unlock()
@@ -115,22 +127,22 @@ func (c *client) dropConn() {
 // connection, failedTx the transactions lost with it. ctx is cancelled as the run
 // stops.
 func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
-	o := Outage{Client: c.id, Start: time.Now(), Cause: Cause(lost), Error: c.r.scrub(lost.Error()), FailedTx: failedTx}
-	c.r.enterOutage()
+	o := Outage{Client: c.id, Start: time.Now(), Cause: connfail.Cause(lost), Error: c.r.scrub(lost.Error()), FailedTx: failedTx}
+	c.r.outages.Lost()
 	backoff := 10 * time.Millisecond
 	for !c.r.stopping.Load() && ctx.Err() == nil {
 		o.Attempts++
 		err := c.connect(ctx)
 		if err == nil {
 			o.End, o.Recovered = time.Now(), true
-			c.r.leaveOutage(o)
+			c.r.outages.Ended(o)
 			return true
 		}
 		if c.r.stopping.Load() || ctx.Err() != nil {
 			o.Attempts-- // cut short by the end of the run: not a failure
 			break
 		}
-		c.r.connectFailed(err)
+		c.r.outages.ConnectFailed(err)
 		sleep := backoff/2 + time.Duration(c.rng.Uint64()%uint64(backoff/2+1))
 		t := time.NewTimer(sleep)
 		select {
@@ -142,53 +154,12 @@ func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
 		backoff = min(backoff*2, c.r.cfg.MaxBackoff)
 	}
 	o.End = time.Now()
-	c.r.leaveOutage(o)
+	c.r.outages.Ended(o)
 	return false
-}
-
-// StartingUpWait is how long WaitStartingUp waits when no time is given.
-const StartingUpWait = 30 * time.Second
-
-// WaitStartingUp calls try until it succeeds or fails with anything but a server
-// that says it is starting up, in recovery or shutting down (57P03), or a name server
-// that timed out: those are tried again with jittered backoff up to maxBackoff, for up
-// to wait (0: StartingUpWait), each failure passed to failed (which may be nil).
-// Anything else (a wrong password, a missing database, too many connections for the
-// clients asked for) returns at once, since waiting would not mend it; giving up
-// says how long it tried.
-func WaitStartingUp(ctx context.Context, wait, maxBackoff time.Duration, try func() error, failed func(error)) error {
-	start := time.Now()
-	wait = cmp.Or(wait, StartingUpWait)
-	backoff := 10 * time.Millisecond
-	for tries := 1; ; tries++ {
-		err := try()
-		if err == nil || ctx.Err() != nil || !transientAtStart(Cause(err)) {
-			return err
-		}
-		if time.Since(start) >= wait {
-			return fmt.Errorf("%w (tried %d times over %s)", err, tries, time.Since(start).Round(time.Millisecond))
-		}
-		if failed != nil {
-			failed(err)
-		}
-		// The last sleep ends at the deadline, for one more try there.
-		t := time.NewTimer(min(backoff/2+rand.N(backoff/2+1), wait-time.Since(start)))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		backoff = min(backoff*2, max(maxBackoff, backoff))
-	}
 }
 
 // connectFirst opens a client's first connection, waiting out a server that is
 // starting up for the outage timeout and counting each failure as a connect error.
 func (c *client) connectFirst(ctx context.Context) error {
-	return WaitStartingUp(ctx, c.r.cfg.OutageTimeout, c.r.cfg.MaxBackoff, func() error { return c.connect(ctx) }, c.r.connectFailed)
-}
-
-// transientAtStart tells the causes worth waiting out before a run starts.
-func transientAtStart(cause string) bool {
-	return cause == "57P03" || cause == "dns: timeout"
+	return connfail.WaitStartingUp(ctx, c.r.cfg.OutageTimeout, c.r.cfg.MaxBackoff, func() error { return c.connect(ctx) }, c.r.outages.ConnectFailed)
 }

@@ -26,18 +26,19 @@
 // Two transports wait: an event loop (evloop_linux.go), a thread that waits in epoll
 // for the answers, pauses and arrivals of many clients, as pgbench's -j threads do;
 // and drive (tx.go), which waits for one client's in place on a goroutine of its own,
-// through Go's network poller (poller_linux.go, and every system but Linux:
-// transport_other.go) or, with Config.ThreadPerClient, sleeping in the kernel on a
-// thread of its own (thread_linux.go). Each connection is set up by pgx (connect.go)
-// and then taken over by wire, which speaks the protocol without allocating.
+// through Go's network poller or, with Config.ThreadPerClient, sleeping in the kernel
+// on a thread of its own (thread.go). Each connection is set up by pgx (connect.go)
+// and then taken over by a pgwire.Conn, which speaks the protocol without
+// allocating, for every transport.
 //
 // Each client records latencies into its own histogram, and once per Config.Interval
 // the runner merges them into the interval reported to Config.OnInterval and the
 // run's totals; only transactions that end inside the measurement window count in
 // the Result. A client whose connection is lost counts its transaction as failed,
 // connects again with jittered backoff, and records the time without a connection as
-// an Outage; when no client has had a connection for Config.OutageTimeout, the run
-// ends as Incomplete.
+// an Outage (in an outage.Book, with the cause connfail gives); when no client has had
+// a connection for Config.OutageTimeout, the run ends as Incomplete. With Config.Rate
+// the transactions arrive on a pacing.Schedule, which the clients share.
 //
 //	res, err := driver.Run(ctx, driver.Config{
 //		Target:   tgt,

@@ -3,7 +3,6 @@ package driver
 import (
 	"container/heap"
 	"context"
-	"encoding/binary"
 	"os"
 	"strings"
 	"sync"
@@ -13,6 +12,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
 // The event loop: each of a few threads drives its share of the clients as pgbench's
@@ -28,7 +30,7 @@ import (
 // A loop's goroutine hands its processor back while it waits in epoll (a system call
 // the scheduler knows of), so that the loops a run has (Config.Loops) need no
 // processors of their own and no change of GOMAXPROCS. The connections are blocking
-// sockets out of Go's poller (blockingDup): epoll tells the loop which ones are
+// sockets out of Go's poller (pgwire.New): epoll tells the loop which ones are
 // readable, and a read after that does not wait.
 
 // loopable tells whether cfg's clients can run on event loops. A COPY would make
@@ -103,7 +105,7 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 		loops = append(loops, l)
 	}
 	for i, c := range clients {
-		if len(loops) > 0 && c.w != nil && c.w.blocking {
+		if len(loops) > 0 && c.w != nil && c.w.Blocking() {
 			l := loops[i%len(loops)]
 			c.slot = len(l.clients)
 			l.clients = append(l.clients, c)
@@ -135,7 +137,7 @@ func (r *runner) startLoops(ctx context.Context, clients []*client, n int, wg *s
 // without one, which its goroutine makes as before a transaction.
 func (c *client) unloop(ctx context.Context) {
 	c.onLoop = false
-	if c.w != nil && c.w.blocking && !c.r.cfg.ThreadPerClient {
+	if c.w != nil && c.w.Blocking() && !c.r.cfg.ThreadPerClient {
 		c.close()
 		_ = c.connect(ctx)
 	}
@@ -172,7 +174,7 @@ func (l *evloop) close() {
 // watch adds c's connection to the epoll set.
 func (l *evloop) watch(c *client) bool {
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: int32(c.slot)}
-	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.w.fd, &ev) == nil
+	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.w.FD(), &ev) == nil
 }
 
 func (l *evloop) run() {
@@ -191,7 +193,7 @@ func (l *evloop) run() {
 			l.dispatch(c, wantNext)
 		}
 	}
-	yieldAt := time.Now().UnixNano() + int64(yieldEvery)
+	yieldAt := time.Now().UnixNano() + int64(pgwire.YieldEvery())
 	nextScan := int64(0)
 	for l.live > 0 || l.pending.Load() > 0 && !l.r.ended.Load() {
 		asleep := monotonic()
@@ -199,7 +201,7 @@ func (l *evloop) run() {
 		waited += monotonic() - asleep
 		if errno != 0 {
 			// A signal: how the runtime asks this goroutine to stop (see waited).
-			yield(time.Now().UnixNano())
+			pgwire.Yield(time.Now().UnixNano())
 		}
 		for _, e := range l.events[:n] {
 			if e.Fd == wakeIndex {
@@ -223,11 +225,11 @@ func (l *evloop) run() {
 		}
 		now := time.Now().UnixNano()
 		if now >= yieldAt {
-			yield(now)
-			yieldAt = now + int64(yieldEvery)
+			pgwire.Yield(now)
+			yieldAt = now + int64(pgwire.YieldEvery())
 		}
 		if now >= nextScan {
-			nextScan = now + int64(blockingTick)
+			nextScan = now + int64(pgwire.BlockingTick)
 			l.overdue(now)
 			l.busy.Store(monotonic() - born - waited)
 			l.size.Store(int32(l.live))
@@ -236,10 +238,10 @@ func (l *evloop) run() {
 }
 
 // timeout is how long, at now, the loop may wait in epoll: until its first pause
-// ends or the next arrival comes due, and at most blockingTick, the period of its
-// scan for deadlines.
+// ends or the next arrival comes due, and at most pgwire.BlockingTick, the period
+// of its scan for deadlines.
 func (l *evloop) timeout(now int64) int64 {
-	wait := int64(blockingTick)
+	wait := int64(pgwire.BlockingTick)
 	if len(l.due) > 0 {
 		return 0
 	}
@@ -247,7 +249,7 @@ func (l *evloop) timeout(now int64) int64 {
 		wait = max(0, min(wait, l.sleep[0].wake-now))
 	}
 	if len(l.arrivals) > 0 {
-		wait = max(0, min(wait, int64(time.Until(l.r.sched.peek())-earlyStart)))
+		wait = max(0, min(wait, int64(time.Until(l.r.sched.Peek())-pacing.EarlyStart)))
 	}
 	return wait
 }
@@ -275,12 +277,11 @@ func (l *evloop) dispatch(c *client, w want) {
 		case wantAnswer:
 			if c.muted {
 				if c.muted = !l.watch(c); c.muted {
-					w = c.answered(errClosed)
+					w = c.answered(pgwire.ErrClosed)
 					continue
 				}
 			}
-			c.w.scanned, c.w.scanNeed = 0, 0
-			if err := c.w.writeBlocking(); err != nil {
+			if err := c.w.WriteOut(); err != nil {
 				w = c.answered(err)
 				continue
 			}
@@ -331,7 +332,7 @@ func (l *evloop) overdue(now int64) {
 		if c == nil || c.waiting != wantAnswer {
 			continue
 		}
-		if d := c.w.deadline.Load(); d != 0 && now >= d {
+		if d := c.w.Deadline(); d != 0 && now >= d {
 			l.dispatch(c, c.answered(os.ErrDeadlineExceeded))
 		}
 	}
@@ -400,7 +401,7 @@ func (l *evloop) welcome() {
 			l.dispatch(c, wantEnd)
 			continue
 		}
-		if c.w != nil && c.w.blocking {
+		if c.w != nil && c.w.Blocking() {
 			l.clients[c.slot], c.muted = c, false
 			if l.watch(c) {
 				l.dispatch(c, c.connected(true))
@@ -452,7 +453,7 @@ func (l *evloop) arrived(c *client) {
 // welcome takes it back.
 func (l *evloop) unwatch(c *client) {
 	if c.w != nil && !c.muted {
-		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.w.fd, nil)
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.w.FD(), nil)
 	}
 	l.clients[c.slot] = nil
 }
@@ -464,68 +465,13 @@ func (l *evloop) unwatch(c *client) {
 // for an answer.
 func (l *evloop) readable(c *client) {
 	if c.waiting != wantAnswer {
-		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.w.fd, nil)
+		unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, c.w.FD(), nil)
 		c.muted = true
 		return
 	}
-	w := c.w
-	n, err := w.readMore()
-	if err == syscall.EAGAIN || err == syscall.EINTR {
-		return
+	if c.w.ReadSome() {
+		l.dispatch(c, c.answered(c.w.Await()))
 	}
-	if n > 0 && !w.answered() {
-		return
-	}
-	if err != nil && err != os.ErrClosed {
-		w.werr = err // a reset: what fill returns once the buffer is read
-	}
-	// A whole answer, or the end of the connection: await reads what is buffered
-	// (a FATAL error says why the server left) and, at the end, the failure.
-	l.dispatch(c, c.answered(w.await()))
-}
-
-// readMore reads once into the buffer, with room for 4 KiB more first.
-func (c *wire) readMore() (int, error) {
-	c.room(c.w - c.r + 4096)
-	n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
-	if err == nil && n == 0 {
-		return 0, os.ErrClosed
-	}
-	c.w += n
-	return n, err
-}
-
-// answered tells whether the buffer holds the whole answer await waits for: the
-// ReadyForQuery of every exchange sent. It goes on from where it stopped the last
-// time, so that a large answer read in many pieces is scanned once.
-func (c *wire) answered() bool {
-	if c.scanNeed == 0 {
-		c.scanned, c.scanNeed = 0, c.queued+1
-	}
-	for p := c.r + c.scanned; c.w-p >= 5; {
-		n := int(binary.BigEndian.Uint32(c.in[p+1:])) + 1
-		if n < 5 {
-			return true // await reports the broken message
-		}
-		if c.w-p < n {
-			return false
-		}
-		switch c.in[p] {
-		case 'Z':
-			if c.scanNeed--; c.scanNeed == 0 {
-				return true
-			}
-		case 'G':
-			return true // COPY FROM STDIN: await refuses it (see loopable)
-		case 'E':
-			if sev := parseError(c.in[p+5 : p+n]).Severity; sev == "FATAL" || sev == "PANIC" {
-				return true // the server is leaving: no ReadyForQuery follows
-			}
-		}
-		p += n
-		c.scanned = p - c.r
-	}
-	return false
 }
 
 // wakeUp ends the pauses that are over at now, and all of them once the run stops.
@@ -542,7 +488,7 @@ func (l *evloop) wakeUp(now int64) {
 // run stops.
 func (l *evloop) arrive() {
 	stopping := l.r.stopping.Load()
-	if !stopping && time.Until(l.r.sched.peek()) > earlyStart {
+	if !stopping && time.Until(l.r.sched.Peek()) > pacing.EarlyStart {
 		return
 	}
 	n := 1

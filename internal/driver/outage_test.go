@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"slices"
@@ -21,52 +20,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
-
-func TestCause(t *testing.T) {
-	op := func(err error) error {
-		return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", err)}
-	}
-	cases := []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"terminated", fmt.Errorf("server closed the connection: %w", &pgconn.PgError{Severity: "FATAL", Code: "57P01"}), "57P01"},
-		{"starting-up", &target.ConnectError{Err: &pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}}, "57P03"},
-		{"too-many", &target.ConnectError{Err: &pgconn.PgError{Code: "53300"}}, "53300"},
-		{"dns", &target.ConnectError{Err: fmt.Errorf("hostname resolving error: %w", &net.DNSError{Err: "no such host", Name: "db", IsNotFound: true})}, "dns: no such host"},
-		{"dns-timeout", &net.DNSError{Err: "i/o timeout", IsTimeout: true}, "dns: timeout"},
-		{"deadline", &net.OpError{Op: "raw-read", Err: os.ErrDeadlineExceeded}, "timeout"},
-		{"connect-timeout", fmt.Errorf("connect: %w", context.DeadlineExceeded), "timeout"},
-		{"reset", op(syscall.ECONNRESET), "connection reset"},
-		{"refused", &target.ConnectError{Err: errors.Join(op(syscall.ECONNREFUSED))}, "connection refused"},
-		{"no-socket", op(syscall.ENOENT), "connection refused"},
-		{"broken-pipe", op(syscall.EPIPE), "broken pipe"},
-		{"eof", io.EOF, "EOF"},
-		{"unexpected-eof", fmt.Errorf("receive message: %w", io.ErrUnexpectedEOF), "EOF"},
-		{"unreachable", op(syscall.EHOSTUNREACH), "unreachable"},
-		{"unknown", errors.New("something else"), "other"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := driver.Cause(tc.err); got != tc.want {
-				t.Errorf("Cause(%v) = %q, want %q", tc.err, got, tc.want)
-			}
-		})
-	}
-	if got := driver.CauseName("57P03"); got != "57P03 cannot_connect_now" {
-		t.Errorf("CauseName(57P03) = %q", got)
-	}
-	if got := driver.CauseName("timeout"); got != "timeout" {
-		t.Errorf("CauseName(timeout) = %q", got)
-	}
-}
 
 // kvTable creates the table readScript reads.
 func kvTable(t *testing.T, dsn string) {
@@ -761,7 +721,7 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 	start := time.Now()
 	_, err := driver.Run(ctx, driver.Config{Target: missing, Scripts: []*driver.Script{readScript()},
 		Clients: 1, Duration: time.Second, OutageTimeout: 5 * time.Second})
-	if err == nil || driver.Cause(err) != "3D000" || time.Since(start) > 2*time.Second {
+	if err == nil || connfail.Cause(err) != "3D000" || time.Since(start) > 2*time.Second {
 		t.Errorf("missing database: %v after %s, want 3D000 at once", err, time.Since(start))
 	}
 
@@ -786,7 +746,7 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 	_, err = driver.Run(ctx, driver.Config{Target: parse(t, dsn), Scripts: []*driver.Script{readScript()},
 		Clients: 2, Duration: time.Second, OutageTimeout: time.Second, MaxBackoff: 100 * time.Millisecond})
 	took := time.Since(start)
-	if err == nil || driver.Cause(err) != "57P03" || !strings.Contains(err.Error(), "tried ") {
+	if err == nil || connfail.Cause(err) != "57P03" || !strings.Contains(err.Error(), "tried ") {
 		t.Fatalf("server shutting down: %v, want 57P03 after retries", err)
 	}
 	if took < time.Second || took > 5*time.Second {

@@ -1,13 +1,12 @@
 package driver
 
 import (
-	"encoding/binary"
 	"errors"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
 // ErrRollback is what a Program returns after rolling its transaction back on purpose,
@@ -39,7 +38,7 @@ type Session struct {
 	c       *client
 	si      int
 	attempt int
-	params  packedParams
+	params  pgwire.Params
 	pause   time.Duration // a Stepper's (Pause)
 	stopped bool          // the last pause was cut short by the run's stop
 	co      *coro         // a Program's coroutine on an event loop
@@ -66,32 +65,29 @@ func (s *Session) Uniform(lo, hi int64) int64 { return s.c.uniform(lo, hi) }
 
 // Int adds an integer parameter for the next Exec.
 func (s *Session) Int(v int64) *Session {
-	s.params.buf = strconv.AppendInt(s.params.buf, v, 10)
-	s.params.end()
+	s.params.Int(v)
 	return s
 }
 
 // Text adds a text parameter.
 func (s *Session) Text(v []byte) *Session {
-	s.params.buf = append(s.params.buf, v...)
-	s.params.end()
+	s.params.Text(v)
 	return s
 }
 
 // Param starts a parameter written by the caller with Append..., ended by EndParam;
 // for values such as arrays that are built piece by piece.
-func (s *Session) Param() []byte { return s.params.buf }
+func (s *Session) Param() []byte { return s.params.Start() }
 
 // EndParam ends the parameter whose bytes the caller appended to Param's result.
 func (s *Session) EndParam(buf []byte) *Session {
-	s.params.buf = buf
-	s.params.end()
+	s.params.End(buf)
 	return s
 }
 
 // Null adds a NULL parameter.
 func (s *Session) Null() *Session {
-	s.params.ends = append(s.params.ends, -1)
+	s.params.Null()
 	return s
 }
 
@@ -101,16 +97,14 @@ func (s *Session) Null() *Session {
 // state until the program returns its error, and the driver rolls it back); any
 // other error means the connection is lost.
 func (s *Session) Exec(i int) error {
-	w := s.c.w
-	w.appendBindText(s.c.r.names[s.si][i], &s.params)
-	w.appendExecuteSync()
-	s.params.reset()
+	s.bind(s.c.r.names[s.si][i])
+	s.c.w.AppendExecuteSync()
 	return s.roundTrip()
 }
 
 // Query sends a fixed statement with the simple protocol (BEGIN, COMMIT, ROLLBACK).
 func (s *Session) Query(sql []byte) error {
-	s.c.w.appendQuery(sql)
+	s.c.w.AppendQuery(sql)
 	return s.roundTrip()
 }
 
@@ -119,47 +113,21 @@ func (s *Session) Query(sql []byte) error {
 // column names.
 
 // Results is how many results the last request kept (see RequestPrepared).
-func (s *Session) Results() int { return len(s.c.w.sets) }
+func (s *Session) Results() int { return s.c.w.Results() }
 
 // Result describes result r: whether it has rows at all (a result set, even an
 // empty one, as opposed to a command's completion), and its rows, for Value, as
 // rows first to last-1.
-func (s *Session) Result(r int) (tuples bool, first, last int) {
-	rs := s.c.w.sets[r]
-	return rs.desc >= 0, rs.first, rs.last
-}
+func (s *Session) Result(r int) (tuples bool, first, last int) { return s.c.w.Result(r) }
 
 // Columns calls f with each column name of result r, in order; the name aliases a
 // buffer the next statement reuses.
 func (s *Session) Columns(r int, f func(i int, name []byte) error) error {
-	rs := s.c.w.sets[r]
-	if rs.desc < 0 {
-		return nil
-	}
-	b := s.c.w.kept[rs.desc:rs.descEnd]
-	if len(b) < 2 {
-		return nil
-	}
-	n := int(binary.BigEndian.Uint16(b))
-	b = b[2:]
-	for i := 0; i < n; i++ {
-		end := 0
-		for end < len(b) && b[end] != 0 {
-			end++
-		}
-		if err := f(i, b[:end]); err != nil {
-			return err
-		}
-		if end+19 > len(b) {
-			break
-		}
-		b = b[end+19:] // the name's NUL and 18 bytes of table, column, type and format
-	}
-	return nil
+	return s.c.w.Columns(r, f)
 }
 
 // InTransaction reports whether the session is inside a transaction block.
-func (s *Session) InTransaction() bool { return s.c.w.status != 'I' }
+func (s *Session) InTransaction() bool { return s.c.w.InTransaction() }
 
 // Sleep pauses the transaction for d; false means the run is stopping.
 func (s *Session) Sleep(d time.Duration) bool {
@@ -170,7 +138,7 @@ func (s *Session) Sleep(d time.Duration) bool {
 		s.pause = d
 		return co.yield(Pause, nil) && !s.stopped
 	}
-	return s.c.timer.sleep(d, s.c.r.stop, nil) && !s.c.r.stopping.Load()
+	return s.c.timer.Sleep(d, s.c.r.stop, nil) && !s.c.r.stopping.Load()
 }
 
 // InWindow reports whether t falls in the measured window.
@@ -188,19 +156,17 @@ func (s *Session) Stopping() bool { return s.c.r.stopping.Load() }
 // next, but inside a transaction block the next then fails as the block is aborted,
 // and a queued COMMIT becomes a rollback.
 func (s *Session) Send(i int) *Session {
-	w := s.c.w
-	w.appendBindText(s.c.r.names[s.si][i], &s.params)
-	w.appendExecuteSync()
-	w.queued++
-	s.params.reset()
+	s.bind(s.c.r.names[s.si][i])
+	s.c.w.AppendExecuteSync()
+	s.c.w.Queue()
 	return s
 }
 
 // SendQuery queues a fixed statement as Send does; BEGIN queued before the first
 // statement of a transaction costs no round trip of its own.
 func (s *Session) SendQuery(sql []byte) *Session {
-	s.c.w.appendQuery(sql)
-	s.c.w.queued++
+	s.c.w.AppendQuery(sql)
+	s.c.w.Queue()
 	return s
 }
 
@@ -211,38 +177,21 @@ func (s *Session) roundTrip() error {
 		}
 		return co.answer
 	}
-	w := s.c.w
-	if err := w.flush(); err != nil {
+	if err := s.c.w.RoundTrip(); err != nil {
 		return err
 	}
-	if err := w.await(); err != nil {
-		return err
-	}
-	if w.err != nil {
-		return w.err
-	}
-	return nil
-}
-
-// answer is the outcome of a request whose answer has been read: the first SQL
-// error among its statements, or ErrCopy.
-func (s *Session) answer() error {
-	w := s.c.w
-	if w.copied {
-		return ErrCopy
-	}
-	if w.err != nil {
-		return w.err
+	if pe := s.c.w.Err(); pe != nil {
+		return pe
 	}
 	return nil
 }
 
 // ErrCopy is what a statement that started COPY returns: a script has no data to
 // send and nowhere to put what it would receive.
-var ErrCopy = errors.New("COPY is not supported in scripts")
+var ErrCopy = pgwire.ErrCopy
 
 // Pending is how many bytes of statements wait to be sent (in a pipeline).
-func (s *Session) Pending() int { return len(s.c.w.out) }
+func (s *Session) Pending() int { return s.c.w.Pending() }
 
 // In a pipeline (pgbench's \startpipeline) statements go out without waiting for
 // their answers: SendPrepared and SendSQL queue them without a Sync, PipelineSync
@@ -251,86 +200,45 @@ func (s *Session) Pending() int { return len(s.c.w.out) }
 
 // SendPrepared queues prepared statement i with the parameters added since.
 func (s *Session) SendPrepared(i int) {
-	w := s.c.w
-	w.appendBindText(s.c.r.names[s.si][i], &s.params)
-	w.appendExecute()
-	s.params.reset()
+	s.bind(s.c.r.names[s.si][i])
+	s.c.w.AppendExecute()
 }
 
 // SendSQL queues sql, parsed as the unnamed statement, with the parameters added since.
 func (s *Session) SendSQL(sql []byte) {
-	w := s.c.w
-	appendParse(w, sql)
-	w.appendBindText("", &s.params)
-	w.appendExecute()
-	s.params.reset()
+	pgwire.AppendParse(s.c.w, sql)
+	s.bind("")
+	s.c.w.AppendExecute()
+}
+
+// bind writes a Bind of stmt, prepared ("" for the unnamed statement), with the
+// parameters added since, and readies them for the next statement.
+func (s *Session) bind(stmt string) {
+	s.c.w.AppendBindText(stmt, &s.params)
+	s.params.Reset()
 }
 
 // PipelineSync queues a Sync.
 func (s *Session) PipelineSync() {
-	s.c.w.appendSync()
-	s.c.w.queued++
+	s.c.w.AppendSync()
+	s.c.w.Queue()
 }
 
 // Rows is how many rows the last Exec returned.
-func (s *Session) Rows() int { return len(s.c.w.rowAt) }
+func (s *Session) Rows() int { return s.c.w.KeptRows() }
 
 // Value is column col of row row of the last result in text form; nil for NULL.
-func (s *Session) Value(row, col int) []byte {
-	w := s.c.w
-	b := w.kept[w.rowAt[row]:]
-	if row+1 < len(w.rowAt) {
-		b = w.kept[w.rowAt[row]:w.rowAt[row+1]]
-	}
-	if len(b) < 2 || col >= int(binary.BigEndian.Uint16(b)) {
-		return nil
-	}
-	b = b[2:]
-	for i := 0; ; i++ {
-		n := int(int32(binary.BigEndian.Uint32(b)))
-		b = b[4:]
-		if i == col {
-			if n < 0 {
-				return nil
-			}
-			return b[:n]
-		}
-		if n > 0 {
-			b = b[n:]
-		}
-	}
-}
+func (s *Session) Value(row, col int) []byte { return s.c.w.Value(row, col) }
 
 // IntValue is Value parsed as an integer; 0 for NULL or text that is not one.
-func (s *Session) IntValue(row, col int) int64 {
-	v := s.Value(row, col)
-	var n int64
-	neg := false
-	for i, ch := range v {
-		switch {
-		case ch == '-' && i == 0:
-			neg = true
-		case ch >= '0' && ch <= '9':
-			n = n*10 + int64(ch-'0')
-		default:
-			if neg {
-				return -n
-			}
-			return n
-		}
-	}
-	if neg {
-		return -n
-	}
-	return n
-}
+func (s *Session) IntValue(row, col int) int64 { return s.c.w.IntValue(row, col) }
 
 // session readies the client's Session for a try of its transaction. Only Steps
 // and Programs read their answers' rows.
 func (c *client) session() *Session {
 	sess := &c.sess
 	sess.c, sess.si, sess.attempt = c, c.tx.si, c.tx.try
-	sess.params.reset()
-	c.w.keep = c.r.cfg.Scripts[c.tx.si].Commands == nil
+	sess.params.Reset()
+	c.w.KeepRows(c.r.cfg.Scripts[c.tx.si].Commands == nil)
 	return sess
 }

@@ -14,7 +14,11 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
+	"github.com/pgbakeoff/pgbakeoff/internal/outage"
+	"github.com/pgbakeoff/pgbakeoff/internal/pacing"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
 
@@ -75,7 +79,7 @@ type Config struct {
 	// for their commits' WAL flushes.
 	// Run raises GOMAXPROCS by Clients for the run; at most MaxThreadClients. TLS
 	// connections are multiplexed either way, and so are all connections on other
-	// systems than Linux (see transport_other.go).
+	// systems than Linux (see package pgwire).
 	ThreadPerClient bool
 	// Loops is how many event loops the clients share, as pgbench -j's threads;
 	// each loop takes a core while its clients keep it busy. 0 starts with one
@@ -84,7 +88,7 @@ type Config struct {
 	Loops int
 	// Rate, when above 0, runs the clients open-loop: transactions arrive at Rate a
 	// second in all, as a Poisson process, and each one's latency counts from its
-	// arrival (see schedule). Keying and think times are then not waited.
+	// arrival (see pacing.Schedule). Keying and think times are then not waited.
 	Rate float64
 	// LatencyLimit counts the transactions that end later than it after their
 	// arrival (Result.Rate.Late) and, with Rate, skips those that could not begin
@@ -158,12 +162,15 @@ type ScriptResult struct {
 	Queries Queries
 }
 
+// Queries counts statements as sysbench does (see pgwire.Queries).
+type Queries = pgwire.Queries
+
 // ErrorCount is how often one SQLSTATE was seen for one script.
 type ErrorCount struct {
 	Script   string
 	SQLState string
 	// Cause is set for transactions lost with their connection (SQLSTATE 08006, or
-	// the server's FATAL one): why it was lost, as Cause classifies it.
+	// the server's FATAL one): why it was lost, as connfail.Cause classifies it.
 	Cause   string
 	Retried bool // seen on a try that was then retried
 	Count   int64
@@ -205,7 +212,7 @@ type Result struct {
 	// Rate are the open-loop figures (Config.Rate, Config.LatencyLimit).
 	Rate RateFigures
 	// ReadAtOnce is, with Config.ThreadPerClient on a Unix-domain socket, the share
-	// of answers read without polling first (see waitChooser).
+	// of answers read without polling first (see pgwire.WaitChooser).
 	ReadAtOnce float64
 	// EventLoops is how many event loops drove the clients (see evloop_linux.go);
 	// 0 when each client had a goroutine. LoopBusy is each loop's share of its
@@ -238,7 +245,8 @@ type counters struct{ failed, retried, retries, rolledBack atomic.Int64 }
 
 type runner struct {
 	cfg         Config
-	names       [][]string
+	names       [][]string            // each script's statements as prepared (stmtName)
+	stmts       [][]*pgwire.Statement // each script's Commands as the protocol sends them
 	totalWeight int64
 	start       time.Time
 	windowStart time.Time
@@ -260,27 +268,21 @@ type runner struct {
 	connects, connectNs atomic.Int64
 	steps               []Stepper // each script's, as its clients run it (tx.go)
 
-	ended  atomic.Bool    // every client has ended
-	sched  *schedule      // with Config.Rate
-	pacing bool           // the pacer runs for clients on goroutines of their own
-	target *target.Target // cfg.Target with the run's connect timeout, resolved once if asked
-	waits  *waitChooser   // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
-	loops  int            // event loops the clients run on (see evloop_linux.go); 0 for none
+	ended  atomic.Bool         // every client has ended
+	sched  *pacing.Schedule    // with Config.Rate
+	pacing bool                // the pacer runs for clients on goroutines of their own
+	target *target.Target      // cfg.Target with the run's connect timeout, resolved once if asked
+	waits  *pgwire.WaitChooser // with Config.ThreadPerClient: how clients on a Unix-domain socket wait
+	loops  int                 // event loops the clients run on (see evloop_linux.go); 0 for none
 
-	abortCh  chan struct{} // closed when the first client stops on an Abort
-	mu       sync.Mutex
-	aborted  int
-	abort    string
-	errs     map[errKey]*ErrorCount
-	outages  []Outage
-	connErrs map[string]*ConnectErrorCount
-	address  string
-	// Clients running and without a connection; see downChanged.
-	live, down   int
-	allDownSince time.Time // zero unless every running client is down
-	downCh       chan struct{}
-	lastConnErr  string
-	tickConnErrs atomic.Int64
+	abortCh chan struct{} // closed when the first client stops on an Abort
+	mu      sync.Mutex
+	aborted int
+	abort   string
+	errs    map[errKey]*ErrorCount
+	address string
+	// The clients without a connection, their outages and failed reconnections.
+	outages *outage.Book
 }
 
 type errKey struct {
@@ -305,7 +307,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.live = len(clients)
+	r.outages.Running(len(clients))
 	res := &Result{ConnectTime: time.Since(r.start)}
 	if err := r.begin(ctx, clients); err != nil {
 		for _, c := range clients {
@@ -343,8 +345,8 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: cfg, stop: make(chan struct{}), abortCh: make(chan struct{}), errs: map[errKey]*ErrorCount{},
-		connErrs: map[string]*ConnectErrorCount{}, downCh: make(chan struct{}, 1)}
+	r := &runner{cfg: cfg, stop: make(chan struct{}), abortCh: make(chan struct{}), errs: map[errKey]*ErrorCount{}}
+	r.outages = outage.NewBook(r.scrub)
 	r.target = &target.Target{DSN: cfg.Target.DSN, Config: cfg.Target.Config.Copy()}
 	if cfg.ConnectTimeout > 0 {
 		r.target.Config.ConnectTimeout = cfg.ConnectTimeout
@@ -364,7 +366,7 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 	}
 	r.reg = histogram.NewRegistry(names)
 	if cfg.ThreadPerClient {
-		r.waits = &waitChooser{}
+		r.waits = &pgwire.WaitChooser{}
 	} else if loopable(&r.cfg) && !noLoops {
 		r.loops = max(1, min(cfg.Loops, cfg.Clients))
 	}
@@ -376,6 +378,15 @@ func newRunner(ctx context.Context, cfg Config) (*runner, error) {
 			n = append(n, stmtName(si, ci))
 		}
 		r.names = append(r.names, n)
+		var stmts []*pgwire.Statement
+		for ci, cmd := range s.Commands {
+			st, err := pgwire.NewStatement(cfg.Protocol, stmtName(si, ci), cmd.SQL, len(cmd.Params))
+			if err != nil {
+				return nil, err
+			}
+			stmts = append(stmts, st)
+		}
+		r.stmts = append(r.stmts, stmts)
 		switch {
 		case s.Steps != nil:
 			r.steps = append(r.steps, s.Steps)
@@ -424,9 +435,7 @@ func (r *runner) begin(ctx context.Context, clients []*client) error {
 	r.hardStopNs.Store(r.windowEnd.Add(30 * time.Second).UnixNano())
 	if cfg.Rate > 0 {
 		// Shards draw arrivals of their own: the same seed would send theirs together.
-		r.sched = newSchedule(cfg.Rate, cfg.Seed+uint64(cfg.FirstClient))
-		r.sched.start = r.start
-		r.sched.from, r.sched.to = int64(cfg.Warmup), int64(r.windowEnd.Sub(r.start))
+		r.sched = pacing.New(cfg.Rate, cfg.Seed+uint64(cfg.FirstClient), r.start, cfg.Warmup, r.windowEnd.Sub(r.start))
 	}
 	return nil
 }
@@ -468,15 +477,15 @@ func (r *runner) launch(ctx context.Context, clients []*client, res *Result) (fi
 	}
 	if r.sched != nil {
 		if r.pacing {
-			go r.sched.pace(r.stop, finished)
+			go r.sched.Pace(r.stop, finished)
 		} else {
-			close(r.sched.done) // the event loops pace their clients
+			r.sched.NoPacer() // the event loops pace their clients
 		}
 	}
 	chosen = make(chan float64, 1)
 	if r.waits != nil {
 		stopChooser = make(chan struct{})
-		go r.waits.choose(stopChooser, chosen)
+		go r.waits.Choose(stopChooser, chosen)
 	}
 	return finished, stopChooser, chosen, loops
 }
@@ -515,7 +524,7 @@ func (t *intervals) tick(end time.Time) {
 	iv.Committed = iv.Latency.TotalCount() - iv.RolledBack
 	iv.Failed = r.tickFailed.Swap(0)
 	iv.Retried = r.tickRetried.Swap(0)
-	iv.ConnectErrors = r.tickConnErrs.Swap(0)
+	iv.ConnectErrors = r.outages.TickConnectErrors()
 	if cfg.Rate > 0 || cfg.LatencyLimit > 0 {
 		var lagSum, lagN int64
 		for _, c := range t.clients {
@@ -528,9 +537,7 @@ func (t *intervals) tick(end time.Time) {
 			iv.Lag = time.Duration(lagSum / lagN)
 		}
 	}
-	r.mu.Lock()
-	iv.Down = r.down
-	r.mu.Unlock()
+	iv.Down = r.outages.Down()
 	t.seq++
 	t.start = end
 	if cfg.OnInterval != nil {
@@ -575,14 +582,6 @@ func (s *supervisor) stopAll() {
 	}
 }
 
-// downSince is when every running client lost its connection (zero if one has
-// one), and the last failure to connect again.
-func (r *runner) downSince() (time.Time, string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.allDownSince, r.lastConnErr
-}
-
 // supervise ticks the intervals, opens and closes the window, and stops the run
 // at its end, on ctx's cancellation, after Config.OutageTimeout without any
 // connection, or at the first Abort with Config.ExitOnAbort, until every client
@@ -618,8 +617,8 @@ func (r *runner) supervise(ctx context.Context, cancelRun context.CancelFunc, cl
 			res.Interrupted = true
 			ctxDone = nil
 			sv.stopAll()
-		case <-r.downCh:
-			if since, _ := r.downSince(); cfg.OutageTimeout > 0 && !since.IsZero() {
+		case <-r.outages.Changed():
+			if since, _ := r.outages.AllDownSince(); cfg.OutageTimeout > 0 && !since.IsZero() {
 				outage.Reset(time.Until(since.Add(cfg.OutageTimeout)))
 			} else {
 				outage.Stop()
@@ -641,7 +640,7 @@ func (r *runner) supervise(ctx context.Context, cancelRun context.CancelFunc, cl
 // window's end: it left part of the window unmeasured, however long the outage
 // timeout.
 func (r *runner) windowEnded(res *Result) {
-	since, last := r.downSince()
+	since, last := r.outages.AllDownSince()
 	if since.IsZero() {
 		return
 	}
@@ -649,7 +648,7 @@ func (r *runner) windowEnded(res *Result) {
 	res.IncompleteReason = fmt.Sprintf("the server had not come back when the window ended: no client had a connection for its last %s",
 		time.Since(since).Round(100*time.Millisecond))
 	if last != "" {
-		res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
+		res.IncompleteReason += "; the last attempt to connect failed with " + connfail.Name(last)
 	}
 }
 
@@ -657,7 +656,7 @@ func (r *runner) windowEnded(res *Result) {
 // connection for Config.OutageTimeout, and marks the result incomplete if so;
 // else it sets the timer again for what is left.
 func (r *runner) outageOver(outage *time.Timer, res *Result) bool {
-	since, last := r.downSince()
+	since, last := r.outages.AllDownSince()
 	if since.IsZero() || r.stopping.Load() {
 		return false
 	}
@@ -668,7 +667,7 @@ func (r *runner) outageOver(outage *time.Timer, res *Result) bool {
 	res.Incomplete = true
 	res.IncompleteReason = fmt.Sprintf("no client had a connection for %s (the outage timeout)", r.cfg.OutageTimeout)
 	if last != "" {
-		res.IncompleteReason += "; the last attempt to connect failed with " + CauseName(last)
+		res.IncompleteReason += "; the last attempt to connect failed with " + connfail.Name(last)
 	}
 	return true
 }
@@ -682,10 +681,8 @@ func (r *runner) collect(res *Result, clients []*client, cumulative []*hdrhistog
 		r.windowEnd = res.End
 	}
 	if r.sched != nil {
-		<-r.sched.done
-		r.sched.mu.Lock()
-		r.sched.to = int64(r.windowEnd.Sub(r.start))
-		r.sched.mu.Unlock()
+		<-r.sched.Done()
+		r.sched.EndWindow(r.windowEnd.Sub(r.start))
 	}
 	res.Rate = r.rateFigures(clients)
 	res.Start, res.WindowStart, res.WindowEnd = r.start, r.windowStart, r.windowEnd
@@ -710,16 +707,11 @@ func (r *runner) collect(res *Result, clients []*client, cumulative []*hdrhistog
 	for _, e := range r.errs {
 		res.Errors = append(res.Errors, *e)
 	}
-	res.Outages = append(res.Outages, r.outages...)
-	for _, e := range r.connErrs {
-		res.ConnectErrors = append(res.ConnectErrors, *e)
-	}
 	res.Address = r.address
 	res.Aborted, res.Abort = r.aborted, r.abort
 	r.mu.Unlock()
 	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Count > res.Errors[j].Count })
-	sort.Slice(res.Outages, func(i, j int) bool { return res.Outages[i].Start.Before(res.Outages[j].Start) })
-	sort.Slice(res.ConnectErrors, func(i, j int) bool { return res.ConnectErrors[i].Count > res.ConnectErrors[j].Count })
+	res.Outages, res.ConnectErrors = r.outages.Outages(), r.outages.ConnectErrors()
 }
 
 func (cfg *Config) validate() error {
@@ -825,23 +817,9 @@ func (r *runner) connectAll(ctx context.Context) ([]*client, error) {
 		id := r.cfg.FirstClient + i
 		c := &client{id: id, r: r, rng: rand.NewPCG(r.cfg.Seed, uint64(id)+1), hist: r.reg.Worker(), vals: make([]int64, maxVars),
 			queries: make([][phases]Queries, len(r.cfg.Scripts)), onLoop: r.loops > 0}
-		if r.cfg.Protocol == Simple {
-			for _, s := range r.cfg.Scripts {
-				var ps [][]string
-				var os [][]int
-				for _, cmd := range s.Commands {
-					p, o, err := simpleParts(cmd.SQL, len(cmd.Params))
-					if err != nil {
-						return nil, err
-					}
-					ps, os = append(ps, p), append(os, o)
-				}
-				c.parts, c.order = append(c.parts, ps), append(c.order, os)
-			}
-		}
 		clients[i] = c
 		if r.waits != nil {
-			r.waits.waits = append(r.waits.waits, &c.waits)
+			c.waits = r.waits.Counter()
 		}
 		wg.Add(1)
 		sem <- struct{}{}

@@ -7,37 +7,18 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
-// Protocol is how statements are sent, as pgbench's --protocol.
-type Protocol int
+// Protocol is how statements are sent, as pgbench's --protocol (see
+// pgwire.Protocol).
+type Protocol = pgwire.Protocol
 
 const (
-	// Prepared parses each statement once per connection and then only binds and
-	// executes it (pgbench -M prepared).
-	Prepared Protocol = iota
-	// Extended parses, binds and executes every statement each time (-M extended).
-	Extended
-	// Simple sends the statement text with values written in (-M simple).
-	Simple
+	Prepared = pgwire.Prepared
+	Extended = pgwire.Extended
+	Simple   = pgwire.Simple
 )
-
-// ParseProtocol reads a --protocol value.
-func ParseProtocol(s string) (Protocol, error) {
-	switch s {
-	case "prepared", "":
-		return Prepared, nil
-	case "extended":
-		return Extended, nil
-	case "simple":
-		return Simple, nil
-	}
-	return 0, fmt.Errorf("unknown protocol %q: use simple, extended or prepared", s)
-}
-
-func (p Protocol) String() string {
-	return [...]string{"prepared", "extended", "simple"}[p]
-}
 
 // Var is a script variable, drawn afresh for each transaction from [Min, Max]:
 // uniformly, or from Dist when it is set (built over the same range).
@@ -109,35 +90,6 @@ func (s *Script) Validate() error {
 	return nil
 }
 
-// simpleParts splits sql at $n placeholders for the simple protocol: parts[i] is
-// the text before placeholder i, and the last part follows the last placeholder.
-func simpleParts(sql string, nparams int) ([]string, []int, error) {
-	var parts []string
-	var order []int
-	rest := sql
-	for {
-		i := strings.IndexByte(rest, '$')
-		if i < 0 {
-			break
-		}
-		j := i + 1
-		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
-			j++
-		}
-		if j == i+1 {
-			return nil, nil, fmt.Errorf("statement %q: '$' without a parameter number", sql)
-		}
-		n, _ := strconv.Atoi(rest[i+1 : j])
-		if n < 1 || n > nparams {
-			return nil, nil, fmt.Errorf("statement %q: parameter $%d but %d given", sql, n, nparams)
-		}
-		parts = append(parts, rest[:i])
-		order = append(order, n-1)
-		rest = rest[j:]
-	}
-	return append(parts, rest), order, nil
-}
-
 // Mix names the scripts with their weights: "tpcb-like@9,select-only@1".
 func Mix(scripts []*Script) string {
 	parts := make([]string, len(scripts))
@@ -149,15 +101,3 @@ func Mix(scripts []*Script) string {
 	}
 	return strings.Join(parts, ",")
 }
-
-// Set reads a --protocol value: Protocol is a flag (pflag.Value).
-func (p *Protocol) Set(s string) error {
-	v, err := ParseProtocol(s)
-	if err == nil {
-		*p = v
-	}
-	return err
-}
-
-// Type names the flag's values in help.
-func (p *Protocol) Type() string { return "protocol" }

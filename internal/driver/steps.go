@@ -1,6 +1,10 @@
 package driver
 
-import "time"
+import (
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
+)
 
 // A Stepper is a transaction written as steps: rather than waiting for each answer,
 // it writes a request into the session and returns, and is called again with the
@@ -37,31 +41,28 @@ func (s *Session) RequestPrepared(i int, results bool) {
 // RequestSQL writes sql, parsed as the unnamed statement, with the parameters added
 // since (the extended protocol, one statement).
 func (s *Session) RequestSQL(sql []byte, results bool) {
-	appendParse(s.c.w, sql)
+	pgwire.AppendParse(s.c.w, sql)
 	s.requestBound("", results)
 }
 
 // RequestText writes sql with the simple protocol; it may hold several statements,
 // each answering with its own result.
 func (s *Session) RequestText(sql []byte, results bool) {
-	w := s.c.w
-	w.appendQuery(sql)
-	w.results, w.keep = results, results
+	s.c.w.AppendQuery(sql)
+	s.c.w.KeepResults(results)
 }
 
 // RequestPipelineEnd writes the Sync that ends a pipeline (see SendPrepared); the
 // answer is the first error among all of the pipeline's statements.
-func (s *Session) RequestPipelineEnd() { s.c.w.appendSync() }
+func (s *Session) RequestPipelineEnd() { s.c.w.AppendSync() }
 
 func (s *Session) requestBound(stmt string, results bool) {
-	w := s.c.w
-	w.appendBindText(stmt, &s.params)
+	s.bind(stmt)
 	if results {
-		w.appendDescribePortal()
+		s.c.w.AppendDescribePortal()
 	}
-	w.appendExecuteSync()
-	s.params.reset()
-	w.results, w.keep = results, results
+	s.c.w.AppendExecuteSync()
+	s.c.w.KeepResults(results)
 }
 
 // Pause sets the pause a Stepper returns Pause for; it counts in the transaction's

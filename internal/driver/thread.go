@@ -6,8 +6,12 @@ import (
 	"sync"
 )
 
-// The thread-per-client transport's part that is the same on every system: its limit
-// and the Ps it adds to GOMAXPROCS. How each client waits is in thread_linux.go.
+// The thread-per-client transport (Config.ThreadPerClient): on Linux each client's
+// connection is a blocking socket out of Go's poller, and the client's goroutine
+// sleeps in the kernel, holding its thread, until the server answers (pgwire's
+// blocking connections, with a pgwire.WaitChooser for Unix-domain sockets); other
+// systems use the poller for these clients too. Here: its limit and the Ps it adds
+// to GOMAXPROCS.
 
 // MaxThreadClients is the most clients Config.ThreadPerClient gives a thread each.
 const MaxThreadClients = 1024

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgwire"
 )
 
 // A client's transactions, the same on every transport. Every script runs as Steps
@@ -23,7 +24,7 @@ type want uint8
 
 const (
 	wantNext    want = iota // nothing: its next transaction begins (next)
-	wantAnswer              // the answer to the request in its wire's output: send it, read it whole, then answered
+	wantAnswer              // the answer to the request in its connection's output: send it, read it whole, then answered
 	wantPause               // monotonic() to reach client.wake, then paused
 	wantArrival             // an open-loop run's next arrival to come due, then arrived
 	wantConnect             // a connection, made away from any loop (connectFor), then connected
@@ -181,19 +182,18 @@ func (c *client) answered(err error) want {
 	if c.tx.stage == stageRollback {
 		return c.settle(c.tx.outcome)
 	}
-	return c.step(c.tx.steps.Resume(&c.sess, c.sess.answer()))
+	return c.step(c.tx.steps.Resume(&c.sess, c.w.Outcome()))
 }
 
 // over ends a try of the transaction with err, once its Steps are finished. What
 // they wrote and never sent is dropped, or it would go out with the next request;
 // a try that failed inside a transaction block rolls the block back first.
 func (c *client) over(err error) want {
-	w := c.w
-	w.out, w.queued = w.out[:0], 0
-	if err != nil && w.status != 'I' {
+	c.w.Discard()
+	if err != nil && c.w.InTransaction() {
 		if _, sql := sqlError(err); sql || errors.Is(err, ErrRollback) {
 			c.tx.stage, c.tx.outcome = stageRollback, err
-			w.appendQuery([]byte("ROLLBACK"))
+			c.w.AppendQuery([]byte("ROLLBACK"))
 			return wantAnswer
 		}
 	}
@@ -302,7 +302,7 @@ func (c *client) end() {
 		c.co.stop()
 		c.co = nil
 	}
-	c.r.clientDone()
+	c.r.outages.ClientDone()
 }
 
 // drive runs the client on a goroutine of its own, from w, until it ends: each wait
@@ -314,13 +314,9 @@ func (c *client) drive(ctx context.Context, w want) {
 		case wantNext:
 			w = c.next()
 		case wantAnswer:
-			err := c.w.flush()
-			if err == nil {
-				err = c.w.await()
-			}
-			w = c.answered(err)
+			w = c.answered(c.w.RoundTrip())
 		case wantPause:
-			c.timer.sleep(time.Duration(c.wake-monotonic()), c.r.stop, nil)
+			c.timer.Sleep(time.Duration(c.wake-monotonic()), c.r.stop, nil)
 			w = c.paused()
 		case wantArrival:
 			w = c.arrived(c.awaitArrival())
@@ -339,7 +335,7 @@ func sqlError(err error) (*pgconn.PgError, bool) {
 		return nil, false
 	}
 	var pe *pgconn.PgError
-	return pe, errors.As(err, &pe) && !errors.Is(err, errClosed)
+	return pe, errors.As(err, &pe) && !errors.Is(err, pgwire.ErrClosed)
 }
 
 // commands runs a script of Commands: its statements in turn, each with the
@@ -357,7 +353,7 @@ func (commands) Start(s *Session) (Step, error) {
 
 func (commands) Resume(s *Session, _ error) (Step, error) {
 	c := s.c
-	if pe := c.w.err; pe != nil {
+	if pe := c.w.Err(); pe != nil {
 		return Finished, pe // a COPY that failed too: no ErrCopy, as the statement's own error
 	}
 	c.tx.ci++

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -52,10 +53,10 @@ func restartEvidence(res *driver.Result, sres sampler.Result, st serverStats) []
 		}
 	}
 	if down["57P02"] {
-		out = append(out, "sessions were ended as another server process had crashed ("+driver.CauseName("57P02")+")")
+		out = append(out, "sessions were ended as another server process had crashed ("+connfail.Name("57P02")+")")
 	}
 	if down["57P03"] {
-		s := "connections were refused as it was starting up, recovering or shutting down (" + driver.CauseName("57P03")
+		s := "connections were refused as it was starting up, recovering or shutting down (" + connfail.Name("57P03")
 		if said != nil && said.Code == "57P03" {
 			s += ": " + said.Message
 		}

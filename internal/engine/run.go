@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/machine"
@@ -543,18 +544,18 @@ func sqlClass(state string) string {
 }
 
 // inspectWaiting is Inspect, waiting out a server that is starting up for up to
-// wait (0: driver.StartingUpWait), as the run's clients then do, and saying so.
+// wait (0: connfail.StartingUpWait), as the run's clients then do, and saying so.
 func inspectWaiting(ctx context.Context, log io.Writer, t *target.Target, wait time.Duration) (*target.Info, error) {
 	var info *target.Info
 	noted := false
-	err := driver.WaitStartingUp(ctx, wait, 2*time.Second, func() (err error) {
+	err := connfail.WaitStartingUp(ctx, wait, 2*time.Second, func() (err error) {
 		info, err = t.Inspect(ctx)
 		return err
 	}, func(err error) {
 		if !noted {
 			noted = true
 			fmt.Fprintf(log, "the server does not accept connections yet (%s); waiting up to %s\n",
-				driver.CauseName(driver.Cause(err)), cmp.Or(wait, driver.StartingUpWait))
+				connfail.Name(connfail.Cause(err)), cmp.Or(wait, connfail.StartingUpWait))
 		}
 	})
 	return info, err

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/machine"
@@ -229,10 +230,10 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, setup *Set
 	sum.OutageS = res.OutageSeconds()
 	for _, o := range res.Outages {
 		sum.Outages = append(sum.Outages, outageSummary{Client: o.Client, Start: o.Start, End: o.End, Seconds: o.End.Sub(o.Start).Seconds(),
-			Cause: driver.CauseName(o.Cause), Error: o.Error, Attempts: o.Attempts, FailedTx: o.FailedTx, Recovered: o.Recovered})
+			Cause: connfail.Name(o.Cause), Error: o.Error, Attempts: o.Attempts, FailedTx: o.FailedTx, Recovered: o.Recovered})
 	}
 	for _, c := range res.ConnectErrors {
-		sum.ConnectErrors = append(sum.ConnectErrors, connectErrSummary{Cause: driver.CauseName(c.Cause), Count: c.Count, Example: c.Example})
+		sum.ConnectErrors = append(sum.ConnectErrors, connectErrSummary{Cause: connfail.Name(c.Cause), Count: c.Count, Example: c.Example})
 	}
 	sum.ClientAddress = res.Address
 	if res.Incomplete {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package driver
+package pgwire
 
 import (
 	"errors"
@@ -8,15 +8,14 @@ import (
 	"syscall"
 )
 
-// Elsewhere than Linux every client talks to the server through Go's network poller
-// with plain reads and writes on the net.Conn. A thread-per-client run still raises
-// GOMAXPROCS by its clients, but its clients wait through the poller too: the
-// blocking sockets, raw system calls and runtime yields of thread_linux.go were
-// built and tuned for Linux alone.
+// Elsewhere than Linux every connection talks to the server through Go's network
+// poller with plain reads and writes on the net.Conn: the blocking sockets, raw
+// system calls and runtime yields of blocking_linux.go were built and tuned for
+// Linux alone.
 
-// newWire takes over nc, a connection pgx has set up; blocking is ignored here.
-func newWire(nc net.Conn, blocking bool) *wire {
-	c := &wire{out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
+// New takes over nc, a connection pgx has set up; blocking is ignored here.
+func New(nc net.Conn, blocking bool) *Conn {
+	c := &Conn{out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
 	c.nc = keepConn{Conn: nc, w: c}
 	return c
 }
@@ -26,7 +25,7 @@ func newWire(nc net.Conn, blocking bool) *wire {
 // closed, and the read returns that.
 type keepConn struct {
 	net.Conn
-	w *wire
+	w *Conn
 }
 
 func (k keepConn) Write(b []byte) (int, error) {
@@ -52,12 +51,12 @@ func isBroken(err error) bool {
 // errNotBlocking is never seen: without blocking sockets these are never called.
 var errNotBlocking = errors.New("blocking sockets are used on Linux only")
 
-func (c *wire) readBlocking() (int, error) { return 0, errNotBlocking }
+func (c *Conn) readBlocking() (int, error) { return 0, errNotBlocking }
 
-func (c *wire) writeBlocking() error { return errNotBlocking }
+func (c *Conn) writeBlocking() error { return errNotBlocking }
 
-func (c *wire) closeBlocking() {}
+func (c *Conn) closeBlocking() {}
 
 // voluntarySwitches is 0: with no blocking waits there is nothing to choose between
-// (see waitChooser).
+// (see WaitChooser).
 func voluntarySwitches() int64 { return 0 }

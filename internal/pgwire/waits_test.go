@@ -1,10 +1,10 @@
-package driver
+package pgwire
 
 import "testing"
 
 // epochs ends n epochs of 1000 waits each, at poll or direct voluntary switches per
 // wait by the way in use, and returns whether each epoch chose to read at once.
-func epochs(w *waitChooser, n int, poll, direct float64) []bool {
+func epochs(w *WaitChooser, n int, poll, direct float64) []bool {
 	var ways []bool
 	for range n {
 		rate := poll
@@ -23,7 +23,7 @@ func epochs(w *waitChooser, n int, poll, direct float64) []bool {
 // in probeEvery.
 func TestWaitChooser(t *testing.T) {
 	t.Run("reading at once costs little", func(t *testing.T) {
-		w := &waitChooser{}
+		w := &WaitChooser{}
 		ways := epochs(w, 2*probeEvery+2, 0.70, 0.75)
 		for i, direct := range ways {
 			// Epoch 0 polls, then reading at once is tried and kept; the epoch
@@ -38,7 +38,7 @@ func TestWaitChooser(t *testing.T) {
 		}
 	})
 	t.Run("reading at once costs wake-ups", func(t *testing.T) {
-		w := &waitChooser{}
+		w := &WaitChooser{}
 		ways := epochs(w, 2*probeEvery+2, 1.00, 1.65)
 		for i, direct := range ways {
 			wantDirect := i%probeEvery == 0
@@ -51,7 +51,7 @@ func TestWaitChooser(t *testing.T) {
 		}
 	})
 	t.Run("too few waits to measure", func(t *testing.T) {
-		w := &waitChooser{}
+		w := &WaitChooser{}
 		for range 3 * probeEvery {
 			w.epoch(5, minEpochWaits-1)
 			if w.direct.Load() {
@@ -60,7 +60,7 @@ func TestWaitChooser(t *testing.T) {
 		}
 	})
 	t.Run("the cost changes", func(t *testing.T) {
-		w := &waitChooser{}
+		w := &WaitChooser{}
 		if ways := epochs(w, 3, 0.70, 0.75); !ways[2] {
 			t.Fatalf("ways %v, want reading at once", ways)
 		}

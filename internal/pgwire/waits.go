@@ -1,4 +1,4 @@
-package driver
+package pgwire
 
 import (
 	"sync/atomic"
@@ -18,16 +18,16 @@ import (
 //     context switches.
 //
 // Which is cheaper depends on where the scheduler puts the clients and their server
-// processes, which no rule foretells, so waitChooser measures it while the run goes
+// processes, which no rule foretells, so WaitChooser measures it while the run goes
 // on. It polls first until an epoch has measured polling: it counts the process's
 // voluntary context switches per wait. Then it reads at once for an epoch, measures
 // that too, and keeps reading at once only while that costs fewer than
 // directMaxExtra more switches per wait. It measures the way not in use again every
 // probeEvery epochs. A workload too slow to measure (fewer than minEpochWaits waits
 // an epoch) keeps polling.
-type waitChooser struct {
-	direct atomic.Bool // read at once; polling first otherwise
-	waits  []*atomic.Int64
+type WaitChooser struct {
+	direct atomic.Bool     // read at once; polling first otherwise
+	waits  []*atomic.Int64 // each client's waits (Counter)
 
 	// The rest belongs to the goroutine that runs choose.
 	rate       [2]float64 // voluntary switches per wait: [0] polling, [1] reading at once
@@ -45,7 +45,15 @@ const (
 	minEpochWaits  = 100 // fewer waits than this in an epoch measure nothing
 )
 
-func (w *waitChooser) totalWaits() int64 {
+// Counter is a new count of waits, for one client's connections (Conn.ChooseWait)
+// to share; it is to be taken before Choose starts.
+func (w *WaitChooser) Counter() *atomic.Int64 {
+	n := new(atomic.Int64)
+	w.waits = append(w.waits, n)
+	return n
+}
+
+func (w *WaitChooser) totalWaits() int64 {
 	var n int64
 	for _, c := range w.waits {
 		n += c.Load()
@@ -54,13 +62,13 @@ func (w *waitChooser) totalWaits() int64 {
 }
 
 // start begins the first epoch, polling first.
-func (w *waitChooser) start() {
+func (w *WaitChooser) start() {
 	w.lastSw, w.lastWaits = voluntarySwitches(), w.totalWaits()
 }
 
 // epoch ends an epoch that had sw voluntary switches and waits waits in the way in
 // use, and picks the way for the next one.
-func (w *waitChooser) epoch(sw, waits int64) {
+func (w *WaitChooser) epoch(sw, waits int64) {
 	cur := 0
 	if w.direct.Load() {
 		cur = 1
@@ -78,7 +86,7 @@ func (w *waitChooser) epoch(sw, waits int64) {
 }
 
 // readAtOnce is the share of the waits of the epochs ended that read at once.
-func (w *waitChooser) readAtOnce() float64 {
+func (w *WaitChooser) readAtOnce() float64 {
 	if n := w.counted[0] + w.counted[1]; n > 0 {
 		return float64(w.counted[1]) / float64(n)
 	}
@@ -86,16 +94,16 @@ func (w *waitChooser) readAtOnce() float64 {
 }
 
 // best is the way measured cheaper, polling until both are measured.
-func (w *waitChooser) best() int {
+func (w *WaitChooser) best() int {
 	if w.measured[0] && w.measured[1] && w.rate[1]-w.rate[0] < directMaxExtra {
 		return 1
 	}
 	return 0
 }
 
-// choose ends an epoch every waitEpoch until stop is closed, then sends the share of
+// Choose ends an epoch every waitEpoch until stop is closed, then sends the share of
 // waits that read at once on done.
-func (w *waitChooser) choose(stop <-chan struct{}, done chan<- float64) {
+func (w *WaitChooser) Choose(stop <-chan struct{}, done chan<- float64) {
 	w.start()
 	t := time.NewTicker(waitEpoch)
 	defer t.Stop()

@@ -1,4 +1,4 @@
-package driver
+package pgwire
 
 import (
 	"io"
@@ -7,15 +7,15 @@ import (
 	"unsafe"
 )
 
-// The shared-thread transport on Linux: clients share GOMAXPROCS threads through Go's
-// network poller, and each round trip reads and writes the socket with raw system
-// calls inside syscall.RawConn.Read. newWire also hands a thread-per-client
-// connection over to thread_linux.go.
+// Reading and writing through Go's network poller on Linux: each round trip reads
+// and writes the socket with raw system calls inside syscall.RawConn.Read, so that
+// goroutines share GOMAXPROCS threads. New also makes a blocking connection for a
+// thread per client or an event loop (blocking_linux.go).
 
-// newWire takes over nc, a connection pgx has set up: through its raw socket where
+// New takes over nc, a connection pgx has set up: through its raw socket where
 // there is one (not for TLS), or, with blocking, as a blocking duplicate.
-func newWire(nc net.Conn, blocking bool) *wire {
-	c := &wire{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
+func New(nc net.Conn, blocking bool) *Conn {
+	c := &Conn{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return c
@@ -42,7 +42,7 @@ func newWire(nc net.Conn, blocking bool) *wire {
 }
 
 // rawRead is the callback for syscall.RawConn.Read: false means "wait until readable".
-func (c *wire) rawRead(fd uintptr) bool {
+func (c *Conn) rawRead(fd uintptr) bool {
 	if c.pending {
 		c.pending = false
 		if err := c.writeRaw(int(fd)); err != nil {
@@ -71,7 +71,7 @@ func (c *wire) rawRead(fd uintptr) bool {
 
 // writeRaw writes out on the socket directly; a full socket buffer falls back to the
 // blocking net.Conn write (which holds a different lock than the read in progress).
-func (c *wire) writeRaw(fd int) error {
+func (c *Conn) writeRaw(fd int) error {
 	n, err := rawIO(syscall.SYS_WRITE, fd, c.out)
 	if err == syscall.EAGAIN || err == syscall.EINTR {
 		n, err = 0, nil
@@ -96,7 +96,7 @@ func (c *wire) writeRaw(fd int) error {
 // the scheduler to another thread, and the two threads then wake each other with
 // futexes. A read or write on a non-blocking socket never blocks, so the mark buys
 // nothing here. The blocking sockets of a thread per client (and pollIn) skip it too:
-// each client then keeps its P while it waits, which Run's extra Ps allow for.
+// each client then keeps its P while it waits, which the caller's extra Ps allow for.
 func rawIO(trap uintptr, fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil

@@ -1,6 +1,7 @@
-package driver
+package pgwire
 
 import (
+	"encoding/binary"
 	"io"
 	"os"
 	"sync"
@@ -10,16 +11,17 @@ import (
 	"unsafe"
 )
 
-// The thread-per-client transport (Config.ThreadPerClient) on Linux: each client's
-// connection is a blocking socket out of Go's poller, and the client's goroutine
-// sleeps in the kernel, holding its thread, until the server answers. Other systems
-// use the poller for these clients too (transport_other.go).
+// Blocking connections on Linux, for a thread per client and for event loops: the
+// connection is a blocking socket out of Go's poller. A thread per client sleeps in
+// the kernel, holding its thread, until the server answers; an event loop waits in
+// epoll for many and reads each once it is readable (ReadSome). Other systems use
+// the poller for these connections too (conn_other.go).
 
-// blockingTick bounds each wait of a blocking read or write (SO_RCVTIMEO and
+// BlockingTick bounds each wait of a blocking read or write (SO_RCVTIMEO and
 // SO_SNDTIMEO), so that deadlines are noticed within it. With a timeout set, a signal
 // also interrupts the wait (EINTR instead of a restart), which lets the runtime stop
 // the thread for garbage collection while it waits.
-const blockingTick = 20 * time.Millisecond
+const BlockingTick = 20 * time.Millisecond
 
 // yieldEvery is how often a client that waits in the kernel hands its thread back to
 // the runtime for a moment. A goroutine inside a raw system call looks to the runtime
@@ -28,7 +30,19 @@ const blockingTick = 20 * time.Millisecond
 // thread on the other core, away from its backend. goyield puts it on its own
 // processor's queue instead, where the same thread runs it again at once, and it
 // counts as rescheduled, so the runtime leaves the client alone.
-var yieldEvery = 2 * time.Millisecond // a variable only for a test to compare without
+var yieldEvery = 2 * time.Millisecond
+
+// YieldEvery is how often a thread that waits in the kernel yields (see Yield).
+func YieldEvery() time.Duration { return yieldEvery }
+
+// SetYieldEvery changes YieldEvery, so that a test can compare runs with and
+// without; it returns the function that restores it. Not for use while a
+// connection is in use.
+func SetYieldEvery(d time.Duration) (restore func()) {
+	old := yieldEvery
+	yieldEvery = d
+	return func() { yieldEvery = old }
+}
 
 // goyield is the runtime's yield to the current processor's own run queue; unlike
 // runtime.Gosched it neither moves the goroutine to the global queue nor wakes
@@ -55,10 +69,10 @@ var (
 	startPump      sync.Once
 )
 
-// yield hands the thread back to the runtime for a moment (goyield) and, when the
+// Yield hands the thread back to the runtime for a moment (goyield) and, when the
 // process is due to have its idle processors' timers looked at, then readies a
 // goroutine that does nothing else, so that an idle thread wakes up to take it.
-func yield(now int64) {
+func Yield(now int64) {
 	goyield()
 	if t := nextTimerCheck.Load(); now >= t && nextTimerCheck.CompareAndSwap(t, now+int64(timerCheckEvery)) {
 		startPump.Do(func() {
@@ -76,14 +90,14 @@ func yield(now int64) {
 	}
 }
 
-// blockingDup duplicates a socket into a blocking descriptor with blockingTick
+// blockingDup duplicates a socket into a blocking descriptor with BlockingTick
 // timeouts, or returns -1.
 func blockingDup(fd int) int {
 	nfd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
 	if errno != 0 {
 		return -1
 	}
-	tv := syscall.NsecToTimeval(int64(blockingTick))
+	tv := syscall.NsecToTimeval(int64(BlockingTick))
 	err := syscall.SetsockoptTimeval(int(nfd), syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv)
 	if err == nil {
 		err = syscall.SetsockoptTimeval(int(nfd), syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
@@ -98,17 +112,17 @@ func blockingDup(fd int) int {
 	return int(nfd)
 }
 
-// waited is called when a blocking read or write returns EAGAIN (blockingTick
+// waited is called when a blocking read or write returns EAGAIN (BlockingTick
 // passed) or EINTR (a signal): it fails once the deadline has passed. A signal is
 // how the runtime asks a goroutine to stop, for the garbage collector or because it
 // ran 10 ms without a break (a wait longer than yieldEvery): rawIO has no point
-// where the goroutine could stop, so it yields here (see yield).
+// where the goroutine could stop, so it yields here (see Yield).
 //
 //go:noinline
-func (c *wire) waited(err error) error {
+func (c *Conn) waited(err error) error {
 	now := time.Now().UnixNano()
 	if err == syscall.EINTR {
-		yield(now)
+		Yield(now)
 	}
 	if d := c.deadline.Load(); d != 0 && now >= d {
 		return os.ErrDeadlineExceeded
@@ -117,17 +131,17 @@ func (c *wire) waited(err error) error {
 }
 
 // readBlocking reads into in[w:], sleeping in the kernel until something arrives.
-func (c *wire) readBlocking() (int, error) {
+func (c *Conn) readBlocking() (int, error) {
 	for {
 		var n int
 		var err error
 		if now := time.Now().UnixNano(); now >= c.yieldAt {
-			yield(now)
+			Yield(now)
 			c.yieldAt = now + int64(yieldEvery)
 		}
-		if c.unixSock {
+		if c.direct != nil {
 			c.waitCount.Add(1)
-			if !c.waits.direct.Load() {
+			if !c.direct.Load() {
 				err = pollIn(c.fd)
 			}
 		}
@@ -149,7 +163,7 @@ func (c *wire) readBlocking() (int, error) {
 
 // readNow reads what the blocking socket holds into in[w:], waiting if it holds
 // nothing; the end of the connection is io.EOF.
-func (c *wire) readNow() (int, error) {
+func (c *Conn) readNow() (int, error) {
 	n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
 	if err == nil && n == 0 {
 		return 0, io.EOF
@@ -158,7 +172,7 @@ func (c *wire) readNow() (int, error) {
 }
 
 // writeBlocking sends out whole, then empties it.
-func (c *wire) writeBlocking() error {
+func (c *Conn) writeBlocking() error {
 	b := c.out
 	c.out = c.out[:0]
 	for len(b) > 0 {
@@ -181,13 +195,13 @@ func (c *wire) writeBlocking() error {
 }
 
 // pollIn waits until fd is readable (or closed, or in error), for at most
-// blockingTick: then it returns EAGAIN.
+// BlockingTick: then it returns EAGAIN.
 func pollIn(fd int) error {
 	pfd := struct {
 		fd             int32
 		events, revent int16
 	}{fd: int32(fd), events: 0x1} // POLLIN
-	ts := syscall.NsecToTimespec(int64(blockingTick))
+	ts := syscall.NsecToTimespec(int64(BlockingTick))
 	n, _, errno := syscall.RawSyscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 	if errno != 0 {
 		return errno
@@ -199,7 +213,7 @@ func pollIn(fd int) error {
 }
 
 // closeBlocking closes the blocking socket.
-func (c *wire) closeBlocking() {
+func (c *Conn) closeBlocking() {
 	syscall.Close(c.fd)
 	c.fd = -1
 }
@@ -211,4 +225,86 @@ func voluntarySwitches() int64 {
 		return 0
 	}
 	return int64(ru.Nvcsw)
+}
+
+// What an event loop needs of its connections: it waits in epoll on FD, writes each
+// request at once (WriteOut), reads what comes as it comes (ReadSome), and cuts off
+// a transaction past its Deadline itself.
+
+// Blocking tells whether the connection is a blocking socket, fit for an event loop.
+func (c *Conn) Blocking() bool { return c.blocking }
+
+// FD is the blocking socket's descriptor.
+func (c *Conn) FD() int { return c.fd }
+
+// Deadline is when the connection is to be cut off, in unix nanoseconds; 0 for never.
+func (c *Conn) Deadline() int64 { return c.deadline.Load() }
+
+// WriteOut sends the buffered request on the blocking socket at once, and starts
+// watching for a new answer (ReadSome).
+func (c *Conn) WriteOut() error {
+	c.scanned, c.scanNeed = 0, 0
+	return c.writeBlocking()
+}
+
+// ReadSome reads once what the socket holds, which epoll said is readable, and tells
+// whether Await may now read the answer without waiting: it is whole, or the
+// connection ended (Await then reads what is buffered, a FATAL error saying why the
+// server left, and at the end the failure).
+func (c *Conn) ReadSome() bool {
+	n, err := c.readMore()
+	if err == syscall.EAGAIN || err == syscall.EINTR {
+		return false
+	}
+	if n > 0 && !c.answered() {
+		return false
+	}
+	if err != nil && err != os.ErrClosed {
+		c.werr = err // a reset: what fill returns once the buffer is read
+	}
+	return true
+}
+
+// readMore reads once into the buffer, with room for 4 KiB more first.
+func (c *Conn) readMore() (int, error) {
+	c.room(c.w - c.r + 4096)
+	n, err := rawIO(syscall.SYS_READ, c.fd, c.in[c.w:])
+	if err == nil && n == 0 {
+		return 0, os.ErrClosed
+	}
+	c.w += n
+	return n, err
+}
+
+// answered tells whether the buffer holds the whole answer Await waits for: the
+// ReadyForQuery of every exchange sent. It goes on from where it stopped the last
+// time, so that a large answer read in many pieces is scanned once.
+func (c *Conn) answered() bool {
+	if c.scanNeed == 0 {
+		c.scanned, c.scanNeed = 0, c.queued+1
+	}
+	for p := c.r + c.scanned; c.w-p >= 5; {
+		n := int(binary.BigEndian.Uint32(c.in[p+1:])) + 1
+		if n < 5 {
+			return true // Await reports the broken message
+		}
+		if c.w-p < n {
+			return false
+		}
+		switch c.in[p] {
+		case 'Z':
+			if c.scanNeed--; c.scanNeed == 0 {
+				return true
+			}
+		case 'G':
+			return true // COPY FROM STDIN: Await refuses it
+		case 'E':
+			if sev := parseError(c.in[p+5 : p+n]).Severity; sev == "FATAL" || sev == "PANIC" {
+				return true // the server is leaving: no ReadyForQuery follows
+			}
+		}
+		p += n
+		c.scanned = p - c.r
+	}
+	return false
 }

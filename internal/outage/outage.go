@@ -1,0 +1,183 @@
+// Package outage keeps a run's book of lost connections: how many clients are
+// down, since when every one of them has been, each client's outage once it ends,
+// and the failed attempts to connect again, by cause. It stands apart from the
+// driver's transactions, which only report a loss, an attempt and a reconnection,
+// so that what a run reports of a server that went away (and when no client has
+// had a connection at all) is kept in one place, and tested without a server.
+package outage
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
+)
+
+// Outage is a span during which one client had no connection.
+type Outage struct {
+	Client     int
+	Start, End time.Time // the loss noticed; connected again, or the run ended
+	Cause      string    // why the connection was lost: see connfail.Cause
+	Error      string    // the error that ended it, password removed
+	Attempts   int       // connection attempts, the successful one included
+	FailedTx   int       // transactions lost with the connection
+	Recovered  bool      // connected again before the run ended
+}
+
+// ConnectErrorCount is how often reconnecting failed for one cause. A failed attempt
+// is not a transaction: a run counts it apart from its failed ones.
+type ConnectErrorCount struct {
+	Cause   string // see connfail.Cause
+	Count   int64
+	Example string // password removed
+}
+
+// Seconds is the wall time during which at least one client had lost its
+// connection: the union of the clients' outages.
+func Seconds(outages []Outage) float64 {
+	o := append([]Outage(nil), outages...)
+	sort.Slice(o, func(i, j int) bool { return o[i].Start.Before(o[j].Start) })
+	var total time.Duration
+	var curS, curE time.Time
+	for i, x := range o {
+		if i == 0 || x.Start.After(curE) {
+			total += curE.Sub(curS)
+			curS, curE = x.Start, x.End
+		} else if x.End.After(curE) {
+			curE = x.End
+		}
+	}
+	total += curE.Sub(curS)
+	return total.Seconds()
+}
+
+// Book is a run's book of lost connections. It is written only as connections are
+// lost and made, and read as the run ticks and ends.
+type Book struct {
+	scrub   func(string) string // removes the password from an error's words
+	changed chan struct{}
+	tickErr atomic.Int64 // failed attempts since the last TickConnectErrors
+
+	mu sync.Mutex
+	// Clients running and without a connection; see update.
+	live, down   int
+	allDownSince time.Time // zero unless every running client is down
+	lastErr      string    // the cause of the last failed attempt
+	outages      []Outage
+	connErrs     map[string]*ConnectErrorCount
+}
+
+// NewBook makes an empty book; scrub removes the password from the errors it keeps.
+func NewBook(scrub func(string) string) *Book {
+	return &Book{scrub: scrub, changed: make(chan struct{}, 1), connErrs: map[string]*ConnectErrorCount{}}
+}
+
+// Running notes that n clients have begun, each with a connection.
+func (b *Book) Running(n int) {
+	b.mu.Lock()
+	b.live = n
+	b.mu.Unlock()
+}
+
+// Lost notes that a client has lost its connection.
+func (b *Book) Lost() {
+	b.mu.Lock()
+	b.down++
+	b.update()
+	b.mu.Unlock()
+}
+
+// Ended records a client's outage as over: connected again, or the client stops.
+func (b *Book) Ended(o Outage) {
+	b.mu.Lock()
+	b.down--
+	b.outages = append(b.outages, o)
+	b.update()
+	b.mu.Unlock()
+}
+
+// ClientDone notes that a client has stopped for good.
+func (b *Book) ClientDone() {
+	b.mu.Lock()
+	b.live--
+	b.update()
+	b.mu.Unlock()
+}
+
+// update notes when every running client lost its connection, and signals
+// Changed; b.mu is held.
+func (b *Book) update() {
+	all := b.live > 0 && b.down >= b.live
+	switch {
+	case all && b.allDownSince.IsZero():
+		b.allDownSince = time.Now()
+	case !all && !b.allDownSince.IsZero():
+		b.allDownSince = time.Time{}
+	default:
+		return
+	}
+	select {
+	case b.changed <- struct{}{}:
+	default: // a notice is already pending; the reader reads the state anew
+	}
+}
+
+// Changed receives a notice when every running client has lost its connection, or
+// one has it again: AllDownSince has changed.
+func (b *Book) Changed() <-chan struct{} { return b.changed }
+
+// AllDownSince is when every running client lost its connection (zero if one has
+// one), and the cause of the last failure to connect again.
+func (b *Book) AllDownSince() (time.Time, string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.allDownSince, b.lastErr
+}
+
+// Down is how many clients have no connection now.
+func (b *Book) Down() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.down
+}
+
+// ConnectFailed counts a failed attempt to connect.
+func (b *Book) ConnectFailed(err error) {
+	cause := connfail.Cause(err)
+	b.tickErr.Add(1)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lastErr = cause
+	e := b.connErrs[cause]
+	if e == nil {
+		e = &ConnectErrorCount{Cause: cause, Example: b.scrub(err.Error())}
+		b.connErrs[cause] = e
+	}
+	e.Count++
+}
+
+// TickConnectErrors is how many attempts to connect failed since it was last called.
+func (b *Book) TickConnectErrors() int64 { return b.tickErr.Swap(0) }
+
+// Outages are the outages that have ended, in the order they began.
+func (b *Book) Outages() []Outage {
+	b.mu.Lock()
+	o := append([]Outage(nil), b.outages...)
+	b.mu.Unlock()
+	sort.Slice(o, func(i, j int) bool { return o[i].Start.Before(o[j].Start) })
+	return o
+}
+
+// ConnectErrors are the failed attempts to connect, by cause, the most frequent first.
+func (b *Book) ConnectErrors() []ConnectErrorCount {
+	b.mu.Lock()
+	var errs []ConnectErrorCount
+	for _, e := range b.connErrs {
+		errs = append(errs, *e)
+	}
+	b.mu.Unlock()
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Count > errs[j].Count })
+	return errs
+}

@@ -1,0 +1,83 @@
+package outage
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSeconds: overlapping outages count once, apart ones each, in any order.
+func TestSeconds(t *testing.T) {
+	at := func(s int) time.Time { return time.Unix(1000+int64(s), 0) }
+	o := []Outage{
+		{Client: 1, Start: at(10), End: at(14)},
+		{Client: 0, Start: at(0), End: at(5)},
+		{Client: 2, Start: at(3), End: at(8)},
+		{Client: 3, Start: at(11), End: at(12)},
+	}
+	if got := Seconds(o); got != 12 {
+		t.Errorf("%g s, want 12: 0 to 8 and 10 to 14", got)
+	}
+	if o[0].Client != 1 {
+		t.Error("the outages given were reordered")
+	}
+	if got := Seconds(nil); got != 0 {
+		t.Errorf("no outage: %g s", got)
+	}
+}
+
+// TestAllDown: the book notes when the last running client loses its connection,
+// and forgets it once one has one again or stops, with a notice each time.
+func TestAllDown(t *testing.T) {
+	b := NewBook(func(s string) string { return s })
+	b.Running(2)
+	noticed := func() bool {
+		select {
+		case <-b.Changed():
+			return true
+		default:
+			return false
+		}
+	}
+	b.Lost()
+	if since, _ := b.AllDownSince(); !since.IsZero() || noticed() || b.Down() != 1 {
+		t.Fatal("one client of two down: all down")
+	}
+	b.Lost()
+	if since, _ := b.AllDownSince(); since.IsZero() || !noticed() {
+		t.Fatal("both down: not all down, or no notice")
+	}
+	b.Ended(Outage{Client: 0, Recovered: true})
+	if since, _ := b.AllDownSince(); !since.IsZero() || !noticed() {
+		t.Fatal("one back: still all down, or no notice")
+	}
+	b.ClientDone() // the client that came back stops: the other is all there is
+	if since, _ := b.AllDownSince(); since.IsZero() || !noticed() {
+		t.Fatal("the only running client down: not all down")
+	}
+	if len(b.Outages()) != 1 {
+		t.Errorf("%d outages ended, want 1", len(b.Outages()))
+	}
+}
+
+// TestConnectFailed: failed attempts count by cause, the most frequent first, with
+// an example scrubbed of the password; the last one's cause is kept.
+func TestConnectFailed(t *testing.T) {
+	b := NewBook(func(s string) string { return strings.ReplaceAll(s, "secret", "xxx") })
+	refused := errors.New("dial secret: " + syscall.ECONNREFUSED.Error())
+	b.ConnectFailed(errors.Join(refused, syscall.ECONNREFUSED))
+	b.ConnectFailed(syscall.ECONNREFUSED)
+	b.ConnectFailed(syscall.ECONNRESET)
+	errs := b.ConnectErrors()
+	if len(errs) != 2 || errs[0].Cause != "connection refused" || errs[0].Count != 2 || strings.Contains(errs[0].Example, "secret") {
+		t.Errorf("%+v", errs)
+	}
+	if _, last := b.AllDownSince(); last != "connection reset" {
+		t.Errorf("last cause %q", last)
+	}
+	if n := b.TickConnectErrors(); n != 3 || b.TickConnectErrors() != 0 {
+		t.Errorf("%d attempts in the tick, want 3 and then none", n)
+	}
+}
