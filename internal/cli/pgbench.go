@@ -375,11 +375,9 @@ func pgbenchScripts(o *pgbenchOptions, pr *pgbenchw.Run) error {
 	}
 	pr.Protocol = driver.Simple // pgbench's default, unlike pgbakeoff's
 	if o.protocol != "" {
-		p, err := driver.ParseProtocol(o.protocol)
-		if err != nil {
+		if err := pr.Protocol.Set(o.protocol); err != nil {
 			return fmt.Errorf("invalid query mode (-M): %q: use simple, extended or prepared", o.protocol)
 		}
-		pr.Protocol = p
 	}
 	if o.logPrefix != "" {
 		pr.LogPrefix = o.logPrefix
