@@ -12,7 +12,8 @@ import (
 
 // TestDurationOverflow: durations that would carry the run's deadlines past what
 // time.Time holds in nanoseconds (the year 2262) are refused before the run
-// starts, instead of every transaction failing on a deadline in the past.
+// starts, instead of every transaction failing on a deadline in the past, naming
+// the Config field.
 func TestDurationOverflow(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	pgtest.Query(t, dsn, "create table kv(k int primary key, v int); insert into kv select g, 0 from generate_series(1, 100) g")
@@ -22,12 +23,12 @@ func TestDurationOverflow(t *testing.T) {
 		cfg  driver.Config
 		want string
 	}{
-		{"duration", driver.Config{Duration: long}, "--duration"},
-		{"warmup", driver.Config{Warmup: long, Duration: time.Second}, "--warmup"},
-		{"together", driver.Config{Warmup: 60 * 365 * 24 * time.Hour, Duration: 60 * 365 * 24 * time.Hour}, "--warmup and --duration"},
-		{"tx-timeout", driver.Config{Duration: time.Second, TxTimeout: long}, "--tx-timeout"},
-		{"outage-timeout", driver.Config{Duration: time.Second, OutageTimeout: long}, "--outage-timeout"},
-		{"connect-timeout", driver.Config{Duration: time.Second, ConnectTimeout: long}, "--connect-timeout"},
+		{"duration", driver.Config{Duration: long}, "Duration"},
+		{"warmup", driver.Config{Warmup: long, Duration: time.Second}, "Warmup"},
+		{"together", driver.Config{Warmup: 60 * 365 * 24 * time.Hour, Duration: 60 * 365 * 24 * time.Hour}, "Warmup and Duration"},
+		{"tx-timeout", driver.Config{Duration: time.Second, TxTimeout: long}, "TxTimeout"},
+		{"outage-timeout", driver.Config{Duration: time.Second, OutageTimeout: long}, "OutageTimeout"},
+		{"connect-timeout", driver.Config{Duration: time.Second, ConnectTimeout: long}, "ConnectTimeout"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := c.cfg

@@ -733,7 +733,7 @@ func (cfg *Config) validate() error {
 		}
 	}
 	if cfg.Clients < 1 {
-		return fmt.Errorf("--clients must be at least 1, got %d", cfg.Clients)
+		return fmt.Errorf("Clients must be at least 1, got %d", cfg.Clients)
 	}
 	if cfg.AllClients == 0 {
 		cfg.AllClients = cfg.Clients
@@ -745,25 +745,25 @@ func (cfg *Config) validate() error {
 		return err
 	}
 	if cfg.Transactions < 0 {
-		return fmt.Errorf("--transactions must be positive, got %d", cfg.Transactions)
+		return fmt.Errorf("Transactions must be positive, got %d", cfg.Transactions)
 	}
 	if cfg.Transactions == 0 && cfg.Duration <= 0 {
-		return fmt.Errorf("--duration must be positive, got %s", cfg.Duration)
+		return fmt.Errorf("Duration must be positive, got %s", cfg.Duration)
 	}
 	if cfg.Warmup < 0 {
-		return fmt.Errorf("--warmup must not be negative, got %s", cfg.Warmup)
+		return fmt.Errorf("Warmup must not be negative, got %s", cfg.Warmup)
 	}
 	if cfg.MaxTries < 1 {
 		cfg.MaxTries = 1
 	}
 	if cfg.Loops < 0 {
-		return fmt.Errorf("--jobs must not be negative, got %d", cfg.Loops)
+		return fmt.Errorf("Loops must not be negative, got %d", cfg.Loops)
 	}
 	if cfg.Rate < 0 || cfg.Rate > 0 && cfg.Rate < MinRate || math.IsNaN(cfg.Rate) || math.IsInf(cfg.Rate, 0) {
-		return fmt.Errorf("--rate must be a number of transactions a second from %g, got %g", MinRate, cfg.Rate)
+		return fmt.Errorf("Rate must be a number of transactions a second from %g, got %g", MinRate, cfg.Rate)
 	}
 	if cfg.LatencyLimit < 0 {
-		return fmt.Errorf("--latency-limit must not be negative, got %s", cfg.LatencyLimit)
+		return fmt.Errorf("LatencyLimit must not be negative, got %s", cfg.LatencyLimit)
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
@@ -772,23 +772,23 @@ func (cfg *Config) validate() error {
 		cfg.MaxBackoff = time.Second
 	}
 	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"--outage-timeout", cfg.OutageTimeout}, {"--tx-timeout", cfg.TxTimeout}, {"--connect-timeout", cfg.ConnectTimeout}} {
+		field string
+		v     time.Duration
+	}{{"OutageTimeout", cfg.OutageTimeout}, {"TxTimeout", cfg.TxTimeout}, {"ConnectTimeout", cfg.ConnectTimeout}} {
 		if d.v < 0 {
-			return fmt.Errorf("%s must not be negative, got %s", d.flag, d.v)
+			return fmt.Errorf("%s must not be negative, got %s", d.field, d.v)
 		}
 	}
 	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"--warmup", cfg.Warmup}, {"--duration", cfg.Duration},
-		{"--outage-timeout", cfg.OutageTimeout}, {"--tx-timeout", cfg.TxTimeout}, {"--connect-timeout", cfg.ConnectTimeout},
-		{"the interval", cfg.Interval}, {"the backoff", cfg.MaxBackoff},
+		field string
+		v     time.Duration
+	}{{"Warmup", cfg.Warmup}, {"Duration", cfg.Duration},
+		{"OutageTimeout", cfg.OutageTimeout}, {"TxTimeout", cfg.TxTimeout}, {"ConnectTimeout", cfg.ConnectTimeout},
+		{"Interval", cfg.Interval}, {"MaxBackoff", cfg.MaxBackoff},
 		// Two durations of at most MaxSpan each do not overflow when added.
-		{"--warmup and --duration", cfg.Warmup + cfg.Duration}} {
+		{"Warmup and Duration", cfg.Warmup + cfg.Duration}} {
 		if d.v > MaxSpan {
-			return fmt.Errorf("%s is too long: at most %s (100 years)", d.flag, MaxSpan)
+			return fmt.Errorf("%s is too long: at most %s (100 years)", d.field, MaxSpan)
 		}
 	}
 	return nil
