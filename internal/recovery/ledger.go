@@ -1,0 +1,224 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Table is the ledger's table in the target database; each run's rows carry a
+// token of their own, and are deleted once counted.
+const Table = "pgbakeoff_ledger"
+
+// DefaultRate is how many commits a second the ledger makes.
+const DefaultRate = 50
+
+// Connector opens a session on the target's primary.
+type Connector func(ctx context.Context) (*pgconn.PgConn, error)
+
+// Ledger commits numbered rows beside a workload, one a tick, and remembers which
+// commits the server acknowledged and which were in flight when their session
+// was lost. After a fault, Reckon reads what the primary has: an acknowledged
+// row that is missing is a lost commit, and a row whose commit was never
+// acknowledged is one the clients could not know had happened. It works under
+// any workload, since it runs beside it on a session of its own.
+type Ledger struct {
+	connect Connector
+	token   string
+	every   time.Duration
+
+	mu       sync.Mutex
+	acked    []ack
+	inFlight []int64
+	commits  int64 // acknowledged
+	stop     context.CancelFunc
+	done     chan struct{}
+}
+
+type ack struct {
+	seq int64
+	at  time.Time
+}
+
+// StartLedger creates the ledger's table when it lacks one and starts committing
+// rate rows a second, under token (unique to the run), until Stop.
+func StartLedger(ctx context.Context, connect Connector, token string, rate float64) (*Ledger, error) {
+	conn, err := connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: %w", err)
+	}
+	_, err = conn.Exec(ctx, "create table if not exists "+Table+` (token text not null, seq bigint not null,
+		at timestamptz not null default clock_timestamp(), primary key (token, seq))`).ReadAll()
+	if err != nil {
+		conn.Close(context.Background())
+		return nil, fmt.Errorf("ledger: create %s: %w", Table, err)
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	l := &Ledger{connect: connect, token: token, every: time.Duration(float64(time.Second) / rate), stop: stop, done: make(chan struct{})}
+	go l.run(lctx, conn)
+	return l, nil
+}
+
+// run commits a row a tick, on a session it opens again after losing it.
+func (l *Ledger) run(ctx context.Context, conn *pgconn.PgConn) {
+	defer close(l.done)
+	tick := time.NewTicker(l.every)
+	defer tick.Stop()
+	for seq := int64(1); ; seq++ {
+		for conn == nil {
+			var err error
+			if conn, err = l.connect(ctx); err != nil {
+				conn = nil
+				if !sleep(ctx, l.every) {
+					return
+				}
+			}
+		}
+		err := l.insert(conn, seq)
+		l.record(seq, err)
+		if err != nil {
+			conn.Close(context.Background())
+			conn = nil
+		}
+		select {
+		case <-ctx.Done():
+			if conn != nil {
+				conn.Close(context.Background())
+			}
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// insert commits row seq. Stopping does not cancel it, so that the last commit
+// is not taken for one lost; a server that stalls it (a synchronous standby gone)
+// leaves it in flight after insertTimeout.
+func (l *Ledger) insert(conn *pgconn.PgConn, seq int64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), insertTimeout)
+	defer cancel()
+	_, err := conn.ExecParams(ctx, "insert into "+Table+" (token, seq) values ($1, $2)",
+		[][]byte{[]byte(l.token), []byte(strconv.FormatInt(seq, 10))}, nil, nil, nil).Close()
+	return err
+}
+
+// insertTimeout is how long one of the ledger's commits may take.
+const insertTimeout = 10 * time.Second
+
+// record notes how the commit of row seq ended: acknowledged, refused by the
+// server (not committed), or lost with its session (in flight).
+func (l *Ledger) record(seq int64, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pe, refused := errors.AsType[*pgconn.PgError](err)
+	switch {
+	case err == nil:
+		l.acked = append(l.acked, ack{seq, time.Now()})
+		l.commits++
+	case refused && !connectionLost(pe.Code):
+		// The server refused it: not committed.
+	default:
+		l.inFlight = append(l.inFlight, seq)
+	}
+}
+
+// Commits are the ledger's commits acknowledged so far, to leave out of the
+// server's counts of the workload's.
+func (l *Ledger) Commits() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.commits
+}
+
+// Stop ends the ledger's commits.
+func (l *Ledger) Stop() {
+	l.stop()
+	<-l.done
+}
+
+// Reckoning is what the primary holds of the ledger's commits after the run.
+type Reckoning struct {
+	Acknowledged int64
+	// Lost are acknowledged commits missing on the primary, committed from
+	// LostFrom to LostTo: the span of data lost (the recovery point).
+	Lost             int64
+	LostFrom, LostTo time.Time
+	// InDoubt are rows present whose commit was in flight when the session was
+	// lost; Unknown those in flight that are absent (never committed).
+	InDoubt, Unknown int64
+}
+
+// RPO is the span of acknowledged commits lost: 0 when none was.
+func (r Reckoning) RPO() time.Duration {
+	if r.Lost == 0 {
+		return 0
+	}
+	return r.LostTo.Sub(r.LostFrom)
+}
+
+// Reckon reads the ledger's rows on the primary, compares them with what was
+// acknowledged, and deletes them. Stop first.
+func (l *Ledger) Reckon(ctx context.Context) (Reckoning, error) {
+	conn, err := l.connect(ctx)
+	if err != nil {
+		return Reckoning{}, fmt.Errorf("ledger: %w", err)
+	}
+	defer conn.Close(context.Background())
+	res := conn.ExecParams(ctx, "select seq from "+Table+" where token = $1", [][]byte{[]byte(l.token)}, nil, nil, nil).Read()
+	if err := res.Err; err != nil {
+		return Reckoning{}, fmt.Errorf("ledger: read %s: %w", Table, err)
+	}
+	present := make(map[int64]bool, len(res.Rows))
+	for _, row := range res.Rows {
+		seq, _ := strconv.ParseInt(string(row[0]), 10, 64)
+		present[seq] = true
+	}
+	l.mu.Lock()
+	r := reckon(l.acked, l.inFlight, present)
+	l.mu.Unlock()
+	_, err = conn.ExecParams(ctx, "delete from "+Table+" where token = $1", [][]byte{[]byte(l.token)}, nil, nil, nil).Close()
+	return r, err
+}
+
+// reckon compares the acknowledged and in-flight commits with the rows present.
+func reckon(acked []ack, inFlight []int64, present map[int64]bool) Reckoning {
+	r := Reckoning{Acknowledged: int64(len(acked))}
+	for _, a := range acked {
+		if present[a.seq] {
+			continue
+		}
+		if r.Lost == 0 || a.at.Before(r.LostFrom) {
+			r.LostFrom = a.at
+		}
+		if a.at.After(r.LostTo) {
+			r.LostTo = a.at
+		}
+		r.Lost++
+	}
+	for _, seq := range slices.Compact(slices.Sorted(slices.Values(inFlight))) {
+		if present[seq] {
+			r.InDoubt++
+		} else {
+			r.Unknown++
+		}
+	}
+	return r
+}
+
+// sleep waits d unless ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

@@ -1,0 +1,137 @@
+package recovery
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+// TestTrackerFigures: two clients commit every 10 ms; a fault at 12 s stops
+// client 0 for 800 ms and client 1 for 1.5 s, each losing one transaction with
+// its connection, and client 1 comes back at half its pace for a second. The
+// figures are those of that timeline.
+func TestTrackerFigures(t *testing.T) {
+	t0 := time.Unix(1_000_000, 0)
+	fault := t0.Add(12 * time.Second)
+	tr := NewTracker([]time.Time{fault}, 2, 20*time.Second)
+	commit := func(c int, at time.Time) { tr.Add(driver.TxEvent{Client: c, Start: at.Add(-time.Millisecond), End: at}) }
+	for at := t0; at.Before(t0.Add(30 * time.Second)); at = at.Add(10 * time.Millisecond) {
+		d := at.Sub(fault)
+		if d < 0 || d >= 800*time.Millisecond {
+			commit(0, at)
+		}
+		switch {
+		case d < 0 || d >= 2500*time.Millisecond:
+			commit(1, at)
+		case d >= 1500*time.Millisecond && (d/(10*time.Millisecond))%2 == 0:
+			commit(1, at)
+		}
+	}
+	tr.Add(driver.TxEvent{Client: 0, End: fault.Add(5 * time.Millisecond), Failed: true, SQLState: "57P01"})
+	tr.Add(driver.TxEvent{Client: 1, End: fault.Add(7 * time.Millisecond), Failed: true, SQLState: "08006"})
+	tr.Add(driver.TxEvent{Client: 1, End: fault.Add(900 * time.Millisecond), Failed: true, SQLState: "57P03"})
+	tr.Add(driver.TxEvent{Client: 1, End: fault.Add(-time.Second), Failed: true, SQLState: "40001"}) // before: not the fault's
+
+	f := tr.Figures(0, t0.Add(30*time.Second))
+	want := Figures{FirstFailure: 5 * time.Millisecond, NoCommits: 800 * time.Millisecond,
+		ClientMedian: 1510 * time.Millisecond, ClientMax: 1510 * time.Millisecond, Before: 200, InDoubt: 3}
+	if f.FirstFailure != want.FirstFailure || f.NoCommits != want.NoCommits || f.ClientMax != want.ClientMax || f.Before != want.Before || f.InDoubt != want.InDoubt {
+		t.Errorf("figures %+v, want %+v", f, want)
+	}
+	if f.ClientMedian != 810*time.Millisecond && f.ClientMedian != 1510*time.Millisecond {
+		t.Errorf("client median %s, want one of the two clients' gaps", f.ClientMedian)
+	}
+	// 90% of 200 a second is 180: client 0's 100 and client 1's 50 fall short
+	// until client 1 is back at full pace at 2.5 s; a second from 2.2 s holds
+	// 100 + 15 + 80 = 195.
+	if f.Recovered < 2*time.Second || f.Recovered > 2500*time.Millisecond {
+		t.Errorf("recovered after %s, want between 2 s and 2.5 s", f.Recovered)
+	}
+	if f.Errors["57P01"] != 1 || f.Errors["08006"] != 1 || f.Errors["57P03"] != 1 || f.Errors["40001"] != 0 {
+		t.Errorf("errors %v", f.Errors)
+	}
+}
+
+// TestTrackerNeverRecovered: commits that stop for good are reported as not
+// recovered, the time without them reaching the horizon.
+func TestTrackerNeverRecovered(t *testing.T) {
+	t0 := time.Unix(2_000_000, 0)
+	fault := t0.Add(10 * time.Second)
+	tr := NewTracker([]time.Time{fault}, 1, 5*time.Second)
+	for at := t0; at.Before(fault); at = at.Add(50 * time.Millisecond) {
+		tr.Add(driver.TxEvent{End: at})
+	}
+	f := tr.Figures(0, fault.Add(time.Minute))
+	if f.Recovered != -1 || f.FirstFailure != -1 || f.NoCommits < 5*time.Second || f.ClientMax != -1 {
+		t.Errorf("figures %+v: want not recovered, no failure, 5 s without commits, no client back", f)
+	}
+}
+
+// TestReckon: acknowledged rows missing are lost, with the span they were
+// acknowledged in; rows in flight are in doubt when present, unknown when not.
+func TestReckon(t *testing.T) {
+	t0 := time.Unix(3_000_000, 0)
+	var acked []ack
+	for i := range int64(10) {
+		acked = append(acked, ack{i + 1, t0.Add(time.Duration(i) * 100 * time.Millisecond)})
+	}
+	present := map[int64]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 12: true}
+	r := reckon(acked, []int64{11, 12, 12}, present)
+	want := Reckoning{Acknowledged: 10, Lost: 3, LostFrom: t0.Add(700 * time.Millisecond), LostTo: t0.Add(900 * time.Millisecond), InDoubt: 1, Unknown: 1}
+	if r != want || r.RPO() != 200*time.Millisecond {
+		t.Errorf("reckoning %+v (RPO %s), want %+v", r, r.RPO(), want)
+	}
+}
+
+// TestLedgerThroughCrash: the ledger commits through a server killed and started
+// again, and with synchronous commits nothing it was told of is lost.
+func TestLedgerThroughCrash(t *testing.T) {
+	pgtest.Long(t)
+	own := pgtest.OwnServer(t, localpg.Setting{Name: "synchronous_commit", Value: "on"})
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) {
+		return pgconn.Connect(ctx, own.Server().DSN())
+	}
+	l, err := StartLedger(t.Context(), connect, "crash-test", 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCommits(t, l, 50)
+	if err := own.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	before := l.Commits()
+	waitCommits(t, l, before+50)
+	l.Stop()
+	r, err := l.Reckon(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lost != 0 || r.Acknowledged != l.Commits() || r.Acknowledged < before+50 {
+		t.Errorf("reckoning %+v after %d commits", r, l.Commits())
+	}
+	// Counted, the rows are gone.
+	if got := pgtest.Query(t, own.Server().DSN(), "select count(*) from "+Table); got != "0" {
+		t.Errorf("%s rows left after reckoning", got)
+	}
+}
+
+// waitCommits waits until the ledger has n acknowledged commits.
+func waitCommits(t *testing.T, l *Ledger, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); l.Commits() < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commits after 30 s, want %d", l.Commits(), n)
+		}
+	}
+}

@@ -1,0 +1,229 @@
+package recovery
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+)
+
+// Resolution is the grain of the commit timeline: the time without commits is
+// measured to within it.
+const Resolution = 10 * time.Millisecond
+
+// before is how much of the run before a fault sets the throughput recovery is
+// measured against.
+const before = 10 * time.Second
+
+// Tracker follows a run's transactions around its faults, from the clients' side:
+// it keeps a timeline of commits near each fault, each client's last commit before
+// it and first after it, and the failures after it. Its Add is safe for the
+// clients to call at once (driver.Config.OnTransaction).
+type Tracker struct {
+	faults  []time.Time
+	horizon time.Duration
+	// spans are each fault's timeline of commits, one counter a Resolution, from
+	// before the fault to horizon after it.
+	spans [][]atomic.Int64
+	// clients are, per fault and client, the end of the last commit before the
+	// fault and of the first after it, in Unix nanoseconds.
+	last, first [][]atomic.Int64
+
+	mu       sync.Mutex
+	failures [][]failure // per fault, those after it within the horizon
+}
+
+type failure struct {
+	at    time.Time
+	state string
+}
+
+// NewTracker follows clients through the faults at the given instants, each for
+// horizon after it: a recovery slower than that is reported as not recovered.
+func NewTracker(faults []time.Time, clients int, horizon time.Duration) *Tracker {
+	t := &Tracker{faults: faults, horizon: horizon, failures: make([][]failure, len(faults))}
+	n := int((before + horizon) / Resolution)
+	for range faults {
+		t.spans = append(t.spans, make([]atomic.Int64, n))
+		t.last = append(t.last, make([]atomic.Int64, clients))
+		t.first = append(t.first, make([]atomic.Int64, clients))
+	}
+	return t
+}
+
+// Add counts a transaction that ended: a commit on the timelines of the faults
+// it is near, a failure after a fault among that fault's.
+func (t *Tracker) Add(ev driver.TxEvent) {
+	if ev.Skipped {
+		return
+	}
+	end := ev.End.UnixNano()
+	for i, at := range t.faults {
+		from := at.Add(-before)
+		if ev.End.Before(from) || ev.End.After(at.Add(t.horizon)) {
+			continue
+		}
+		if ev.Failed {
+			if !ev.End.Before(at) {
+				t.mu.Lock()
+				t.failures[i] = append(t.failures[i], failure{ev.End, ev.SQLState})
+				t.mu.Unlock()
+			}
+			continue
+		}
+		if k := int(ev.End.Sub(from) / Resolution); k < len(t.spans[i]) {
+			t.spans[i][k].Add(1)
+		}
+		if ev.Client < 0 || ev.Client >= len(t.last[i]) {
+			continue
+		}
+		if ev.End.Before(at) {
+			t.last[i][ev.Client].Store(end)
+		} else {
+			t.first[i][ev.Client].CompareAndSwap(0, end)
+		}
+	}
+}
+
+// Figures are what the clients saw of one fault.
+type Figures struct {
+	// FirstFailure is how long after the fault the first transaction failed; -1
+	// when none did.
+	FirstFailure time.Duration
+	// NoCommits is the longest time without any commit, of those that began
+	// within a second before the fault or after it: how long the deployment was
+	// down for the clients. ClientMedian and ClientMax are each client's time
+	// from its last commit before the fault to its first after it.
+	NoCommits, ClientMedian, ClientMax time.Duration
+	// Recovered is how long after the fault the throughput was back to 90% of
+	// what it was before: the start of the first second that reached it. -1 when
+	// it did not within the horizon.
+	Recovered time.Duration
+	// Before is the throughput before the fault, commits a second.
+	Before float64
+	// Errors are the failed transactions from the fault to its recovery (or the
+	// horizon) by SQLSTATE, and InDoubt those of them lost with their
+	// connection, whose commit may or may not have happened.
+	Errors  map[string]int64
+	InDoubt int64
+}
+
+// Figures are the figures of fault i, once the run is over; end is when its
+// clients stopped, after which no commit is missing.
+func (t *Tracker) Figures(i int, end time.Time) Figures {
+	at, span := t.faults[i], t.spans[i]
+	if n := int(end.Sub(at.Add(-before)) / Resolution); n < len(span) {
+		span = span[:max(n, 0)]
+	}
+	f := Figures{FirstFailure: -1, Recovered: -1, Errors: map[string]int64{}}
+	lead := min(int(before/Resolution), len(span))
+	f.Before = rateBefore(span[:lead])
+	f.NoCommits = longestGap(span, lead-int(time.Second/Resolution))
+	f.Recovered = recoveredAfter(span, lead, f.Before)
+	f.ClientMedian, f.ClientMax = clientGaps(t.last[i], t.first[i])
+	until := at.Add(t.horizon)
+	if f.Recovered >= 0 {
+		until = at.Add(f.Recovered + time.Second)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, fl := range t.failures[i] {
+		if d := fl.at.Sub(at); f.FirstFailure < 0 || d < f.FirstFailure {
+			f.FirstFailure = d
+		}
+		if fl.at.After(until) {
+			continue
+		}
+		f.Errors[fl.state]++
+		if connectionLost(fl.state) {
+			f.InDoubt++
+		}
+	}
+	return f
+}
+
+// rateBefore is the commits a second of lead, from its first commit on: a
+// fault early in a run has less than a lead before it.
+func rateBefore(lead []atomic.Int64) float64 {
+	var sum int64
+	first := -1
+	for k := range lead {
+		if n := lead[k].Load(); n > 0 {
+			sum += n
+			if first < 0 {
+				first = k
+			}
+		}
+	}
+	if first < 0 {
+		return 0
+	}
+	return float64(sum) / (time.Duration(len(lead)-first) * Resolution).Seconds()
+}
+
+// longestGap is the longest run of empty slots of span that reaches slot from or
+// later, counted whole: a gap that began earlier counts from its beginning.
+func longestGap(span []atomic.Int64, from int) time.Duration {
+	best, start := 0, -1
+	for k := 0; k <= len(span); k++ {
+		empty := k < len(span) && span[k].Load() == 0
+		switch {
+		case empty && start < 0:
+			start = k
+		case !empty && start >= 0:
+			if k > from {
+				best = max(best, k-start)
+			}
+			start = -1
+		}
+	}
+	return time.Duration(best) * Resolution
+}
+
+// recoveredAfter is how long after slot at the first second of span began whose
+// commits reached 90% of rate a second; -1 when none did.
+func recoveredAfter(span []atomic.Int64, at int, rate float64) time.Duration {
+	if rate <= 0 {
+		return -1
+	}
+	second := int(time.Second / Resolution)
+	var window int64
+	for k := at; k < len(span); k++ {
+		window += span[k].Load()
+		if k-at >= second {
+			window -= span[k-second].Load()
+		}
+		if k-at+1 >= second && float64(window) >= 0.9*rate {
+			return time.Duration(k+1-second-at) * Resolution
+		}
+	}
+	return -1
+}
+
+// clientGaps are the median and longest of the clients' times from their last
+// commit before the fault to their first after it, among the clients that had
+// both.
+func clientGaps(last, first []atomic.Int64) (median, longest time.Duration) {
+	var gaps []time.Duration
+	for c := range last {
+		l, f := last[c].Load(), first[c].Load()
+		if l > 0 && f > 0 {
+			gaps = append(gaps, time.Duration(f-l))
+		}
+	}
+	if len(gaps) == 0 {
+		return -1, -1
+	}
+	slices.Sort(gaps)
+	return gaps[len(gaps)/2], gaps[len(gaps)-1]
+}
+
+// connectionLost tells a SQLSTATE of a transaction lost with its connection: a
+// connection exception (class 08), or the server shutting the session down
+// (57P01-57P03).
+func connectionLost(state string) bool {
+	return strings.HasPrefix(state, "08") || state == "57P01" || state == "57P02" || state == "57P03"
+}
