@@ -2,10 +2,8 @@ package driver_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +21,6 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/connfail"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
-	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 )
@@ -88,98 +85,13 @@ func inWindow(fault func()) (onWindow func(open bool), done <-chan struct{}) {
 	}, ch
 }
 
-// ownServer is a PostgreSQL server for one test alone, which it may kill and start
-// again on the same port.
-type ownServer struct {
-	mu   sync.Mutex
-	srv  *localpg.Server
-	opts localpg.Options
-}
-
-func startOwnServer(t *testing.T) *ownServer {
-	t.Helper()
-	shared := pgtest.Server(t)
-	base, err := os.MkdirTemp("", "driver-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	// As root, PostgreSQL runs as another user, which must enter base.
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s := &ownServer{opts: localpg.Options{
-		Name:     "outage",
-		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
-		BaseDir:  base,
-		Settings: []localpg.Setting{{Name: "shared_buffers", Value: "16MB"}, {Name: "fsync", Value: "off"}},
-	}}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if s.srv, err = localpg.Start(ctx, s.opts); err != nil {
-		t.Fatal(err)
-	}
-	s.opts.Port = s.srv.Port
-	t.Cleanup(func() {
-		srv := s.current()
-		if err := srv.Stop(context.Background()); err != nil {
-			t.Error(err)
-		}
-		if err := srv.Remove(); err != nil {
-			t.Error(err)
-		}
-	})
-	return s
-}
-
-func (s *ownServer) current() *localpg.Server {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.srv
-}
-
-// kill sends SIGKILL to the postmaster and waits until it is gone.
-func (s *ownServer) kill() error {
-	srv := s.current()
-	if err := srv.Signal(syscall.SIGKILL); err != nil {
-		return err
-	}
-	for deadline := time.Now().Add(10 * time.Second); srv.Running(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return errors.New("the postmaster survived SIGKILL")
-		}
-	}
-	return nil
-}
-
-// restart starts the server again on its port. Its backends outlive a killed
-// postmaster for a moment, and until they are gone a new one refuses to start.
-func (s *ownServer) restart() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	for {
-		srv, err := localpg.Start(ctx, s.opts)
-		if err == nil {
-			s.mu.Lock()
-			s.srv = srv
-			s.mu.Unlock()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
 // TestServerGone takes a server away mid-run. Killed with SIGKILL and started again,
 // the clients reconnect and the run ends on time; stopped for good, the run ends
 // early once no client has had a connection for the outage timeout.
 func TestServerGone(t *testing.T) {
 	pgtest.Long(t)
-	s := startOwnServer(t)
-	dsn := s.current().TCPDSN()
+	s := pgtest.OwnServer(t)
+	dsn := s.Server().TCPDSN()
 	kvTable(t, dsn)
 	known := []string{"57P01", "57P02", "57P03", "EOF", "connection reset", "connection refused", "broken pipe"}
 
@@ -189,12 +101,12 @@ func TestServerGone(t *testing.T) {
 		errc := make(chan error, 1)
 		onWindow, _ := inWindow(func() {
 			time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
-			if err := s.kill(); err != nil {
+			if err := s.Kill(); err != nil {
 				errc <- err
 				return
 			}
 			time.Sleep(300 * time.Millisecond) // refused for a while
-			err := s.restart()
+			err := s.Restart()
 			restarted.Store(time.Now().UnixNano())
 			errc <- err
 		})
@@ -250,7 +162,7 @@ func TestServerGone(t *testing.T) {
 		var ivs series
 		onWindow, stopped := inWindow(func() {
 			time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
-			if err := s.current().Stop(context.Background()); err != nil {
+			if err := s.Server().Stop(context.Background()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -292,13 +204,13 @@ func TestServerGone(t *testing.T) {
 	// Stopped for good with an outage timeout longer than what is left of the window,
 	// the run still ends on time, but incomplete: its server did not come back.
 	t.Run("stopped/outage-timeout=2m", func(t *testing.T) {
-		_ = s.current().Stop(context.Background()) // running when the subtests before were skipped
-		if err := s.restart(); err != nil {
+		_ = s.Server().Stop(context.Background()) // running when the subtests before were skipped
+		if err := s.Restart(); err != nil {
 			t.Fatal(err)
 		}
 		onWindow, stopped := inWindow(func() {
 			time.Sleep(time.Second) // into the window: the fault's place, not a wait for something
-			if err := s.current().Stop(context.Background()); err != nil {
+			if err := s.Server().Stop(context.Background()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -713,8 +625,8 @@ func TestTooManyConnections(t *testing.T) {
 // fails at once.
 func TestServerShuttingDownAtStart(t *testing.T) {
 	pgtest.Long(t)
-	s := startOwnServer(t)
-	dsn := s.current().TCPDSN()
+	s := pgtest.OwnServer(t)
+	dsn := s.Server().TCPDSN()
 	kvTable(t, dsn)
 	ctx := context.Background()
 	missing := parse(t, dsn+" dbname=no_such_database")
@@ -729,7 +641,7 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := s.current()
+	srv := s.Server()
 	if err := srv.Signal(syscall.SIGTERM); err != nil { // smart shutdown
 		t.Fatal(err)
 	}
@@ -737,7 +649,7 @@ func TestServerShuttingDownAtStart(t *testing.T) {
 		held.Close(ctx)
 		for deadline := time.Now().Add(10 * time.Second); srv.Running() && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		}
-		if err := s.restart(); err != nil { // for the cleanup's stop
+		if err := s.Restart(); err != nil { // for the cleanup's stop
 			t.Error(err)
 		}
 	})

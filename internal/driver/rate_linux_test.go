@@ -17,9 +17,9 @@ import (
 // transaction each is slow, and p99.9 does not show it (coordinated omission).
 func TestRateShowsStall(t *testing.T) {
 	pgtest.Long(t)
-	s := startOwnServer(t)
+	s := pgtest.OwnServer(t)
 	run := func(rate float64) histogram.Summary {
-		srv := s.current()
+		srv := s.Server()
 		paused := make(chan error, 1)
 		res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, srv.DSN()), Scripts: []*driver.Script{selectOne()},
 			Clients: 4, Duration: 6 * time.Second, Rate: rate, Seed: 3,

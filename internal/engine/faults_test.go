@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -22,23 +21,9 @@ import (
 
 // ownServer starts a server of the test's own, loaded with TPC-B at scale 1, for
 // faults the shared one must not suffer; it is stopped and removed after the test.
-func ownServer(t *testing.T, name string) *localpg.Server {
+func ownServer(t *testing.T) *localpg.Server {
 	t.Helper()
-	shared := pgtest.Server(t)
-	base := t.TempDir()
-	// As root, PostgreSQL runs as another user, which must enter base.
-	for _, d := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	srv, err := localpg.Start(t.Context(), localpg.Options{Name: name, BaseDir: base,
-		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
-		Settings: []localpg.Setting{{Name: "fsync", Value: "off"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop(context.Background()) })
+	srv := pgtest.OwnServer(t).Server()
 	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", srv.TCPDSN()); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
@@ -160,7 +145,7 @@ func crashBackend(t *testing.T, dsn string, hold time.Duration) {
 // server commits are not known: never a count from either side of the reset.
 func TestCrashFlagged(t *testing.T) {
 	pgtest.Long(t)
-	srv := ownServer(t, "crash")
+	srv := ownServer(t)
 	dsn := srv.TCPDSN()
 	results := filepath.Join(t.TempDir(), "r.db")
 	for i, hold := range []time.Duration{1500 * time.Millisecond, 0, 1500 * time.Millisecond} {

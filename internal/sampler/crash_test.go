@@ -11,29 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 )
-
-// ownServer starts a server of the test's own, for faults the shared one must
-// not suffer, and stops and removes it after the test.
-func ownServer(t *testing.T, name string) *localpg.Server {
-	t.Helper()
-	srv, err := localpg.Start(t.Context(), ownServerOptions(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(context.Background()); err != nil {
-			t.Error(err)
-		}
-		if err := srv.Remove(); err != nil {
-			t.Error(err)
-		}
-	})
-	return srv
-}
 
 // backendPID is the process of conn's backend, as the server reports it.
 func backendPID(t *testing.T, conn *pgconn.PgConn) int {
@@ -103,7 +83,7 @@ func TestCrash(t *testing.T) {
 	t.Parallel()
 	for _, hold := range []time.Duration{0, time.Second} {
 		t.Run("hold="+hold.String(), func(t *testing.T) {
-			srv := ownServer(t, "crash")
+			srv := pgtest.OwnServer(t).Server()
 			dsn := srv.TCPDSN()
 			ctl := connect(t, dsn, "sampler-test-ctl")
 			for range 20 {

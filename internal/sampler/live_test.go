@@ -18,7 +18,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -573,48 +572,14 @@ func TestOwnCommits(t *testing.T) {
 	}
 }
 
-// ownServerOptions are the options of a server of the test's own, for faults the
-// shared one must not suffer: the shared one's binaries, in a directory removed
-// after the test.
-func ownServerOptions(t *testing.T, name string) localpg.Options {
-	t.Helper()
-	shared := pgtest.Server(t)
-	base, err := os.MkdirTemp("", "sampler-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(base) })
-	// As root, PostgreSQL runs as another user, which must enter base.
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return localpg.Options{
-		Name:     name,
-		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
-		BaseDir:  base,
-		Settings: []localpg.Setting{{Name: "shared_buffers", Value: "16MB"}, {Name: "fsync", Value: "off"}},
-	}
-}
-
 // TestRestart restarts a server of its own under the sampler.
 func TestRestart(t *testing.T) {
 	pgtest.Long(t)
 	t.Parallel()
-	opts := ownServerOptions(t, "restart")
+	own := pgtest.OwnServer(t)
+	srv := own.Server()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	srv, err := localpg.Start(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(context.Background()); err != nil {
-			t.Error(err)
-		}
-		if err := srv.Remove(); err != nil {
-			t.Error(err)
-		}
-	})
 
 	var rec recorder
 	s, err := sampler.Start(ctx, sampler.Config{
@@ -635,10 +600,10 @@ func TestRestart(t *testing.T) {
 	}
 	stopped := time.Now()
 	waitSamples(t, &rec, func(sm sampler.Sample) bool { return sm.End.After(stopped) && sm.ServerStarted.IsZero() }, 1)
-	opts.Port = srv.Port
-	if srv, err = localpg.Start(ctx, opts); err != nil {
+	if err := own.Restart(); err != nil {
 		t.Fatal(err)
 	}
+	srv = own.Server()
 	// Two samples of the new postmaster, which give rates again.
 	after := waitSamples(t, &rec, func(sm sampler.Sample) bool {
 		return !sm.ServerStarted.IsZero() && !sm.ServerStarted.Equal(first)
