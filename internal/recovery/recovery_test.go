@@ -22,7 +22,9 @@ func TestTrackerFigures(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	fault := t0.Add(12 * time.Second)
 	tr := NewTracker([]time.Time{fault}, 2, 20*time.Second)
-	commit := func(c int, at time.Time) { tr.Add(driver.TxEvent{Client: c, Start: at.Add(-time.Millisecond), End: at}) }
+	commit := func(c int, at time.Time) {
+		tr.Add(driver.TxEvent{Client: c, Start: at.Add(-time.Millisecond), End: at})
+	}
 	for at := t0; at.Before(t0.Add(30 * time.Second)); at = at.Add(10 * time.Millisecond) {
 		d := at.Sub(fault)
 		if d < 0 || d >= 800*time.Millisecond {
