@@ -34,6 +34,7 @@ func bindRun(w workload.Workload, fs *pflag.FlagSet) *runFlags {
 	fs.StringVar(&f.dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	_, chooses := f.spec.Workload.(engine.ThreadChooser)
 	bindSettings(fs, &f.spec.Settings, chooses)
+	fs.Var(faultsValue{&f.spec.Faults}, "fault", "do a fault during the run and measure the recovery, as at=60s,kind=K (from the run's start): crash, restart, failover or switchover of a server pgbakeoff runs, or kind=command,command=... for any target (repeatable)")
 	durationVar(fs, &f.progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
 	fs.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
 	fs.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
@@ -110,3 +111,28 @@ func flagged(err error) error {
 	flag := "--" + strings.ReplaceAll(fe.Field, "_", "-")
 	return errors.New(strings.Replace(err.Error(), fe.Error(), fe.Named(flag), 1))
 }
+
+// faultsValue is --fault: each adds a fault (engine.ParseFault).
+type faultsValue struct{ faults *[]engine.Fault }
+
+func (v faultsValue) Set(s string) error {
+	f, err := engine.ParseFault(s)
+	if err != nil {
+		return err
+	}
+	*v.faults = append(*v.faults, f)
+	return nil
+}
+
+func (v faultsValue) String() string {
+	if v.faults == nil {
+		return ""
+	}
+	var parts []string
+	for _, f := range *v.faults {
+		parts = append(parts, f.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (v faultsValue) Type() string { return "at=T,kind=K" }

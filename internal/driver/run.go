@@ -111,6 +111,9 @@ type Config struct {
 	// is called once every client has connected and gives that instant instead.
 	StartAt   time.Time
 	WaitStart func(ctx context.Context) (time.Time, error)
+	// OnStart, when set, is told the instant the warm-up begins, before any
+	// client sends a transaction.
+	OnStart func(start time.Time)
 }
 
 // Phase of a transaction, by the time it ended.
@@ -425,6 +428,9 @@ func (r *runner) begin(ctx context.Context, clients []*client) error {
 			return ctx.Err()
 		}
 		r.start = cfg.StartAt
+	}
+	if cfg.OnStart != nil {
+		cfg.OnStart(r.start)
 	}
 	r.windowStart = r.start.Add(cfg.Warmup)
 	if cfg.Transactions > 0 {

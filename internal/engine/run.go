@@ -34,6 +34,9 @@ func Run(ctx context.Context, spec Spec, env Env) (*Summary, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkFaults(&spec, &env); err != nil {
+		return nil, err
+	}
 	if env.Out == nil {
 		env.Out = io.Discard
 	}
@@ -68,6 +71,7 @@ type running struct {
 	// shard, whose windows line up with the others' only as well as their clocks.
 	clockOffset time.Duration
 	mon         runMonitor
+	faults      *faultRun // a run with faults
 	// stop ends the clients early: a results store that cannot be written stops
 	// the run, since measuring what cannot be kept would waste everyone's time.
 	stop     context.CancelFunc
@@ -171,18 +175,25 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.stop = stop
+	if err := r.startFaults(ctx); err != nil {
+		r.failed()
+		return nil, err
+	}
 	r.startSampler(ctx)
 
 	cpu0 := readCPU()
 	prog := newProgressPrinter(env.Out, env.Progress, spec.Rate > 0)
 	res, err := driver.Run(runCtx, r.driverConfig(prog))
 	prog.flush()
+	var faults []FaultSummary
+	if r.faults != nil {
+		faults = r.faults.finish(time.Now(), func(w string) { fmt.Fprintf(env.Log, "warning: %s\n", w) })
+	}
 	if err != nil {
 		if r.smp != nil {
 			r.smp.Stop()
 		}
-		r.rec.Status, r.rec.Ended = store.StatusFailed, env.Now()
-		_ = r.st.FinishRun(context.Background(), r.rec)
+		r.failed()
 		return nil, err
 	}
 	cpu1 := readCPU()
@@ -215,6 +226,7 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 		r.setup.Finish(sum, res)
 	}
 	sum.Dataset = r.fit
+	sum.Faults = faults
 	m := machine.Describe(spec.Anonymize)
 	sum.ClientMachine = &m
 	for _, e := range sres.Errors {
@@ -231,12 +243,19 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	return r.finish(wctx, sum, res)
 }
 
+// failed records the run as failed: it ended before its clients did.
+func (r *running) failed() {
+	r.rec.Status, r.rec.Ended = store.StatusFailed, r.env.Now()
+	_ = r.st.FinishRun(context.Background(), r.rec)
+}
+
 // ownCommits are the transactions pgbakeoff's sampler has committed so far.
 func (r *running) ownCommits() int64 {
-	if r.smp == nil {
-		return 0
+	n := r.faults.commits() // the ledger's
+	if r.smp != nil {
+		n += r.smp.Commits()
 	}
-	return r.smp.Commits()
+	return n
 }
 
 // readStats reads the server's counters at a point of the run, from a fresh
@@ -303,8 +322,6 @@ func (r *running) startSampler(ctx context.Context) {
 	r.smp = smp
 }
 
-// driverConfig is the clients' run: each interval is stored as it ends, and the
-// window's edges read the server's and the workload's counters.
 // jobsParam is --jobs as a run records it: a number, or "auto".
 func jobsParam(jobs int) any {
 	if jobs == 0 {
@@ -313,6 +330,9 @@ func jobsParam(jobs int) any {
 	return jobs
 }
 
+// driverConfig is the clients' run: each interval is stored as it ends, the
+// window's edges read the server's and the workload's counters, and a run with
+// faults does them on schedule and follows its transactions around them.
 func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 	spec := r.spec
 	clientTarget := spec.Target.WithDatabase(spec.Target.Config.Database)
@@ -323,7 +343,7 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 	if spec.Shard.On() && spec.StartAt.IsZero() {
 		waitStart = r.rendezvous
 	}
-	return driver.Config{WaitStart: waitStart,
+	cfg := driver.Config{WaitStart: waitStart,
 		Target: clientTarget, Scripts: r.setup.Scripts, Clients: clients, FirstClient: first, AllClients: spec.Clients, StartAt: spec.StartAt,
 		Protocol: r.setup.Protocol,
 		Warmup:   spec.Warmup, Duration: spec.Duration, Transactions: spec.Transactions, MaxTries: spec.MaxTries,
@@ -338,6 +358,10 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 		OnWindow:      r.window,
 		OnTransaction: r.setup.OnTransaction,
 	}
+	if fr := r.faults; fr != nil {
+		cfg.OnStart, cfg.OnTransaction = fr.onStart(spec), fr.onTransaction(cfg.OnTransaction)
+	}
+	return cfg
 }
 
 func (r *running) storeInterval(iv driver.Interval) {
@@ -382,6 +406,9 @@ func (r *running) window(open bool) {
 // evidence is what the validity rules judge the run by.
 func (r *running) evidence(ctx context.Context, res *driver.Result, sres sampler.Result, sum *Summary, span time.Duration, addrs0 []string) evidence {
 	ev := r.mon.evidence(res)
+	for _, f := range r.spec.Faults {
+		ev.faults = append(ev.faults, f.String())
+	}
 	ev.committed, ev.failed = res.Committed, res.Failed
 	if res.Incomplete {
 		ev.incomplete = res.IncompleteReason

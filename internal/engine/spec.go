@@ -27,6 +27,10 @@ type Spec struct {
 	// AbortOnLost stops a client whose connection is lost, as pgbench does,
 	// rather than reconnect.
 	AbortOnLost bool
+	// Faults are done to the target during the run; a run with faults measures
+	// the recovery from each (internal/recovery) and is kept out of steady-state
+	// comparisons.
+	Faults []Fault
 	// Shard, when set, makes this process one shard of a run spread over several
 	// (on other machines, or pods): it runs its share of the clients and of Rate,
 	// numbered as in one process, from StartAt, the instant every shard begins.
@@ -55,6 +59,9 @@ type Env struct {
 	Out, Log io.Writer
 	// Clock is the time; nil is time.Now.
 	Clock func() time.Time
+	// Injector does the faults of kinds other than command to the target; nil
+	// when it is not a server pgbakeoff runs.
+	Injector Injector
 }
 
 // Now is the environment's clock.
@@ -139,6 +146,11 @@ func NewSpec() Spec {
 func (s *Spec) Validate() error {
 	if err := s.Settings.Validate(); err != nil {
 		return err
+	}
+	for _, f := range s.Faults {
+		if err := f.check(&s.Settings); err != nil {
+			return err
+		}
 	}
 	switch {
 	case s.Shard.On() && s.StartAt.IsZero() && s.ShardGroup == "":

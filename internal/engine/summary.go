@@ -59,6 +59,9 @@ type Summary struct {
 	// Outages says when each was lost, why and for how long.
 	OutageS       float64             `json:"outage_s"`
 	Outages       []outageSummary     `json:"outages,omitempty"`
+	// Faults are those done during the run (Spec.Faults), each with the
+	// recovery it took.
+	Faults        []FaultSummary      `json:"faults,omitempty"`
 	ConnectErrors []connectErrSummary `json:"connect_errors,omitempty"`
 	// Address is where the clients connected (the address resolved once, with
 	// --resolve-once).
@@ -250,7 +253,6 @@ func summarize(run *store.Run, res *driver.Result, info *target.Info, setup *Set
 	}
 	if spec.Rate > 0 || spec.LatencyLimit > 0 {
 		f := res.Rate
-		ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 		sum.Rate = &rateSummary{RequestedTPS: spec.Rate, Scheduled: f.Scheduled, NotBegun: f.Untaken, LagAvgMs: ms(f.LagAvg), LagMaxMs: ms(f.LagMax),
 			LatencyLimitMs: ms(spec.LatencyLimit), Skipped: f.Skipped, Late: f.Late}
 	}
@@ -430,6 +432,7 @@ func (s *Summary) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "client machine: %s\n", m)
 	}
 	s.writeFaults(w)
+	s.writeRecovery(w)
 	if s.Dataset.Bytes > 0 {
 		fmt.Fprintf(w, "dataset: %s\n", s.Dataset)
 	}

@@ -30,6 +30,7 @@ const (
 	flagCommits      = "commits"        // the server's counters disagree otherwise: a note
 	flagOthers       = "other_sessions" // other sessions seen at work now and then: a note
 	flagRate         = "rate"           // an open-loop run's target did not keep up with the rate
+	flagFault        = "fault"          // faults were done on purpose: a recovery run
 )
 
 // maxBehind is the share of an open-loop run's arrivals that may go unserved (not
@@ -78,6 +79,7 @@ type Flag struct {
 
 // evidence is what validity is judged from, gathered while the run went on.
 type evidence struct {
+	faults            []string // the faults done on purpose (Spec.Faults)
 	committed, failed int64
 	incomplete        string // why the run ended early; "" when it did not
 	aborted, clients  int    // clients stopped on a script error (or a lost connection, as pgbench), of all
@@ -132,6 +134,10 @@ type rate struct {
 // judge applies the validity rules.
 func judge(e evidence) []Flag {
 	var flags []Flag
+	if len(e.faults) > 0 {
+		flags = append(flags, Flag{flagFault, true, "faults were done during the run (" + strings.Join(e.faults, "; ") +
+			"): it measures recovery, not a steady state, and is kept out of comparisons of throughput"})
+	}
 	if e.aborted > 0 {
 		flags = append(flags, Flag{flagAborted, true, fmt.Sprintf("%d of %d clients were aborted, the first: %s", e.aborted, e.clients, e.abort)})
 	}
