@@ -57,8 +57,8 @@ type Summary struct {
 	// OutageS is the wall time during which at least one client had lost its
 	// connection: the union of their outages, in a merged run of every shard's;
 	// Outages says when each was lost, why and for how long.
-	OutageS       float64             `json:"outage_s"`
-	Outages       []outageSummary     `json:"outages,omitempty"`
+	OutageS float64         `json:"outage_s"`
+	Outages []outageSummary `json:"outages,omitempty"`
 	// Faults are those done during the run (Spec.Faults), each with the
 	// recovery it took.
 	Faults        []FaultSummary      `json:"faults,omitempty"`
