@@ -433,6 +433,14 @@ func fromSummary(run *Run, sum *engine.Summary) {
 	if m := sum.ClientMachine; m != nil {
 		run.Machine = m.String()
 	}
+	for _, f := range sum.Faults {
+		rf := Fault{Kind: f.Kind, T: f.AtS - sum.WarmupS, Done: f.Done, Error: f.Error, NoCommitsMs: f.NoCommitsMs,
+			ClientMaxMs: f.ClientMaxMs, RecoveredMs: f.RecoveredMs, BeforeTPS: f.BeforeTPS, InDoubt: f.InDoubt, Lost: -1}
+		if l := f.Ledger; l != nil {
+			rf.Lost, rf.RPOMs = l.Lost, l.RPOMs
+		}
+		run.Faults = append(run.Faults, rf)
+	}
 }
 
 // windowSeries sets a run's series from its intervals and returns the edges of

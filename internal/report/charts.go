@@ -215,6 +215,11 @@ func seriesRun(ch *lineChart, run Run, i int, target string, main bool, get func
 				Title: fmt.Sprintf("checkpoint at %s s: %s run %d", num(cp), target, run.ID)})
 		}
 	}
+	for _, f := range run.Faults {
+		end := f.T + max(f.NoCommitsMs, 0)/1000
+		ch.Spans = append(ch.Spans, vspan{X0: f.T, X1: end, Color: "#c0392b", Label: f.Kind,
+			Title: fmt.Sprintf("%s at %s s, no commits until %s s: %s run %d", f.Kind, num(f.T), num(end), target, run.ID)})
+	}
 	for _, o := range run.Outages {
 		title := fmt.Sprintf("outage %s–%s s: %s run %d", num(o.Start), num(o.End), target, run.ID)
 		if o.Cause != "" {

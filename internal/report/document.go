@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"html/template"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -168,6 +170,10 @@ func newDocument(a *analysis) *document {
 	d.Sections = []docSection{a.summarySection(tables), a.resultsSection(tables), a.clientsSection(),
 		a.seriesSection(), a.latencySection(), a.serverSection(), a.validitySection(),
 		a.environmentSection(), a.priceSection()}
+	if s, ok := a.recoverySection(); ok {
+		// After the results: what the targets' faults cost, for reports of runs with any.
+		d.Sections = slices.Insert(d.Sections, 2, s)
+	}
 	d.Brief = a.brief(tables, names)
 	return d
 }
@@ -271,6 +277,72 @@ func (a *analysis) serverSection() docSection {
 		}
 	}
 	return s
+}
+
+// recoveryIntro says what the recovery tables show.
+const recoveryIntro = "Runs with faults done on purpose (run --fault), one row each: how long the clients saw no commit " +
+	"(the run's longest gap, and the longest of any client), when the throughput was back to 90% of what it was before, " +
+	"the acknowledged commits the ledger found missing afterwards and over what span they were made, and the transactions " +
+	"lost with their connection, whose outcome the clients cannot know. These runs are left out of the throughput comparisons."
+
+// recoverySection is a table per workload of the runs with faults; false when
+// no run had one.
+func (a *analysis) recoverySection() (docSection, bool) {
+	s := docSection{ID: "recovery", Title: "Recovery", Intro: recoveryIntro}
+	any := false
+	for _, wl := range a.workloads {
+		t := &docTable{Head: []string{"target", "clients", "run", "fault", "no commits", "longest client", "back to 90%", "tps before", "lost commits", "in doubt"},
+			Right: []bool{false, true, true, false, true, true, true, true, true, true}}
+		for _, g := range wl.groups {
+			for i, c := range g.cells {
+				for _, run := range c.runs {
+					for _, f := range run.Faults {
+						t.add(a.recoveryRow(a.targets[i].Name, g, run, f)...)
+					}
+				}
+			}
+		}
+		if len(t.Rows) > 0 {
+			any = true
+			s.add(heading("recovery-"+wl.slug, wl.Name, wl.Name), tableOf(t))
+		}
+	}
+	return s, any
+}
+
+// recoveryRow is one fault of a run in the recovery table.
+func (a *analysis) recoveryRow(target string, g group, run Run, f Fault) []docCell {
+	ms := func(v float64) string {
+		if v < 0 {
+			return "never"
+		}
+		return fmt.Sprintf("%.0f ms", v)
+	}
+	fault := fmt.Sprintf("%s at %s s", f.Kind, num(f.T))
+	switch {
+	case !f.Done:
+		fault += " (not done)"
+	case f.Error != "":
+		fault += " (failed: " + f.Error + ")"
+	}
+	lost := "not read"
+	if f.Lost >= 0 {
+		lost = strconv.FormatInt(f.Lost, 10)
+		if f.Lost > 0 {
+			lost += " over " + ms(f.RPOMs)
+		}
+	}
+	cells := plain(target, strconv.Itoa(g.clients), strconv.FormatInt(run.ID, 10), fault, ms(f.NoCommitsMs), ms(f.ClientMaxMs),
+		ms(f.RecoveredMs), fmt.Sprintf("%.1f", f.BeforeTPS), lost, strconv.FormatInt(f.InDoubt, 10))
+	for i := 1; i < len(cells); i++ {
+		if i != 3 {
+			cells[i].Class = "num"
+		}
+	}
+	if f.Lost > 0 {
+		cells[8].Class = "num left-out" // data lost: red
+	}
+	return cells
 }
 
 func (a *analysis) validitySection() docSection {

@@ -126,6 +126,26 @@ type Run struct {
 	Series      []Point
 	Checkpoints []float64 // T of each checkpoint
 	Outages     []Span    // client connection outages
+	// Faults are those done on purpose during the run (run --fault).
+	Faults []Fault
+}
+
+// Fault is a fault done during a run and what it cost (engine.FaultSummary).
+// Times are in milliseconds from the fault, -1 for "never".
+type Fault struct {
+	Kind        string
+	T           float64 // seconds from the window's start
+	Done        bool
+	Error       string
+	NoCommitsMs float64 // the longest time without any commit
+	ClientMaxMs float64 // the longest a client went without one
+	RecoveredMs float64 // back to 90% of the throughput before
+	BeforeTPS   float64
+	InDoubt     int64 // transactions lost with their connection
+	// From the ledger: acknowledged commits missing afterwards, and their span;
+	// Lost is -1 when the ledger was not read.
+	Lost  int64
+	RPOMs float64
 }
 
 // Sampled says which server figures a run has.
