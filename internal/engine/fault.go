@@ -77,9 +77,9 @@ func ParseFault(v string) (Fault, error) {
 	return f, nil
 }
 
-// check refuses a fault that cannot be done in a run of the settings: an
+// Check refuses a fault that cannot be done in a run of the settings: an
 // unknown kind, a time outside the run, a command that is not there.
-func (f Fault) check(s *Settings) error {
+func (f Fault) Check(s *Settings) error {
 	switch {
 	case !slices.Contains(faultKinds, f.Kind):
 		return FieldErrorf("fault", "kind %q is unknown: use one of crash, restart, failover, switchover and command", f.Kind)
@@ -100,6 +100,9 @@ func (f Fault) check(s *Settings) error {
 	}
 	return nil
 }
+
+// Local tells whether the kind is done to a server pgbakeoff runs (an Injector).
+func (k FaultKind) Local() bool { return k != FaultCommand }
 
 // Injector does faults to servers pgbakeoff runs itself (localpg).
 type Injector interface {

@@ -148,7 +148,7 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	for _, f := range s.Faults {
-		if err := f.check(&s.Settings); err != nil {
+		if err := f.Check(&s.Settings); err != nil {
 			return err
 		}
 	}

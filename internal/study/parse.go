@@ -27,10 +27,11 @@ var (
 	targetKeys   = []string{"name", "local", "dsn", "password", "node_exporter", "labels", "price"}
 	localKeys    = []string{"version", "settings", "initdb"}
 	passwordKeys = []string{"env", "command"}
-	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients", "rates", "find_max"}
+	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients", "rates", "find_max", "fault"}
 	// reservedLabels are the labels a study puts on each of its runs.
 	reservedLabels = []string{"study", "cell", "target", "workload", "repeat", "rate", "find_max", "find_max_rate"}
-	matrixKeys     = []string{"clients", "rates", "find_max", "warmup", "duration", "repeat", "aggregate", "order", "pause"}
+	matrixKeys     = []string{"clients", "rates", "find_max", "warmup", "duration", "repeat", "aggregate", "order", "pause", "fault"}
+	faultKeys      = []string{"at", "kind", "command"}
 	rampKeys       = []string{"from", "to", "steps"}
 	objectiveKeys  = []string{"slo", "errors"}
 	findMaxKeys    = []string{"confirm", "resolution", "budget", "ceiling"}
@@ -618,6 +619,8 @@ func (p *parser) workload(n *yaml.Node, i int) *Workload {
 			w.Rates = p.rates(kv)
 		case "find_max":
 			w.FindMax = p.findMax(kv)
+		case "fault":
+			w.Faults, w.FaultsPos = p.faults(kv), kv.valPos()
 		default:
 			p.unknown(kv.key, where, workloadKeys)
 		}
@@ -880,6 +883,44 @@ func (p *parser) objective(kv pair) *Objective {
 	return o
 }
 
+// faults reads fault: one {at: 60s, kind: failover} or a list of them; a
+// command fault also has command: "...". What the run can do is checked at plan.
+func (p *parser) faults(kv pair) []Fault {
+	v := deref(kv.val)
+	nodes := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		nodes = v.Content
+	}
+	var out []Fault
+	for _, n := range nodes {
+		n = deref(n)
+		if n.Kind != yaml.MappingNode {
+			p.errorf(posOf(n), "a fault must be a mapping like {at: 60s, kind: failover}, not %s", describe(n))
+			continue
+		}
+		f := Fault{Pos: posOf(n)}
+		for _, fk := range p.pairs(n) {
+			switch fk.name() {
+			case "at":
+				if d, ok := p.duration(fk); ok {
+					f.At = d
+				}
+			case "kind":
+				f.Kind, _ = p.str(fk)
+			case "command":
+				f.Command, _ = p.str(fk)
+			default:
+				p.unknown(fk.key, "fault", faultKeys)
+			}
+		}
+		if f.Kind == "" {
+			p.errorf(f.Pos, "a fault needs kind: crash, restart, failover, switchover or command")
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 func (p *parser) matrix(kv pair) Matrix {
 	m := Matrix{Pos: kv.valPos()}
 	pairs, _ := p.mapping(kv, "{clients: [4, 8], duration: 2m}")
@@ -915,6 +956,8 @@ func (p *parser) matrix(kv pair) Matrix {
 			if d, ok := p.nonNegative(kv); ok {
 				m.Pause = d
 			}
+		case "fault":
+			m.Faults = p.faults(kv)
 		default:
 			p.unknown(kv.key, "matrix", matrixKeys)
 		}

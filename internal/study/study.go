@@ -95,6 +95,10 @@ type Workload struct {
 	// find_max; a workload has at most one of them.
 	Rates   []int
 	FindMax *FindMax
+	// Faults, when given (FaultsPos not zero), replace the matrix's; an empty
+	// list runs the workload without any.
+	Faults    []Fault
+	FaultsPos Pos
 }
 
 // FindMax is a search per target for the highest rate within the study's
@@ -208,6 +212,24 @@ type Matrix struct {
 	Aggregate Aggregate
 	Order     Order
 	Pause     time.Duration // between runs
+	// Faults are done in every run (run --fault), unless a workload has its own.
+	Faults []Fault
+}
+
+// Fault is a fault done during a run, At from its start (run --fault).
+type Fault struct {
+	Pos     Pos
+	At      time.Duration
+	Kind    string
+	Command string
+}
+
+// Faults are the faults of w's runs: its own, or the matrix's.
+func (s *Study) Faults(w *Workload) []Fault {
+	if w.FaultsPos != (Pos{}) {
+		return w.Faults
+	}
+	return s.Matrix.Faults
 }
 
 // The defaults for what a study file leaves out.
@@ -451,6 +473,9 @@ func (s *Study) fingerprint(t *Target, w *Workload, clients, rate int, search *F
 		if o := s.Objective; o != nil {
 			h.add("objective", o.SLO, o.Errors)
 		}
+	}
+	for _, f := range s.Faults(w) { // added only when set, so other fingerprints stay as they were
+		h.add("fault", f.At.String(), f.Kind, f.Command)
 	}
 	h.add("warmup", s.Matrix.Warmup.String())
 	h.add("duration", s.Matrix.Duration.String())

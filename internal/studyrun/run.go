@@ -69,6 +69,7 @@ type studyWorkload struct {
 	// the file's.
 	run      engine.Workload
 	settings engine.Settings
+	faults   []engine.Fault
 	// data is the workload's dataset as load: describes it; nil for a workload
 	// with nothing to load, which runs on its own database:.
 	data load.Dataset
@@ -175,6 +176,7 @@ func loadStudy(file string) (s *study.Study, wls []*studyWorkload, errs study.Er
 			errs = append(errs, s.Errorf(w.Pos, "workload %s: %s has no data to load: give it the database: it runs on, with dataset: keep or clone", w.Name, w.Kind))
 		}
 		sw.setRun(s, &errs)
+		sw.setFaults(s, &errs)
 		if (s.Rates(w)[0] > 0 || s.FindMax(w) != nil) && slices.ContainsFunc(w.Run, func(o study.Option) bool { return o.Name == "rate" }) {
 			errs = append(errs, s.Errorf(w.Pos, "workload %s: run: rate is set by the study's rates or find_max: give one or the other", w.Name))
 		}
@@ -250,11 +252,33 @@ func (sw *studyWorkload) setRun(s *study.Study, errs *study.Errors) {
 	}
 }
 
+// setFaults sets the faults of the workload's runs from the file, each checked
+// against the run's settings at its place in the file; a fault of a local kind
+// needs every target to be a server the study runs.
+func (sw *studyWorkload) setFaults(s *study.Study, errs *study.Errors) {
+	settings := sw.settings
+	settings.Warmup, settings.Duration = s.Matrix.Warmup, s.Matrix.Duration
+	for _, sf := range s.Faults(sw.w) {
+		f := engine.Fault{At: sf.At, Kind: engine.FaultKind(sf.Kind), Command: sf.Command}
+		if err := f.Check(&settings); err != nil {
+			*errs = append(*errs, s.Errorf(sf.Pos, "workload %s: %v", sw.w.Name, err))
+			continue
+		}
+		for _, t := range s.Targets {
+			if f.Kind.Local() && t.Local == nil {
+				*errs = append(*errs, s.Errorf(sf.Pos, "workload %s: fault %s needs a local: target, and %s is not one; for it, give kind: command with the command that does it",
+					sw.w.Name, f.Kind, t.Name))
+			}
+		}
+		sw.faults = append(sw.faults, f)
+	}
+}
+
 // spec is the spec of the workload's runs with a number of clients and a rate
 // (0: closed-loop).
 func (sw *studyWorkload) spec(s *study.Study, clients, rate int) engine.Spec {
 	spec := engine.NewSpec()
-	spec.Workload, spec.Settings = sw.run, sw.settings
+	spec.Workload, spec.Settings, spec.Faults = sw.run, sw.settings, sw.faults
 	spec.Clients, spec.Warmup, spec.Duration = clients, s.Matrix.Warmup, s.Matrix.Duration
 	if rate > 0 {
 		spec.Rate = float64(rate)

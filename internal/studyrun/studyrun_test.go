@@ -187,3 +187,34 @@ matrix: {clients: [2], warmup: 0s, duration: 1s, repeat: 1}
 		t.Errorf("rows of the script: %s\n%s", got, out.String())
 	}
 }
+
+// TestStudyFaultsChecked: a study's faults are checked at their place in the
+// file before anything connects: an unknown kind, a time outside the runs, a
+// command not on the PATH, and a crash of a target the study does not run.
+func TestStudyFaultsChecked(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "faults.yaml")
+	spec := `name: faults
+targets: [{name: remote, dsn: "host=127.0.0.1 port=1"}]
+workloads:
+  - {kind: tpcb, load: {scale: 1}, fault: [{at: 5s, kind: meltdown}, {at: 2m, kind: command, command: "true"}]}
+  - {kind: sysbench, name: sb, load: {tables: 1}, fault: {at: 5s, kind: crash}}
+  - {kind: tpcc, load: {warehouses: 1}, fault: {at: 5s, kind: command, command: "no-such-command --now"}}
+matrix: {clients: [1], duration: 10s}
+`
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := runner(dir, &bytes.Buffer{}).Run(t.Context(), file)
+	if err == nil {
+		t.Fatal("a study with bad faults ran")
+	}
+	for _, want := range []string{`:4:44: workload tpcb: fault kind "meltdown" is unknown`,
+		":4:70: workload tpcb: fault command at 2m0s (true) is outside the run, which lasts 10s",
+		":5:58: workload sb: fault crash needs a local: target, and remote is not one",
+		`:6:48: workload tpcc: fault command "no-such-command" cannot be run`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
