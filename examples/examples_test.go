@@ -21,14 +21,17 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return clitest.Run(t, args...)
 }
 
-// TestStudyExamples runs each study in examples/ with its windows shortened: the
-// servers, versions, loads, policies and comparison are the file's own.
+// TestStudyExamples runs each study in examples/ with its windows shortened, and
+// the client sweep at its two ends: the servers, versions, loads, policies and
+// comparison are the file's own.
 func TestStudyExamples(t *testing.T) {
 	pgtest.Long(t)
 	shorten := []struct{ re, with string }{
 		{`(?m)^  warmup: .*$`, "  warmup: 0s"},
 		{`(?m)^  duration: .*$`, "  duration: 2s"},
 		{`(?m)^  pause: .*$`, "  pause: 0s"},
+		// The sweep's ends: the same plan, a table and a chart over two counts.
+		{`(?m)^  clients: \[4, 8, 16, 32, 64\]$`, "  clients: [4, 64]"},
 	}
 	tests := []struct {
 		file   string
