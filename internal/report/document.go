@@ -305,9 +305,70 @@ func (a *analysis) recoverySection() (docSection, bool) {
 		if len(t.Rows) > 0 {
 			any = true
 			s.add(heading("recovery-"+wl.slug, wl.Name, wl.Name), tableOf(t))
+			s.add(legendOf(haIntro), tableOf(a.haTable(wl)))
 		}
 	}
 	return s, any
+}
+
+// haIntro says what the table of what each target's resilience costs shows.
+const haIntro = "What each target's resilience costs beside what it bought: its latency in the runs without faults " +
+	"(a synchronous standby adds a round trip to every commit), its price, and over its runs with faults the median " +
+	"and longest time without commits and the acknowledged commits lost."
+
+// haTable is, per target, its steady-state latency and price beside its
+// recovery: the cost of a standby next to what it buys.
+func (a *analysis) haTable(wl workload) *docTable {
+	t := &docTable{Head: []string{"target", "p50 ms", "p99 ms", "price a month", "faults", "no commits, median", "longest", "lost commits"},
+		Right: []bool{false, true, true, true, true, true, true, true}}
+	for i, tg := range a.targets {
+		var p50, p99, gaps []float64
+		faults, lost := 0, int64(0)
+		for _, g := range wl.groups {
+			for _, run := range g.cells[i].runs {
+				if len(run.Faults) == 0 && counts(run) {
+					p50, p99 = append(p50, run.Latency.P50), append(p99, run.Latency.P99)
+				}
+				for _, f := range run.Faults {
+					faults++
+					gaps = append(gaps, f.NoCommitsMs)
+					lost += max(f.Lost, 0)
+				}
+			}
+		}
+		price := "-"
+		if tg.Price != nil && tg.Price.Monthly > 0 {
+			price = fmt.Sprintf("%.2f %s", tg.Price.Monthly, tg.Price.Currency)
+		}
+		row := plain(tg.Name, medianText(p50, "%.3f"), medianText(p99, "%.3f"), price, strconv.Itoa(faults),
+			medianText(gaps, "%.0f ms"), maxText(gaps, "%.0f ms"), strconv.FormatInt(lost, 10))
+		for j := 1; j < len(row); j++ {
+			row[j].Class = "num"
+		}
+		t.add(row...)
+	}
+	return t
+}
+
+// medianText is the median of vs in format, "-" for none.
+func medianText(vs []float64, format string) string {
+	if len(vs) == 0 {
+		return "-"
+	}
+	s := slices.Sorted(slices.Values(vs))
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return fmt.Sprintf(format, m)
+}
+
+// maxText is the largest of vs in format, "-" for none.
+func maxText(vs []float64, format string) string {
+	if len(vs) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, slices.Max(vs))
 }
 
 // recoveryRow is one fault of a run in the recovery table.

@@ -32,6 +32,8 @@ func TestRecoverySection(t *testing.T) {
 	}
 	text := md.String()
 	for _, want := range []string{"## Recovery",
+		"| target | p50 ms | p99 ms | price a month | faults | no commits, median | longest | lost commits |",
+		" | 1 | 1520 ms | 1520 ms | 0 |", " | 1 | 9800 ms | 9800 ms | 12 |",
 		"| pg11 | 8 | ", "failover at 20.0 s | 1520 ms | 1710 ms | 2100 ms | 4012.5 | 0 | 6 |",
 		"failover at 20.0 s | 9800 ms | 1710 ms | 2100 ms | 4012.5 | 12 over 240 ms | 6 |"} {
 		if !strings.Contains(text, want) {
