@@ -49,9 +49,11 @@ func NewEnv() *Env {
 
 // Exit codes.
 const (
-	ExitOK          = 0
-	ExitError       = 1
-	ExitUsage       = 2
+	ExitOK    = 0
+	ExitError = 1
+	ExitUsage = 2
+	// ExitGate: the run completed, and a --fail-if gate failed.
+	ExitGate        = 3
 	ExitInterrupted = 130
 )
 

@@ -3,11 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/gate"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	"github.com/spf13/pflag"
 )
@@ -21,6 +23,7 @@ type runFlags struct {
 	json     bool
 	labels   []string
 	progress time.Duration
+	gates    []gate.Gate
 }
 
 // bindRun adds the flags of a run of w to fs, at the workload's defaults.
@@ -38,7 +41,61 @@ func bindRun(w workload.Workload, fs *pflag.FlagSet) *runFlags {
 	durationVar(fs, &f.progress, "progress", "P", 0, "print a progress line this often (e.g. 5s)")
 	fs.BoolVar(&f.json, "json", false, "print the summary as one JSON object")
 	fs.StringArrayVar(&f.labels, "label", nil, "label key=value stored with the run (repeatable)")
+	fs.Var(gatesValue{&f.gates}, "fail-if", "exit with code 3 when the run misses this, as p99<20ms, tps>1000, errors<0.1%, nopm>50000 (repeatable); the run is stored regardless")
 	return f
+}
+
+// gatesValue is --fail-if: each adds a gate.
+type gatesValue struct{ gates *[]gate.Gate }
+
+func (v gatesValue) Set(s string) error {
+	g, err := gate.Parse(s)
+	if err != nil {
+		return err
+	}
+	*v.gates = append(*v.gates, g)
+	return nil
+}
+
+func (v gatesValue) String() string {
+	var parts []string
+	for _, g := range *v.gates {
+		parts = append(parts, g.Text)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (v gatesValue) Type() string { return "gate" }
+
+// judgeGates prints each gate's verdict on the run to w, and fails with
+// ExitGate when one failed. A run that did not complete is not judged: its
+// own error says why.
+func judgeGates(w io.Writer, gates []gate.Gate, sum *engine.Summary) error {
+	if len(gates) == 0 {
+		return nil
+	}
+	results, passed := gate.Judge(gates, sum)
+	for _, r := range results {
+		fmt.Fprintln(w, r)
+	}
+	if passed {
+		return nil
+	}
+	return exitError{fmt.Errorf("run %d failed %s of its gates", sum.RunID, failedCount(results)), ExitGate}
+}
+
+// failedCount is how many gates failed, in words: "1", "2 of 3".
+func failedCount(results []gate.Result) string {
+	n := 0
+	for _, r := range results {
+		if !r.Pass {
+			n++
+		}
+	}
+	if n == len(results) {
+		return fmt.Sprintf("all %d", n)
+	}
+	return fmt.Sprintf("%d of %d", n, len(results))
 }
 
 // bindSettings binds the common run settings to their flags. chooses: the

@@ -182,16 +182,21 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		if sum == nil {
 			return err
 		}
+		verdicts := env.Stdout
 		if !f.json {
 			sum.WriteText(env.Stdout)
+		} else {
+			verdicts = env.Stderr // stdout has the JSON object alone
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			if jerr := enc.Encode(sum); jerr != nil && err == nil {
+				err = jerr
+			}
+		}
+		if err != nil {
 			return err
 		}
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if jerr := enc.Encode(sum); jerr != nil && err == nil {
-			err = jerr
-		}
-		return err
+		return judgeGates(verdicts, f.gates, sum)
 	}
 	return cmd
 }

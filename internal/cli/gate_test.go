@@ -1,0 +1,39 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+)
+
+// TestFailIf: gates judged on real runs. Those met exit 0 and say so; one missed
+// exits with ExitGate, naming the gate and the figure measured, and the run is
+// stored all the same; with --json the verdicts go to stderr, stdout keeping the
+// JSON object alone; a malformed gate is refused before anything runs.
+func TestFailIf(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	results := filepath.Join(t.TempDir(), "r.db")
+	args := []string{"run", "tpcb", "--clients", "2", "--duration", "1s", "--dsn", dsn, "--results", results}
+	code, out, errOut := run(t, append(args, "--fail-if", "tps>1", "--fail-if", "errors<1%")...)
+	if code != cli.ExitOK || !strings.Contains(out, "gate tps>1: passed, tps was ") || !strings.Contains(out, "gate errors<1%: passed") {
+		t.Errorf("gates met: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, append(args, "--json", "--fail-if", "p99<1us", "--fail-if", "tps>1")...)
+	if code != cli.ExitGate || !strings.Contains(errOut, "gate p99<1us: FAILED, p99 was ") || !strings.Contains(errOut, "failed 1 of 2 of its gates") ||
+		!strings.HasPrefix(out, "{") || strings.Contains(out, "gate ") {
+		t.Errorf("a gate missed: exit %d, want %d\n%s%s", code, cli.ExitGate, out, errOut)
+	}
+	if code, out, _ := run(t, "runs", "--results", results); code != 0 || strings.Count(out, "tpcb tpcb-like") != 2 {
+		t.Errorf("the run that failed its gate is not stored:\n%s", out)
+	}
+	code, _, errOut = run(t, append(args, "--fail-if", "p99<20")...)
+	if code != cli.ExitUsage || !strings.Contains(errOut, `--fail-if "p99<20": the bound "20" is not a latency such as 20ms`) {
+		t.Errorf("a malformed gate: exit %d\n%s", code, errOut)
+	}
+}
