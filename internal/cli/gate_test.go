@@ -37,3 +37,35 @@ func TestFailIf(t *testing.T) {
 		t.Errorf("a malformed gate: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestCompareFailIfSlower: compare --fail-if-slower fails against a server made
+// slower on purpose (each transaction waits 3 ms in a trigger), and passes
+// against one that is not, saying so either way.
+func TestCompareFailIfSlower(t *testing.T) {
+	pgtest.Long(t)
+	fast, slow := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
+	for _, dsn := range []string{fast, slow} {
+		if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+			t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	pgtest.Query(t, slow, `create function pause() returns trigger language plpgsql as $$ begin perform pg_sleep(0.003); return new; end $$;
+		create trigger pause before insert on pgbench_history for each row execute function pause()`)
+	results := filepath.Join(t.TempDir(), "r.db")
+	for _, side := range []struct{ label, dsn string }{{"before", fast}, {"after", slow}, {"again", fast}, {"before", fast}, {"after", slow}, {"again", fast}} {
+		if code, out, errOut := run(t, "run", "tpcb", "--clients", "2", "--duration", "1s", "--label", "build="+side.label, "--dsn", side.dsn, "--results", results); code != 0 {
+			t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	code, out, errOut := run(t, "compare", "--label", "build=before", "--label", "build=after", "--baseline", "before", "--fail-if-slower", "5%", "--results", results)
+	if code != cli.ExitGate || !strings.Contains(out, "gate slower<5%: FAILED, after against before") || !strings.Contains(out, "beyond the noise") {
+		t.Errorf("a slower server: exit %d, want %d\n%s%s", code, cli.ExitGate, out, errOut)
+	}
+	code, out, errOut = run(t, "compare", "--label", "build=before", "--label", "build=again", "--baseline", "before", "--fail-if-slower", "50%", "--results", results)
+	if code != cli.ExitOK || !strings.Contains(out, "gate slower<50%: passed, again against before") {
+		t.Errorf("the same server: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "compare", "--label", "build=before", "--fail-if-slower", "lots", "--results", results); code != cli.ExitUsage || !strings.Contains(errOut, "--fail-if-slower") {
+		t.Errorf("a malformed limit: exit %d\n%s", code, errOut)
+	}
+}

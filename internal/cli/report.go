@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/report"
+	"github.com/pgbakeoff/pgbakeoff/internal/stats"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -99,25 +101,65 @@ func reportFormat(out string) (string, error) {
 
 func newCompareCmd(env *Env) *cobra.Command {
 	var sel report.Selection
+	var slower string
 	cmd := &cobra.Command{
 		Use:   "compare",
 		Short: "Print the targets side by side: aggregates, spread, ratios and whether differences exceed the noise",
 		Args:  cobra.NoArgs,
 		Example: `  pgbakeoff compare --study pg11-vs-pg16 --baseline pg11
-  pgbakeoff compare --run 3,4,7,8 --noise 0.1`,
+  pgbakeoff compare --run 3,4,7,8 --noise 0.1
+  pgbakeoff compare --label build=before --label build=after --baseline before --fail-if-slower 5%`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkSelection(sel); err != nil {
 				return usageError{err}
+			}
+			var limit float64
+			if slower != "" {
+				var err error
+				if limit, err = percentFlag("--fail-if-slower", slower); err != nil {
+					return usageError{err}
+				}
 			}
 			r, err := selectedReport(cmd, env, sel)
 			if err != nil {
 				return err
 			}
-			return report.Terminal(env.Stdout, r)
+			if err := report.Terminal(env.Stdout, r); err != nil || slower == "" {
+				return err
+			}
+			return slowerGate(env.Stdout, report.Verdicts(r), limit, slower)
 		},
 	}
 	addSelectionFlags(cmd.Flags(), &sel)
+	cmd.Flags().StringVar(&slower, "fail-if-slower", "", "exit with code 3 when a target is slower than the baseline by more than this (as 5%), and the difference is beyond the noise by the test the tables use")
 	return cmd
+}
+
+// slowerGate says for each target against the baseline whether it is slower by
+// more than limit, beyond the noise, and fails with ExitGate when one is.
+func slowerGate(w io.Writer, verdicts []report.Verdict, limit float64, text string) error {
+	failed := 0
+	for _, v := range verdicts {
+		what := fmt.Sprintf("%s against %s, %s at %s", v.Target, v.Baseline, v.Workload, v.Group)
+		by := fmt.Sprintf("%.1f%% %s", 100*math.Abs(v.Slower()), map[bool]string{true: "slower", false: "faster"}[v.Slower() > 0])
+		switch {
+		case v.Outcome == stats.Slower && v.Slower() > limit:
+			failed++
+			fmt.Fprintf(w, "gate slower<%s: FAILED, %s: %s, beyond the noise\n", text, what, by)
+		case v.Outcome == stats.Slower:
+			fmt.Fprintf(w, "gate slower<%s: passed, %s: %s, beyond the noise but within the limit\n", text, what, by)
+		case v.Outcome == stats.Unknown:
+			fmt.Fprintf(w, "gate slower<%s: passed, %s: cannot tell, %s\n", text, what, v.Reason)
+		case v.Outcome == stats.Faster:
+			fmt.Fprintf(w, "gate slower<%s: passed, %s: %s, beyond the noise\n", text, what, by)
+		default:
+			fmt.Fprintf(w, "gate slower<%s: passed, %s: %s, within the noise\n", text, what, by)
+		}
+	}
+	if failed > 0 {
+		return exitError{fmt.Errorf("%d of %d comparisons slower than the baseline by more than %s", failed, len(verdicts), text), ExitGate}
+	}
+	return nil
 }
 
 func newExportCmd(env *Env) *cobra.Command {
