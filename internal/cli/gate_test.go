@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -68,4 +69,37 @@ func TestCompareFailIfSlower(t *testing.T) {
 	if code, _, errOut := run(t, "compare", "--label", "build=before", "--fail-if-slower", "lots", "--results", results); code != cli.ExitUsage || !strings.Contains(errOut, "--fail-if-slower") {
 		t.Errorf("a malformed limit: exit %d\n%s", code, errOut)
 	}
+}
+
+// TestFailIfPgbenchAndStudy: the pgbench drop-in and a study take gates too: the
+// drop-in exits 3 with the verdict beside pgbakeoff's summary on stderr, and a
+// study makes every run, judges each, and exits 3 at the end.
+func TestFailIfPgbenchAndStudy(t *testing.T) {
+	pgtest.Long(t)
+	dsn := pgtest.NewDatabase(t)
+	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	results := filepath.Join(t.TempDir(), "r.db")
+	code, out, errOut := run(t, "pgbench", "-n", "-c", "2", "-T", "1", "--results", results, "--fail-if", "tps<1", dsn)
+	if code != cli.ExitGate || !strings.Contains(errOut, "gate tps<1: FAILED, tps was ") || !strings.Contains(out, "tps = ") {
+		t.Errorf("pgbench: exit %d, want %d\n%s%s", code, cli.ExitGate, out, errOut)
+	}
+	file := writeTemp(t, "name: gated\ntargets: [{name: a, dsn: \""+dsn+"\"}]\n"+
+		"workloads: [{kind: tpcb, database: "+dbName(t, dsn)+", dataset: keep}]\nmatrix: {clients: [1, 2], duration: 1s, repeat: 1}\n")
+	code, out, errOut = run(t, "study", "run", file, "--results", results, "--fail-if", "p99<1us")
+	if code != cli.ExitGate || strings.Count(out, "gate p99<1us: FAILED") != 2 || !strings.Contains(errOut, "2 runs failed a --fail-if gate") {
+		t.Errorf("study: exit %d, want %d\n%s%s", code, cli.ExitGate, out, errOut)
+	}
+}
+
+// dbName is the database a key=value DSN names: its last dbname, as libpq
+// takes it.
+func dbName(t *testing.T, dsn string) string {
+	t.Helper()
+	m := regexp.MustCompile(`dbname=(\S+)`).FindAllStringSubmatch(dsn, -1)
+	if m == nil {
+		t.Fatalf("no dbname in %q", dsn)
+	}
+	return m[len(m)-1][1]
 }

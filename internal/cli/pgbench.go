@@ -14,6 +14,7 @@ import (
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/gate"
 	"github.com/pgbakeoff/pgbakeoff/internal/machine"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
@@ -45,6 +46,7 @@ type pgbenchOptions struct {
 	scale, protocol, seed, tries  string
 	host, port, user, dbname      string
 	results                       string
+	gates                         []gate.Gate
 	noVacuum, vacuumAll           bool
 	exitOnAbort, verbose, detail  bool
 	continueOnError, reconnect    bool
@@ -81,7 +83,7 @@ var (
 	pgbenchRunOnly = []string{"builtin", "client", "connect", "define", "file", "jobs", "log", "latency-limit", "protocol",
 		"skip-some-updates", "progress", "report-per-command", "rate", "select-only", "time", "transactions", "vacuum-all",
 		"sampling-rate", "aggregate-interval", "progress-timestamp", "log-prefix", "random-seed", "failures-detailed",
-		"max-tries", "verbose-errors", "exit-on-abort", "continue-on-error", "reconnect"}
+		"max-tries", "verbose-errors", "exit-on-abort", "continue-on-error", "reconnect", "fail-if"}
 )
 
 func newPgbenchFlags() *pgbenchOptions {
@@ -114,6 +116,7 @@ func newPgbenchFlags() *pgbenchOptions {
 	fs.StringVarP(&o.limit, "latency-limit", "L", "", "")
 	fs.StringVar(&o.tries, "max-tries", "", "")
 	fs.StringVar(&o.results, "results", "", "")      // pgbakeoff's own: where the run is stored
+	fs.Var(gatesValue{&o.gates}, "fail-if", "")      // pgbakeoff's own: a gate on the run
 	fs.BoolVar(&o.reconnect, "reconnect", false, "") // pgbakeoff's own: clients reconnect rather than abort
 	fs.BoolVar(&o.exitOnAbort, "exit-on-abort", false, "")
 	fs.BoolVar(&o.continueOnError, "continue-on-error", false, "")
@@ -301,7 +304,11 @@ func runPgbenchBench(ctx context.Context, env *Env, o *pgbenchOptions, dsn, resu
 		}
 		return exitError{errors.New("Run was aborted; the above results are incomplete."), pgbenchRunErrors}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Gates are pgbakeoff's: their verdicts go with its summary, on stderr.
+	return judgeGates(env.Stderr, o.gates, sum)
 }
 
 // pgbenchSpec is the run pgbench's options describe, and its pgbench workload.

@@ -81,10 +81,12 @@ pgbakeoff's own:
   --reconnect              a client whose connection is lost reconnects and goes on (pgbench
                            aborts it and exits 2); the summary on stderr says what was lost
   --results=STORE          where runs are stored (default pgbakeoff.db)
+  --fail-if=GATE           exit with 3 when the run misses GATE (p99<20ms, tps>1000, errors<0.1%)
 
 Not taken, each refused with what to do instead: --tablespace, --index-tablespace, --debug.
 Exit codes are pgbench's: 0 done; 1 bad options, a script that does not parse or no
-connection; 2 clients aborted, or lost their connections without --reconnect.
+connection; 2 clients aborted, or lost their connections without --reconnect; and
+pgbakeoff's 3, a --fail-if gate missed.
 `
 
 // splitScriptWeight splits -b's or -f's NAME@WEIGHT at its last @; the weight is

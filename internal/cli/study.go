@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/studyrun"
 	"github.com/spf13/cobra"
@@ -60,10 +61,17 @@ func newStudyRunCmd(env *Env, sr *studyrun.Runner) *cobra.Command {
 			if sr.Prices, err = pf.lister(env); err != nil {
 				return err
 			}
-			return studyRunner(cmd, env, sr).Run(ctx, args[0])
+			if err := studyRunner(cmd, env, sr).Run(ctx, args[0]); err != nil {
+				return err
+			}
+			if sr.GatesFailed > 0 {
+				return exitError{fmt.Errorf("%s failed a --fail-if gate", engine.Plural(sr.GatesFailed, "run")), ExitGate}
+			}
+			return nil
 		},
 	}
 	pf.add(run.Flags())
+	run.Flags().Var(gatesValue{&sr.Gates}, "fail-if", "exit with code 3 when a run misses this, as p99<20ms or tps>1000 (repeatable); every run is made and stored regardless")
 	fl := run.Flags()
 	fl.BoolVar(&sr.Restart, "restart", false, "forget the runs this study made before (they stay in the results store) and start again")
 	fl.StringVar(&sr.ServersDir, "servers-dir", "", "directory for the study's local servers (default: pgbakeoff's servers directory)")

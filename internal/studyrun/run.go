@@ -15,6 +15,7 @@ import (
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
+	"github.com/pgbakeoff/pgbakeoff/internal/gate"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
@@ -57,6 +58,10 @@ type Options struct {
 	KeepServers bool
 	// Progress is how often each run prints a progress line (0: never).
 	Progress time.Duration
+	// Gates are judged on every run (--fail-if); GatesFailed counts the runs
+	// that failed one.
+	Gates       []gate.Gate
+	GatesFailed int
 }
 
 // studyWorkload is a study's workload with its options checked against the
@@ -664,6 +669,20 @@ func (sr *Runner) env() engine.Env {
 	return engine.Env{OpenStore: sr.OpenStore, Progress: sr.Progress, Out: sr.Out, Log: sr.Log, Clock: sr.Now}
 }
 
+// judge prints the verdict of each gate on the run, and counts it when one failed.
+func (sr *Runner) judge(sum *engine.Summary) {
+	if len(sr.Gates) == 0 {
+		return
+	}
+	results, passed := gate.Judge(sr.Gates, sum)
+	for _, r := range results {
+		fmt.Fprintf(sr.Out, "  %s\n", r)
+	}
+	if !passed {
+		sr.GatesFailed++
+	}
+}
+
 // makeRun prepares the database, makes the run and records it as rec.
 func makeRun(ctx context.Context, sr *Runner, st *store.Store, state *store.Study, spec engine.Spec,
 	t *studyTarget, sw *studyWorkload, rec store.StudyRun) (*engine.Summary, error) {
@@ -674,6 +693,7 @@ func makeRun(ctx context.Context, sr *Runner, st *store.Store, state *store.Stud
 	rec.Status = store.StatusFailed
 	if sum != nil {
 		rec.RunID, rec.Status = sum.RunID, sum.Status
+		sr.judge(sum)
 	}
 	if serr := st.SetStudyRun(context.Background(), state.ID, rec); serr != nil && err == nil {
 		err = serr
