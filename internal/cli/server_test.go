@@ -209,3 +209,38 @@ func TestServerStartStandbysErrors(t *testing.T) {
 		t.Errorf("refused starts left %q", left)
 	}
 }
+
+// TestStudyStandbys: a study's local target with a standby runs on a cluster
+// whose servers are listed as primary and standby and removed together.
+func TestStudyStandbys(t *testing.T) {
+	pgtest.Long(t)
+	servers := serversDir(t)
+	dir := filepath.Dir(servers)
+	file := filepath.Join(dir, "ha.yaml")
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: ha
+targets: [{name: here, local: {version: "%d", standbys: 1, synchronous: on}}]
+workloads: [{kind: tpcb, load: {scale: 1}, run: {script: tpcb-like}}]
+matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
+`, pgtest.Server(t).Major))
+	code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"), "--servers-dir", servers, "--progress", "0", "--keep-servers")
+	if code != 0 {
+		t.Fatalf("study: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Cleanup(func() { run(t, "server", "stop", "study-ha-here", "--remove", "--servers-dir", servers) })
+	if !strings.Contains(out+errOut, "local, 1 standby (synchronous on)") {
+		t.Errorf("preflight does not describe the target as a local server with a synchronous standby:\n%s%s", out, errOut)
+	}
+	code, out, errOut = run(t, "server", "list", "--servers-dir", servers)
+	for _, re := range []string{`(?m)^study-ha-here\s+\S+\s+running, leftover \(pid \d+\)\s+primary\s`, `(?m)^study-ha-here\.1\s+\S+\s+running, leftover \(pid \d+\)\s+standby\s`} {
+		if code != 0 || !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("list after --keep-servers has no line matching %s: exit %d\n%s%s", re, code, out, errOut)
+		}
+	}
+	code, out, errOut = run(t, "server", "stop", "study-ha-here", "--remove", "--servers-dir", servers)
+	if code != 0 || !strings.Contains(out, "server study-ha-here, study-ha-here.1 stopped and removed") {
+		t.Errorf("stop --remove of the study's servers: exit %d\n%s%s", code, out, errOut)
+	}
+	if left, _ := filepath.Glob(filepath.Join(servers, "*")); len(left) != 0 {
+		t.Errorf("stop --remove left %q", left)
+	}
+}
