@@ -95,7 +95,7 @@ func newServerStopCmd(env *Env) *cobra.Command {
 	var remove bool
 	cmd := &cobra.Command{
 		Use:   "stop NAME",
-		Short: "Stop a local server by name, with its standbys, leftovers too (with --remove also delete their data)",
+		Short: "Stop a local server by name with the other servers of its cluster, leftovers too (with --remove also delete their data)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			reg, err := serverRegistry(cmd)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Synchronous replication modes of a cluster: off, or commits wait until a
@@ -112,12 +114,12 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (_ *Cluster, err err
 	}
 	c := &Cluster{Name: base.Name, Nodes: make([]*Server, opts.Standbys+1)}
 	var created []*Server
+	first := firstPrimary(base.BaseDir, base.Name, opts.Standbys)
 	defer func() {
 		if err != nil {
-			c.abandon(created)
+			c.abandon(c.Nodes[first], created)
 		}
 	}()
-	first := firstPrimary(base.BaseDir, base.Name, opts.Standbys)
 	for _, i := range append([]int{first}, othersThan(first, opts.Standbys+1)...) {
 		node := base
 		node.Name = NodeName(base.Name, i)
@@ -200,12 +202,22 @@ func othersThan(i, n int) []int {
 	return out
 }
 
-// abandon undoes a failed StartCluster: every node it started stops, and
-// those it created are removed.
-func (c *Cluster) abandon(created []*Server) {
+// abandon undoes a failed StartCluster: the slots of the nodes it created
+// go from the primary, which would otherwise keep WAL for them for ever,
+// every node it started stops, and those it created are removed.
+func (c *Cluster) abandon(primary *Server, created []*Server) {
+	ctx := context.Background()
+	if primary != nil && primary.Running() {
+		_ = primary.query(ctx, func(conn *pgx.Conn) error {
+			for _, s := range created {
+				_, _ = conn.Exec(ctx, "select pg_drop_replication_slot(slot_name) from pg_replication_slots where slot_name = $1 and not active", slotName(s.Name))
+			}
+			return nil
+		})
+	}
 	for _, s := range c.Nodes {
 		if s != nil {
-			_ = s.Stop(context.Background())
+			_ = s.Stop(ctx)
 		}
 	}
 	for _, s := range created {

@@ -44,7 +44,7 @@ type Status struct {
 	// Leftover marks a server directory without a registry entry: the
 	// servers of studies, and of starts that failed before cleaning up.
 	Leftover bool
-	Bytes    int64 // disk space taken by the data directory and log
+	Bytes    int64  // disk space taken by the data directory and log
 	Cluster  string // the cluster the server is a node of, "" for none
 	// Role is "primary" or "standby" while the server runs, "" otherwise.
 	Role string
