@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
@@ -36,18 +38,20 @@ func serverRegistry(cmd *cobra.Command) (localpg.Registry, error) {
 }
 
 func newServerStartCmd(env *Env) *cobra.Command {
-	var name, version string
-	var sets, initdb []string
-	var port int
-	var ports localpg.PortRange
+	var opts localpg.ClusterOptions
+	var sets []string
 	cmd := &cobra.Command{
 		Use:   "start",
-		Short: "Start a named local server (downloading the PostgreSQL version if needed) and print its DSN",
+		Short: "Start a named local server (downloading the PostgreSQL version if needed), with streaming standbys if asked, and print its DSN",
 		Args:  cobra.NoArgs,
 		Example: `  pgbakeoff server start --name a --version 16 --set shared_buffers=1GB
-  pgbakeoff server start --name b --version 11 --initdb --data-checksums`,
+  pgbakeoff server start --name b --version 11 --initdb --data-checksums
+  pgbakeoff server start --name ha --version 17 --standbys 2 --synchronous on`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := localpg.Options{Name: name, Version: version, InitdbArgs: initdb, Port: port, Ports: ports, Log: env.Stderr}
+			opts.Log = env.Stderr
+			if err := localpg.CheckCluster(opts.Version, opts.Standbys, opts.Synchronous); err != nil {
+				return usageError{err}
+			}
 			for _, s := range sets {
 				st, err := localpg.ParseSetting(s)
 				if err != nil {
@@ -60,26 +64,30 @@ func newServerStartCmd(env *Env) *cobra.Command {
 				return err
 			}
 			opts.BaseDir = reg.Dir
-			srv, err := localpg.Start(cmd.Context(), opts)
+			c, err := localpg.StartCluster(cmd.Context(), opts)
 			if err != nil {
 				return err
 			}
-			if err := reg.Save(srv); err != nil {
-				_ = srv.Stop(context.Background())
+			if err := reg.SaveCluster(c); err != nil {
+				_ = c.Stop(context.Background())
 				return err
 			}
-			fmt.Fprintf(env.Stderr, "server %s: PostgreSQL %s on port %d, data %s, log %s\n", srv.Name, srv.Version, srv.Port, srv.DataDir, srv.LogFile)
-			fmt.Fprintln(env.Stdout, srv.DSN())
+			for _, srv := range c.Nodes {
+				fmt.Fprintf(env.Stderr, "server %s: PostgreSQL %s on port %d, data %s, log %s\n", srv.Name, srv.Version, srv.Port, srv.DataDir, srv.LogFile)
+			}
+			fmt.Fprintln(env.Stdout, c.DSN())
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&name, "name", localpg.DefaultName, "server name, used by stop, list and logs")
-	f.StringVar(&version, "version", "", "PostgreSQL major (16) or full (16.10) version; default: the newest installed")
+	f.StringVar(&opts.Name, "name", localpg.DefaultName, "server name, used by stop, list and logs; standbys are NAME.1, NAME.2, ...")
+	f.StringVar(&opts.Version, "version", "", "PostgreSQL major (16) or full (16.10) version; default: the newest installed")
 	f.StringArrayVar(&sets, "set", nil, "server setting name=value (repeatable)")
-	f.StringArrayVar(&initdb, "initdb", nil, "extra initdb option, such as --data-checksums (repeatable)")
-	f.IntVar(&port, "port", 0, "TCP port on 127.0.0.1 (default: a free one)")
-	portRangeFlag(f, &ports)
+	f.StringArrayVar(&opts.InitdbArgs, "initdb", nil, "extra initdb option, such as --data-checksums (repeatable)")
+	f.IntVar(&opts.Port, "port", 0, "TCP port on 127.0.0.1 of the first server (default: a free one)")
+	f.IntVar(&opts.Standbys, "standbys", 0, fmt.Sprintf("streaming standbys, each on its own port (0 to %d; PostgreSQL 12 or later)", localpg.MaxStandbys))
+	f.StringVar(&opts.Synchronous, "synchronous", localpg.SyncOff, "commits wait for a standby: off, on (flushed there) or remote_apply (applied there)")
+	portRangeFlag(f, &opts.Ports)
 	return cmd
 }
 
@@ -87,24 +95,34 @@ func newServerStopCmd(env *Env) *cobra.Command {
 	var remove bool
 	cmd := &cobra.Command{
 		Use:   "stop NAME",
-		Short: "Stop a local server by name, leftovers too (with --remove also delete its data)",
+		Short: "Stop a local server by name with the other servers of its cluster, leftovers too (with --remove also delete their data)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			reg, srv, err := registered(cmd, args[0])
+			reg, err := serverRegistry(cmd)
 			if err != nil {
 				return err
 			}
-			if err := srv.Stop(cmd.Context()); err != nil {
+			c, err := reg.Cluster(args[0])
+			if err != nil {
 				return err
+			}
+			if err := c.Stop(cmd.Context()); err != nil {
+				return err
+			}
+			var names []string
+			for _, srv := range c.Nodes {
+				names = append(names, srv.Name)
 			}
 			if !remove {
-				fmt.Fprintf(env.Stdout, "server %s stopped\n", srv.Name)
+				fmt.Fprintf(env.Stdout, "server %s stopped\n", strings.Join(names, ", "))
 				return nil
 			}
-			if err := reg.Remove(srv.Name); err != nil {
-				return err
+			for _, name := range names {
+				if err := reg.Remove(name); err != nil {
+					return err
+				}
 			}
-			fmt.Fprintf(env.Stdout, "server %s stopped and removed\n", srv.Name)
+			fmt.Fprintf(env.Stdout, "server %s stopped and removed\n", strings.Join(names, ", "))
 			return nil
 		},
 	}
@@ -122,18 +140,19 @@ func newServerListCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := reg.List()
+			list, err := reg.List(cmd.Context())
 			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tVERSION\tSTATE\tPORT\tSIZE\tDSN")
+			fmt.Fprintln(tw, "NAME\tVERSION\tSTATE\tROLE\tLAG\tPORT\tSIZE\tDSN")
 			for _, s := range list {
 				port, dsn := "-", "-"
 				if s.Port != 0 {
 					port, dsn = strconv.Itoa(s.Port), s.DSN
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, cmp.Or(s.Version, "-"), serverState(s), port, engine.FormatBytes(s.Bytes), dsn)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, cmp.Or(s.Version, "-"), serverState(s), cmp.Or(s.Role, "-"), serverLag(s),
+					port, engine.FormatBytes(s.Bytes), dsn)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -147,6 +166,20 @@ func newServerListCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// serverLag is a standby's LAG in server list: the WAL its primary has
+// written that it has not replayed, and the replay_lag its primary reports.
+func serverLag(s localpg.Status) string {
+	switch {
+	case s.Role != "standby":
+		return "-"
+	case s.Replica == nil:
+		return "not connected"
+	case s.Replica.State != "streaming":
+		return s.Replica.State
+	}
+	return fmt.Sprintf("%s, %s", engine.FormatBytes(s.Replica.LagBytes), s.Replica.ReplayLag.Round(time.Millisecond))
 }
 
 // serverState is a server's STATE in server list and prune.

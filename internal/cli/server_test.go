@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
@@ -62,8 +63,8 @@ func TestServerLeftovers(t *testing.T) {
 		t.Fatalf("list: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, re := range []string{
-		`(?m)^kept\s+` + major + `\.\d+\s+running \(pid \d+\)\s+\d+\s+\d+\.\d MB\s+host=`,
-		`(?m)^study-old-a\s+` + major + `\s+leftover, stopped\s+-\s+\d+\.\d MB\s+-$`,
+		`(?m)^kept\s+` + major + `\.\d+\s+running \(pid \d+\)\s+primary\s+-\s+\d+\s+\d+\.\d MB\s+host=`,
+		`(?m)^study-old-a\s+` + major + `\s+leftover, stopped\s+-\s+-\s+-\s+\d+\.\d MB\s+-$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("list has no line matching %s:\n%s", re, out)
@@ -131,7 +132,7 @@ matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
 	}
 	t.Cleanup(func() { run(t, "server", "stop", "study-tiny-here", "--remove", "--servers-dir", servers) })
 	code, out, errOut = run(t, "server", "list", "--servers-dir", servers)
-	if code != 0 || !regexp.MustCompile(`(?m)^study-tiny-here\s+\d+\s+running, leftover \(pid \d+\)\s+\d+\s+\d+\.\d MB\s+host=`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`(?m)^study-tiny-here\s+\d+\s+running, leftover \(pid \d+\)\s+primary\s+-\s+\d+\s+\d+\.\d MB\s+host=`).MatchString(out) {
 		t.Errorf("list after --keep-servers: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = run(t, "server", "stop", "study-tiny-here", "--remove", "--servers-dir", servers)
@@ -140,5 +141,106 @@ matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
 	}
 	if _, err := os.Stat(filepath.Join(servers, "study-tiny-here")); !os.IsNotExist(err) {
 		t.Errorf("the study's server directory after stop --remove: %v, want it gone", err)
+	}
+}
+
+// TestServerStandbys: server start --standbys starts a primary and a standby
+// and prints a DSN naming both that reaches the primary; server list shows
+// their roles and the standby's lag; server stop stops both.
+func TestServerStandbys(t *testing.T) {
+	pgtest.Long(t)
+	servers := serversDir(t)
+	major := fmt.Sprint(pgtest.Server(t).Major)
+	sd := []string{"--servers-dir", servers}
+	code, out, errOut := run(t, append([]string{"server", "start", "--name", "ha", "--version", major, "--standbys", "1", "--synchronous", "remote_apply"}, sd...)...)
+	if code != 0 {
+		t.Fatalf("start: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Cleanup(func() { run(t, append([]string{"server", "stop", "ha", "--remove"}, sd...)...) })
+	dsn := strings.TrimSpace(out)
+	if !regexp.MustCompile(`^host=[^ ]+,[^ ]+ port=\d+,\d+ .*target_session_attrs=read-write$`).MatchString(dsn) {
+		t.Errorf("start printed %q, want a DSN naming two hosts with target_session_attrs=read-write", dsn)
+	}
+	if got := pgtest.Query(t, dsn, "select pg_is_in_recovery()::text || ' ' || current_setting('synchronous_commit')"); got != "false remote_apply" {
+		t.Errorf("the DSN reached a server with recovery, synchronous_commit = %q; want the primary's false remote_apply", got)
+	}
+	primary := regexp.MustCompile(`(?m)^ha\s+` + major + `\.\d+\s+running \(pid \d+\)\s+primary\s+-\s+\d+\s`)
+	standby := regexp.MustCompile(`(?m)^ha\.1\s+` + major + `\.\d+\s+running \(pid \d+\)\s+standby\s+\d+(\.\d)? (bytes|kB|MB), \d+(\.\d+)?m?s\s+\d+\s`)
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		code, out, errOut = run(t, append([]string{"server", "list"}, sd...)...)
+		if code == 0 && primary.MatchString(out) && standby.MatchString(out) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("list: exit %d, want ha as primary and ha.1 as a streaming standby:\n%s%s", code, out, errOut)
+		}
+	}
+	code, out, errOut = run(t, append([]string{"server", "stop", "ha"}, sd...)...)
+	if code != 0 || strings.TrimSpace(out) != "server ha, ha.1 stopped" {
+		t.Errorf("stop: exit %d\n%s%s", code, out, errOut)
+	}
+	_, out, _ = run(t, append([]string{"server", "list"}, sd...)...)
+	if n := len(regexp.MustCompile(`(?m)^ha(\.1)?\s+\S+\s+stopped\s+-\s+-\s`).FindAllString(out, -1)); n != 2 {
+		t.Errorf("list after stop shows %d stopped servers, want 2:\n%s", n, out)
+	}
+}
+
+// TestServerStartStandbysErrors: a cluster the flags cannot make is refused
+// in one line, with exit 2, before anything starts.
+func TestServerStartStandbysErrors(t *testing.T) {
+	servers := serversDir(t)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--synchronous", "on"}, "synchronous on needs standbys"},
+		{[]string{"--standbys", "-1"}, "standbys -1: want 0 to 8"},
+		{[]string{"--standbys", "1", "--version", "11"}, "standbys need PostgreSQL 12 or later, not 11"},
+		{[]string{"--standbys", "1", "--synchronous", "sometimes"}, `synchronous "sometimes": want off, on or remote_apply`},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, out, errOut := run(t, append([]string{"server", "start", "--name", "bad", "--servers-dir", servers}, tt.args...)...)
+			if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stderr %q, want 2 and one line with %q\n%s", code, errOut, tt.want, out)
+			}
+		})
+	}
+	if left, _ := filepath.Glob(filepath.Join(servers, "*")); len(left) != 0 {
+		t.Errorf("refused starts left %q", left)
+	}
+}
+
+// TestStudyStandbys: a study's local target with a standby runs on a cluster
+// whose servers are listed as primary and standby and removed together.
+func TestStudyStandbys(t *testing.T) {
+	pgtest.Long(t)
+	servers := serversDir(t)
+	dir := filepath.Dir(servers)
+	file := filepath.Join(dir, "ha.yaml")
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: ha
+targets: [{name: here, local: {version: "%d", standbys: 1, synchronous: on}}]
+workloads: [{kind: tpcb, load: {scale: 1}, run: {script: tpcb-like}}]
+matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
+`, pgtest.Server(t).Major))
+	code, out, errOut := run(t, "study", "run", file, "--results", filepath.Join(dir, "r.db"), "--servers-dir", servers, "--progress", "0", "--keep-servers")
+	if code != 0 {
+		t.Fatalf("study: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Cleanup(func() { run(t, "server", "stop", "study-ha-here", "--remove", "--servers-dir", servers) })
+	if !strings.Contains(out+errOut, "local, 1 standby (synchronous on)") {
+		t.Errorf("preflight does not describe the target as a local server with a synchronous standby:\n%s%s", out, errOut)
+	}
+	code, out, errOut = run(t, "server", "list", "--servers-dir", servers)
+	for _, re := range []string{`(?m)^study-ha-here\s+\S+\s+running, leftover \(pid \d+\)\s+primary\s`, `(?m)^study-ha-here\.1\s+\S+\s+running, leftover \(pid \d+\)\s+standby\s`} {
+		if code != 0 || !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("list after --keep-servers has no line matching %s: exit %d\n%s%s", re, code, out, errOut)
+		}
+	}
+	code, out, errOut = run(t, "server", "stop", "study-ha-here", "--remove", "--servers-dir", servers)
+	if code != 0 || !strings.Contains(out, "server study-ha-here, study-ha-here.1 stopped and removed") {
+		t.Errorf("stop --remove of the study's servers: exit %d\n%s%s", code, out, errOut)
+	}
+	if left, _ := filepath.Glob(filepath.Join(servers, "*")); len(left) != 0 {
+		t.Errorf("stop --remove left %q", left)
 	}
 }

@@ -35,6 +35,21 @@
 // them, Get and Remove take them by name, and Prune removes those no server
 // runs on. A failed Start removes what it created.
 //
+// StartCluster starts a primary with streaming standbys, each a Server on
+// its own port, cloned through the backup functions since the downloaded
+// binaries have no pg_basebackup. Its DSN names every node with
+// target_session_attrs=read-write, and its methods serve failovers:
+//
+//	c, err := localpg.StartCluster(ctx, localpg.ClusterOptions{
+//		Options:  localpg.Options{Name: "ha", Version: "17"},
+//		Standbys: 1, Synchronous: localpg.SyncOn,
+//	})
+//	...
+//	err = c.Nodes[0].Signal(syscall.SIGKILL)
+//	err = c.Promote(ctx, c.Nodes[1])  // c.DSN() now reaches node 1
+//	err = c.Follow(ctx, c.Nodes[0], c.Nodes[1])
+//	err = c.WaitStreaming(ctx, c.Nodes[0], c.Nodes[1]) // else c.Reclone
+//
 // PostgreSQL refuses to run as root. When the caller is root, initdb and
 // postgres run as the postgres system user, or a pgbakeoff system user
 // created for the purpose, or nobody; binaries and data then live under

@@ -287,7 +287,7 @@ func TestRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	list, err := reg.List()
+	list, err := reg.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestRegistry(t *testing.T) {
 		t.Fatalf("stop from another process: %v: %s", err, out)
 	}
 
-	list, err = reg.List()
+	list, err = reg.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +337,7 @@ func TestRegistry(t *testing.T) {
 	if err := reg.Delete("reg"); err != nil {
 		t.Fatal(err)
 	}
-	if list, err := reg.List(); err != nil || len(list) != 0 {
+	if list, err := reg.List(context.Background()); err != nil || len(list) != 0 {
 		t.Errorf("List() after Delete = %+v, %v; want none", list, err)
 	}
 	if err := reg.Delete("reg"); err == nil || !strings.Contains(err.Error(), "no servers are registered") {
@@ -520,7 +520,7 @@ func TestLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	list, err := reg.List()
+	list, err := reg.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

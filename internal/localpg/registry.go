@@ -1,6 +1,8 @@
 package localpg
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Registry remembers named servers between processes: one JSON file per
@@ -41,7 +44,15 @@ type Status struct {
 	// Leftover marks a server directory without a registry entry: the
 	// servers of studies, and of starts that failed before cleaning up.
 	Leftover bool
-	Bytes    int64 // disk space taken by the data directory and log
+	Bytes    int64  // disk space taken by the data directory and log
+	Cluster  string // the cluster the server is a node of, "" for none
+	// Role is "primary" or "standby" while the server runs, "" otherwise.
+	Role string
+	// Replica is a running standby as its primary sees it; nil when it is
+	// not connected or not a standby.
+	Replica *Replica
+
+	socketDir string
 }
 
 // Save records the server under its name, replacing an earlier entry.
@@ -74,6 +85,43 @@ func (r Registry) Save(s *Server) error {
 	return nil
 }
 
+// SaveCluster records each of the cluster's nodes under its name.
+func (r Registry) SaveCluster(c *Cluster) error {
+	for _, s := range c.Nodes {
+		if err := r.Save(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Cluster loads the cluster that the server name is a node of, registered
+// or leftover: its nodes are the servers named NodeName(cluster, i). A
+// server on its own is a cluster of one node.
+func (r Registry) Cluster(name string) (*Cluster, error) {
+	s, err := r.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if s.Cluster == "" && r.registered(name) {
+		return &Cluster{Name: name, Nodes: []*Server{s}}, nil
+	}
+	// A study's cluster is not registered: its nodes are leftovers.
+	group := cmp.Or(s.Cluster, s.Name)
+	c := &Cluster{Name: group}
+	for i := range MaxStandbys + 1 {
+		node, err := r.Get(NodeName(group, i))
+		if err != nil || node.Cluster != s.Cluster || s.Cluster == "" && r.registered(node.Name) {
+			continue // not there, or not of this cluster
+		}
+		c.Nodes = append(c.Nodes, node)
+	}
+	if len(c.Nodes) == 0 {
+		c.Nodes = []*Server{s}
+	}
+	return c, nil
+}
+
 // Get loads a registered server, or describes a leftover server directory
 // of that name. The result can be stopped, removed and have its log read,
 // from any process.
@@ -99,8 +147,9 @@ func (r Registry) Get(name string) (*Server, error) {
 }
 
 // List describes every registered server and every leftover server
-// directory, sorted by name, checking which are running.
-func (r Registry) List() ([]Status, error) {
+// directory, sorted by name, checking which are running and, for standbys,
+// how far behind their primaries they are.
+func (r Registry) List(ctx context.Context) ([]Status, error) {
 	names, err := r.names()
 	if err != nil {
 		return nil, err
@@ -121,7 +170,31 @@ func (r Registry) List() ([]Status, error) {
 		out = append(out, r.leftover(name).status(true))
 	}
 	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
+	addReplicas(ctx, out)
 	return out, nil
+}
+
+// addReplicas finds each running standby in what its primary reports. A
+// primary that cannot be asked leaves its standbys without.
+func addReplicas(ctx context.Context, list []Status) {
+	if !slices.ContainsFunc(list, func(s Status) bool { return s.Role == "standby" }) {
+		return
+	}
+	for _, p := range list {
+		if p.Role != "primary" {
+			continue
+		}
+		ask, cancel := context.WithTimeout(ctx, 3*time.Second)
+		reps, _ := (&Server{Name: p.Name, SocketDir: p.socketDir, Port: p.Port}).Replication(ask)
+		cancel()
+		for _, rep := range reps {
+			for i := range list {
+				if list[i].Name == rep.Name && list[i].Role == "standby" {
+					list[i].Replica = &rep
+				}
+			}
+		}
+	}
 }
 
 func (s *Server) status(leftover bool) Status {
@@ -135,7 +208,14 @@ func (s *Server) status(leftover bool) Status {
 	}
 	st.PID, st.Running = s.postmaster()
 	if !leftover || st.Running {
-		st.Port, st.DSN = s.Port, s.DSN()
+		st.Port, st.DSN, st.socketDir = s.Port, s.DSN(), s.SocketDir
+	}
+	st.Cluster = s.Cluster
+	if st.Running {
+		st.Role = "primary"
+		if s.isStandby() {
+			st.Role = "standby"
+		}
 	}
 	return st
 }
@@ -212,6 +292,11 @@ func (r Registry) Delete(name string) error {
 		return fmt.Errorf("delete server %q: %w", name, err)
 	}
 	return nil
+}
+
+func (r Registry) registered(name string) bool {
+	_, err := os.Stat(r.path(name))
+	return err == nil
 }
 
 func (r Registry) path(name string) string {

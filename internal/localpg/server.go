@@ -94,6 +94,9 @@ type Server struct {
 	BinDir    string `json:"bin_dir"`
 	PID       int    `json:"pid"`            // of the postmaster, when it was started
 	User      string `json:"user,omitempty"` // operating-system user running it; "" = the starting user
+	// Cluster names the group of streaming replicas the server is a node of
+	// (the name of its first node); "" for a server on its own.
+	Cluster string `json:"cluster,omitempty"`
 
 	// exited is closed when a postmaster started by this process exits;
 	// nil for servers loaded from a registry.
@@ -112,7 +115,13 @@ var serverName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$`)
 // The server listens on 127.0.0.1 and on a Unix socket in a private
 // directory, trusts local connections, and logs to Server.LogFile.
 // Apart from that and Options.Settings, its configuration is initdb's.
-func Start(ctx context.Context, opts Options) (_ *Server, err error) {
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	return start(ctx, opts, nil)
+}
+
+// start is Start; with up, a server without a data directory is cloned from
+// up's primary instead of initdb'd, and starts as its standby.
+func start(ctx context.Context, opts Options, up *upstream) (_ *Server, err error) {
 	if err := supported(); err != nil {
 		return nil, err
 	}
@@ -167,7 +176,7 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	}
 	defer unlock()
 	var s *Server
-	if data, derr := os.ReadDir(filepath.Join(dir, "data")); errors.Is(derr, os.ErrNotExist) || derr == nil && len(data) == 0 {
+	if !hasData(filepath.Join(dir, "data")) {
 		defer func() {
 			if err != nil {
 				removeFailedStart(dir, s)
@@ -195,11 +204,21 @@ func Start(ctx context.Context, opts Options) (_ *Server, err error) {
 	if pid, ok := s.postmaster(); ok {
 		return nil, fmt.Errorf("server %q is already running (pid %d, data directory %s)", name, pid, s.DataDir)
 	}
-	if err := s.initdb(ctx, acct, opts.InitdbArgs, log); err != nil {
+	if up != nil && !hasData(s.DataDir) {
+		err = s.clone(ctx, acct, up.primary, log)
+	} else {
+		err = s.initdb(ctx, acct, opts.InitdbArgs, log)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if s.SocketDir, err = socketDir(dir, acct); err != nil {
 		return nil, fmt.Errorf("start server %q: %w", name, err)
+	}
+	if up != nil {
+		if err := s.writeStandbyConf(acct, up.primary); err != nil {
+			return nil, fmt.Errorf("start server %q: %w", name, err)
+		}
 	}
 	if err = s.launchOnPort(ctx, acct, opts, ports); err != nil {
 		return nil, fmt.Errorf("start server %q: %w", name, err)
@@ -272,6 +291,13 @@ func (s *Server) initdb(ctx context.Context, acct account, args []string, log io
 	return s.ensureInclude()
 }
 
+// hasData reports a data directory that exists and is not empty (or cannot
+// be read, which is not taken for empty).
+func hasData(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return !errors.Is(err, os.ErrNotExist) && (err != nil || len(entries) > 0)
+}
+
 // confFile holds the settings Start writes; postgresql.conf includes it.
 const confFile = "pgbakeoff.conf"
 
@@ -321,11 +347,18 @@ func confQuote(v string) string {
 	return "'" + strings.ReplaceAll(strings.ReplaceAll(v, `\`, `\\`), "'", "''") + "'"
 }
 
-// launch starts the postmaster and waits until it accepts connections.
+// launch writes the configuration, starts the postmaster and waits until it
+// accepts connections.
 func (s *Server) launch(ctx context.Context, acct account, settings []Setting, timeout time.Duration) error {
 	if err := s.writeConf(acct, settings); err != nil {
 		return err
 	}
+	return s.run(ctx, acct, timeout)
+}
+
+// run starts the postmaster on the configuration in the data directory and
+// waits until it accepts connections.
+func (s *Server) run(ctx context.Context, acct account, timeout time.Duration) error {
 	logf, err := os.OpenFile(s.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
 	if err != nil {
 		return fmt.Errorf("open server log: %w", err)
@@ -363,6 +396,9 @@ func (s *Server) launch(ctx context.Context, acct account, settings []Setting, t
 	return nil
 }
 
+// errExitedAtStart is a postmaster that exited before accepting connections.
+var errExitedAtStart = errors.New("postgres exited during startup")
+
 // waitReady connects until the server accepts a connection, the
 // postmaster exits, or time runs out; in the last two cases no postmaster
 // is left running.
@@ -380,7 +416,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 		lastErr = err
 		select {
 		case <-s.exited:
-			return fmt.Errorf("postgres exited during startup")
+			return errExitedAtStart
 		case <-ctx.Done():
 			stopCtx, cancelStop := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancelStop()

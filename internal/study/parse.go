@@ -25,7 +25,7 @@ import (
 var (
 	studyKeys    = []string{"name", "description", "targets", "workloads", "matrix", "prices", "objective"}
 	targetKeys   = []string{"name", "local", "dsn", "password", "node_exporter", "labels", "price"}
-	localKeys    = []string{"version", "settings", "initdb"}
+	localKeys    = []string{"version", "settings", "initdb", "standbys", "synchronous"}
 	passwordKeys = []string{"env", "command"}
 	workloadKeys = []string{"name", "kind", "load", "run", "dataset", "vacuum", "checkpoint", "database", "clients", "rates", "find_max", "fault"}
 	// reservedLabels are the labels a study puts on each of its runs.
@@ -426,6 +426,8 @@ func (p *parser) local(kv pair, where string) *Local {
 		return nil
 	}
 	hasVersion := false
+	var shape pair // the last of standbys and synchronous, where their errors go
+	standbysOK := true
 	for _, kv := range pairs {
 		switch kv.name() {
 		case "version":
@@ -441,6 +443,14 @@ func (p *parser) local(kv pair, where string) *Local {
 			}
 		case "settings":
 			l.Settings = p.settings(kv)
+		case "standbys":
+			shape = kv
+			l.Standbys, standbysOK = p.integer(kv.val, kv.valPos(), "standbys", "a number of standbys", 0, localpg.MaxStandbys)
+		case "synchronous":
+			if v, ok := p.str(kv); ok {
+				l.Synchronous = v
+				shape = kv
+			}
 		case "initdb":
 			items, ok := p.list(kv, "[--data-checksums]")
 			if !ok {
@@ -457,6 +467,11 @@ func (p *parser) local(kv pair, where string) *Local {
 	}
 	if !hasVersion {
 		p.errorf(l.Pos, "local of %s has no version; add version: \"16\" or another major version", where)
+	}
+	if shape.key != nil && standbysOK {
+		if err := localpg.CheckCluster(l.Version, l.Standbys, l.Synchronous); err != nil {
+			p.errorf(shape.valPos(), "local of %s: %v", where, err)
+		}
 	}
 	return l
 }

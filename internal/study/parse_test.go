@@ -283,6 +283,14 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:1:38: invalid PostgreSQL version "sixteen"; want a major version like "16" or an exact one like "16.10"`},
 		{"version too old", "targets: [{name: a, local: {version: \"9.6\"}}]\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:1:38: PostgreSQL 9.6 is not supported; want version 10 or later`},
+		{"synchronous without standbys", "targets: [{name: a, local: {version: \"16\", synchronous: on}}]\nworkloads: [{kind: tpcb}]\n",
+			`x.yaml:1:57: local of target "a": synchronous on needs standbys: a primary alone has no standby to wait for`},
+		{"standbys out of range", "targets: [{name: a, local: {version: \"16\", standbys: -1, synchronous: on}}]\nworkloads: [{kind: tpcb}]\n",
+			`x.yaml:1:54: standbys -1 is out of range; want 0 to 8`},
+		{"standbys on an old version", "targets: [{name: a, local: {version: \"11\", standbys: 1}}]\nworkloads: [{kind: tpcb}]\n",
+			`x.yaml:1:54: local of target "a": standbys need PostgreSQL 12 or later, not 11`},
+		{"synchronous unknown", "targets: [{name: a, local: {version: \"16\", standbys: 1, synchronous: always}}]\nworkloads: [{kind: tpcb}]\n",
+			`x.yaml:1:70: local of target "a": synchronous "always": want off, on or remote_apply`},
 		{"local without version", "targets: [{name: a, local: {initdb: [-k]}}]\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:1:28: local of target "a" has no version; add version: "16" or another major version`},
 		{"setting list", "targets: [{name: a, local: {version: \"16\", settings: {shared_preload_libraries: [a, b]}}}]\nworkloads: [{kind: tpcb}]\n",
@@ -559,5 +567,21 @@ func TestParseAll(t *testing.T) {
 	}
 	if s, errs := ParseAll("x.yaml", []byte("[1, 2")); s != nil || len(errs) != 1 {
 		t.Errorf("malformed YAML: study %v, errors %v; want none and one error", s, errs)
+	}
+}
+
+// TestParseStandbys: a local target's standbys and synchronous mode are read;
+// without them it is a server alone.
+func TestParseStandbys(t *testing.T) {
+	s := mustParse(t, `targets:
+  - {name: ha, local: {version: "16", standbys: 2, synchronous: remote_apply}}
+  - {name: alone, local: {version: "16"}}
+workloads: [{kind: tpcb}]
+`)
+	if l := s.Targets[0].Local; l.Standbys != 2 || l.Synchronous != "remote_apply" {
+		t.Errorf("ha: standbys %d, synchronous %q; want 2 and remote_apply", l.Standbys, l.Synchronous)
+	}
+	if l := s.Targets[1].Local; l.Standbys != 0 || l.Synchronous != "" {
+		t.Errorf("alone: standbys %d, synchronous %q; want none", l.Standbys, l.Synchronous)
 	}
 }

@@ -256,6 +256,18 @@ func TestTargetFingerprint(t *testing.T) {
 	if base.Fingerprint() == tuned.Fingerprint() || len(base.Fingerprint()) != 16 {
 		t.Errorf("fingerprints %q and %q: want 16 hex digits that differ with a setting", base.Fingerprint(), tuned.Fingerprint())
 	}
+	// The fingerprint of a file written before standbys is what it was.
+	if got := base.Fingerprint(); got != "8bac72e78399c04f" {
+		t.Errorf("fingerprint %s, want 8bac72e78399c04f as before standbys", got)
+	}
+	alone, one, sync := base, base, base
+	alone.Local = &Local{Version: "16", Settings: base.Local.Settings, Synchronous: "off"}
+	one.Local = &Local{Version: "16", Settings: base.Local.Settings, Standbys: 1}
+	sync.Local = &Local{Version: "16", Settings: base.Local.Settings, Standbys: 1, Synchronous: "on"}
+	if alone.Fingerprint() != base.Fingerprint() || one.Fingerprint() == base.Fingerprint() || sync.Fingerprint() == one.Fingerprint() {
+		t.Errorf("fingerprints: base %s, synchronous off %s (want equal), one standby %s, synchronous %s (want different)",
+			base.Fingerprint(), alone.Fingerprint(), one.Fingerprint(), sync.Fingerprint())
+	}
 }
 
 // Open-loop rates are an axis of the plan like client counts: a list, or a ramp

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 	"go.yaml.in/yaml/v3"
 )
@@ -65,6 +66,10 @@ type Local struct {
 	Version  string    // a major version ("16") or an exact one ("16.10")
 	Settings []Setting // postgresql.conf, in file order: a later one wins
 	Initdb   []string  // extra initdb arguments
+	// Standbys are streaming replicas of the server, each cloned from it;
+	// Synchronous is how commits wait for them (localpg.SyncOn, ...), "" as off.
+	Standbys    int
+	Synchronous string
 }
 
 // Setting is one postgresql.conf parameter.
@@ -499,6 +504,13 @@ func (t *Target) hash(h *hasher) {
 			h.add("setting", st.Name, st.Value)
 		}
 		h.add("initdb", l.Initdb...)
+		// Absent and zero are the same server, and hash as before these keys.
+		if l.Standbys > 0 {
+			h.add("standbys", strconv.Itoa(l.Standbys))
+		}
+		if l.Synchronous != "" && l.Synchronous != localpg.SyncOff {
+			h.add("synchronous", l.Synchronous)
+		}
 	}
 }
 

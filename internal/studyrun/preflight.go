@@ -1,6 +1,7 @@
 package studyrun
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -105,32 +106,42 @@ func (st *studyTarget) open(ctx context.Context, sr *Runner, studyName, serversD
 			return err
 		}
 	}
-	// A study that was killed left its servers running; they start again with the
-	// file's settings.
-	old := &localpg.Server{Name: name, DataDir: filepath.Join(serversDir, name, "data")}
-	if old.Running() {
+	// A study that was killed left its servers running, standbys too; they start
+	// again with the file's settings.
+	dirs := []string{filepath.Join(serversDir, name)}
+	if old, err := (localpg.Registry{Dir: serversDir}).Cluster(name); err == nil {
 		if err := old.Stop(ctx); err != nil {
 			return err
 		}
+		for _, node := range old.Nodes {
+			dirs = append(dirs, filepath.Dir(node.DataDir))
+		}
 	}
-	if restart {
+	for _, dir := range dirs {
+		if !restart {
+			break
+		}
 		// Starting over includes initdb, whose options may have changed.
-		if err := os.RemoveAll(filepath.Join(serversDir, name)); err != nil {
+		if err := os.RemoveAll(dir); err != nil {
 			return err
 		}
 	}
-	srv, err := localpg.Start(ctx, localpg.Options{Name: name, Version: t.Local.Version, Settings: settings,
-		InitdbArgs: t.Local.Initdb, BaseDir: serversDir, Log: sr.Log, Ports: sr.Ports})
+	c, err := localpg.StartCluster(ctx, localpg.ClusterOptions{Standbys: t.Local.Standbys, Synchronous: t.Local.Synchronous,
+		Options: localpg.Options{Name: name, Version: t.Local.Version, Settings: settings,
+			InitdbArgs: t.Local.Initdb, BaseDir: serversDir, Log: sr.Log, Ports: sr.Ports}})
 	if err != nil {
 		return err
 	}
-	st.srv = srv
-	st.tgt, err = target.Parse(srv.DSN())
+	st.cluster = c
+	if st.srv, err = c.Primary(ctx); err != nil {
+		return err
+	}
+	st.tgt, err = target.Parse(c.DSN())
 	if err != nil {
 		return err
 	}
 	st.memory = machine.Memory()
-	st.free, _ = localpg.FreeBytes(srv.DataDir)
+	st.free, _ = localpg.FreeBytes(st.srv.DataDir)
 	return nil
 }
 
@@ -256,10 +267,13 @@ func printPreflight(w io.Writer, targets []*studyTarget, wls []*studyWorkload) {
 	row("version", func(t *studyTarget) string { return t.info.Version })
 	row("TLS", func(t *studyTarget) string { return fmt.Sprint(t.info.SSL) })
 	row("kind", func(t *studyTarget) string {
-		if t.srv != nil {
-			return "local"
+		switch {
+		case t.srv == nil:
+			return "dsn"
+		case len(t.cluster.Nodes) > 1:
+			return fmt.Sprintf("local, %s (synchronous %s)", engine.Plural(len(t.cluster.Nodes)-1, "standby"), cmp.Or(t.t.Local.Synchronous, localpg.SyncOff))
 		}
-		return "dsn"
+		return "local"
 	})
 	names := map[string]bool{}
 	labels := map[string]bool{}

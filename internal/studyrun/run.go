@@ -352,13 +352,15 @@ func setOptions(s *study.Study, errs *study.Errors, fl *pflag.FlagSet, section s
 
 // studyTarget is a study's target once it is reachable.
 type studyTarget struct {
-	t      *study.Target
-	srv    *localpg.Server // local targets
-	tgt    *target.Target  // with its password
-	info   *target.Info
-	priv   privileges
-	memory int64 // local: this machine's memory
-	free   int64 // local: free bytes where the data directory is
+	t   *study.Target
+	srv *localpg.Server // local targets: the primary
+	// cluster is a local target's servers: srv and its standbys.
+	cluster *localpg.Cluster
+	tgt     *target.Target // with its password
+	info    *target.Info
+	priv    privileges
+	memory  int64 // local: this machine's memory
+	free    int64 // local: free bytes where the data directory is
 	// fresh marks datasets loaded by this process and not yet run on, so a reloading
 	// workload's first run does not load again.
 	fresh            map[string]bool

@@ -13,18 +13,20 @@ import (
 func stopStudyServers(sr *Runner, targets []*studyTarget, serversDir string, finished bool) {
 	var kept []string
 	for _, t := range targets {
-		if t.srv == nil {
+		if t.cluster == nil {
 			continue
 		}
-		if err := t.srv.Stop(context.Background()); err != nil {
+		if err := t.cluster.Stop(context.Background()); err != nil {
 			fmt.Fprintf(sr.Log, "target %s: %v\n", t.t.Name, err)
 			continue
 		}
 		if !finished {
-			kept = append(kept, t.srv.Name)
+			for _, node := range t.cluster.Nodes {
+				kept = append(kept, node.Name)
+			}
 			continue
 		}
-		if err := t.srv.Remove(); err != nil {
+		if err := t.cluster.Remove(); err != nil {
 			fmt.Fprintf(sr.Log, "target %s: %v\n", t.t.Name, err)
 		}
 	}
