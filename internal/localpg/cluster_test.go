@@ -101,7 +101,7 @@ func TestClusterStandby(t *testing.T) {
 }
 
 // commitWaits inserts a row on dsn and reports whether the commit was
-// still waiting after a second; the insert is then cancelled, which leaves
+// still waiting after three seconds; the insert is then cancelled, which leaves
 // it committed on the primary alone.
 func commitWaits(t *testing.T, dsn string) bool {
 	t.Helper()
@@ -111,7 +111,7 @@ func commitWaits(t *testing.T, dsn string) bool {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	short, cancel := context.WithTimeout(ctx, time.Second)
+	short, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	_, err = conn.Exec(short, "insert into t values ('x')")
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) && short.Err() == nil {
@@ -262,5 +262,23 @@ func TestCheckCluster(t *testing.T) {
 				t.Errorf("CheckCluster = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestRestartAfterCrash: a server whose postmaster was killed starts again
+// on its port with its settings, once its old backends have let go.
+func TestRestartAfterCrash(t *testing.T) {
+	pgtest.Long(t)
+	s := start(t, localpg.Options{Settings: []localpg.Setting{{Name: "work_mem", Value: "7MB"}}})
+	port := s.Port
+	pgtest.Query(t, s.DSN(), "create table t (v text); insert into t values ('kept')")
+	if err := s.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := pgtest.Query(t, s.DSN(), "select v || ' ' || current_setting('work_mem') || ' ' || current_setting('port') from t"); got != fmt.Sprintf("kept 7MB %d", port) {
+		t.Errorf("after the restart: %q, want the row, work_mem 7MB and port %d", got, port)
 	}
 }
