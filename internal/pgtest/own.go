@@ -96,3 +96,37 @@ func (o *Own) Restart() error {
 		}
 	}
 }
+
+// OwnCluster starts a primary with standbys (localpg.StartCluster) for the test
+// alone, of the shared server's version, with the settings beside small shared
+// buffers; the test's cleanup stops and removes every node.
+func OwnCluster(t testing.TB, standbys int, sync string, settings ...localpg.Setting) *localpg.Cluster {
+	t.Helper()
+	shared := Server(t)
+	base, err := os.MkdirTemp("", "pgtest-cluster-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := localpg.StartCluster(ctx, localpg.ClusterOptions{Standbys: standbys, Synchronous: sync,
+		Options: localpg.Options{Name: "own", BaseDir: base,
+			Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
+			Settings: append([]localpg.Setting{{Name: "shared_buffers", Value: "16MB"}}, settings...)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := c.Remove(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}

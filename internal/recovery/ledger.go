@@ -136,6 +136,19 @@ func (l *Ledger) Commits() int64 {
 	return l.commits
 }
 
+// AckedAfter is how many commits were acknowledged after t.
+func (l *Ledger) AckedAfter(t time.Time) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var n int64
+	for _, a := range l.acked {
+		if a.at.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
 // Stop ends the ledger's commits.
 func (l *Ledger) Stop() {
 	l.stop()

@@ -1,0 +1,214 @@
+package localfault_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/localfault"
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+	"github.com/pgbakeoff/pgbakeoff/internal/recovery"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
+
+// ledgerOn starts a ledger on the cluster's read-write DSN, which follows the
+// primary.
+func ledgerOn(t *testing.T, c *localpg.Cluster) *recovery.Ledger {
+	t.Helper()
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, c.DSN()) }
+	l, err := recovery.StartLedger(t.Context(), connect, "test", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// walSender is the primary's WAL sender process, streaming to its standby.
+func walSender(t *testing.T, primary *localpg.Server) int {
+	t.Helper()
+	pid, err := strconv.Atoi(pgtest.Query(t, primary.DSN(), "select pid from pg_stat_replication"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// waitAcked waits until the ledger has n more acknowledged commits than before.
+func waitAcked(t *testing.T, l *recovery.Ledger, n int64) {
+	t.Helper()
+	want := l.Commits() + n
+	for deadline := time.Now().Add(30 * time.Second); l.Commits() < want; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commits after 30 s, want %d", l.Commits(), want)
+		}
+	}
+}
+
+// failoverWithSenderStopped stops the primary's WAL sender, so that what the
+// primary writes from then on reaches no standby, lets the ledger go on for a
+// while (wait), kills the primary, and promotes the standby with the injector's
+// own steps. It returns when the sender stopped and when the primary was gone.
+func failoverWithSenderStopped(t *testing.T, c *localpg.Cluster, wait func()) (stopped, killed time.Time) {
+	t.Helper()
+	primary := c.Nodes[0]
+	sender := walSender(t, primary)
+	if err := syscall.Kill(sender, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped = time.Now()
+	wait()
+	in := localfault.Injector{Cluster: c, Log: t.Logf}
+	done := make(chan error, 1)
+	go func() {
+		_, err := in.Inject(t.Context(), engine.FaultFailover)
+		done <- err
+	}()
+	// Killed with its postmaster, the sender goes once it may run again.
+	for deadline := time.Now().Add(10 * time.Second); primary.Running(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the primary was not killed")
+		}
+	}
+	killed = time.Now()
+	if err := syscall.Kill(sender, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return stopped, killed
+}
+
+// TestLossWithAsyncStandby: with an asynchronous standby whose primary's WAL
+// sender is stopped, the commits acknowledged meanwhile are on the primary
+// alone; killed and failed over, exactly those are missing, and the ledger finds
+// them.
+func TestLossWithAsyncStandby(t *testing.T) {
+	pgtest.Long(t)
+	c := pgtest.OwnCluster(t, 1, localpg.SyncOff)
+	l := ledgerOn(t, c)
+	waitAcked(t, l, 20)
+	// The standby has everything so far before its receiver stops.
+	waitCaughtUp(t, c)
+	stopped, killed := failoverWithSenderStopped(t, c, func() { waitAcked(t, l, 30) })
+	after := l.AckedAfter(stopped) - l.AckedAfter(killed)
+	waitAcked(t, l, 20) // on the new primary
+	l.Stop()
+	r, err := l.Reckon(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lost < 30 || r.Lost != after || r.LostFrom.Before(stopped) || r.RPO() <= 0 {
+		t.Errorf("reckoning %+v: want the %d commits acknowledged after the sender stopped at %s, and no other", r, after, stopped.Format("15:04:05.000"))
+	}
+}
+
+// TestNoLossWithSyncStandby: with a synchronous standby the same sequence loses
+// nothing acknowledged: commits wait for the standby, and the one waiting when
+// the primary died was never acknowledged.
+func TestNoLossWithSyncStandby(t *testing.T) {
+	pgtest.Long(t)
+	c := pgtest.OwnCluster(t, 1, localpg.SyncOn)
+	l := ledgerOn(t, c)
+	waitAcked(t, l, 20)
+	var during int64
+	stopped, _ := failoverWithSenderStopped(t, c, func() {
+		before := l.Commits()
+		time.Sleep(time.Second) // the scenario: a second in which commits wait for the standby
+		during = l.Commits() - before
+	})
+	waitAcked(t, l, 20)
+	l.Stop()
+	r, err := l.Reckon(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Lost != 0 || during > 1 || r.InDoubt+r.Unknown < 1 {
+		t.Errorf("reckoning %+v, %d acknowledged while the standby was stopped at %s: want none lost, a commit in flight",
+			r, during, stopped.Format("15:04:05.000"))
+	}
+}
+
+// waitCaughtUp waits until every standby has received all the primary's WAL.
+func waitCaughtUp(t *testing.T, c *localpg.Cluster) {
+	t.Helper()
+	ctx := t.Context()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		reps, err := c.Nodes[0].Replication(ctx)
+		if err == nil && len(reps) == len(c.Nodes)-1 {
+			caught := true
+			for _, r := range reps {
+				caught = caught && r.LagBytes == 0
+			}
+			if caught {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the standbys did not catch up in 30 s: %+v, %v", reps, err)
+		}
+	}
+}
+
+// TestFaultsOnCluster: TPC-B runs on a primary with a standby, each with one
+// fault 2 s in: a failover, a switchover back, a crash and a restart. The
+// clients follow the primary through its DSN, every run ends on time with the
+// recovery measured, and nothing acknowledged is lost.
+func TestFaultsOnCluster(t *testing.T) {
+	pgtest.Long(t)
+	c := pgtest.OwnCluster(t, 1, localpg.SyncOn)
+	if code, out, errOut := clitest.Run(t, "init", "tpcb", "--scale", "1", "--dsn", c.DSN()); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	tg, err := target.Parse(c.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := filepath.Join(t.TempDir(), "r.db")
+	var log strings.Builder
+	in := localfault.Injector{Cluster: c, Log: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }}
+	for _, kind := range []engine.FaultKind{engine.FaultFailover, engine.FaultSwitchover, engine.FaultCrash, engine.FaultRestart} {
+		t.Run(string(kind), func(t *testing.T) {
+			spec := engine.NewSpec()
+			spec.Target, spec.Workload, spec.Clients = tg, tpcb.Workload{}.NewRun(), 4
+			spec.Duration, spec.OutageTimeout = 10*time.Second, time.Minute
+			spec.Faults = []engine.Fault{{At: 2 * time.Second, Kind: kind}}
+			env := engine.Env{Injector: in, Log: &log, Out: io.Discard,
+				OpenStore: func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, results) }}
+			start := time.Now()
+			sum, err := engine.Run(t.Context(), spec, env)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, log.String())
+			}
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("the run took %s", took)
+			}
+			f := sum.Faults[0]
+			if !f.Done || f.Error != "" || f.ServerReadyMs == nil || f.NoCommitsMs <= 0 || f.RecoveredMs < 0 || sum.Transactions == 0 {
+				t.Errorf("%s: %+v, %d transactions\n%s", kind, f, sum.Transactions, log.String())
+			}
+			if l := f.Ledger; l == nil || l.Lost != 0 || l.Acknowledged < 100 {
+				t.Errorf("%s: ledger %+v", kind, l)
+			}
+			if (kind == engine.FaultFailover || kind == engine.FaultSwitchover) && f.ServerPromotedMs == nil {
+				t.Errorf("%s: no promotion seen in the new primary's log", kind)
+			}
+			t.Logf("%s: no commits %.0f ms, back to 90%% after %.0f ms, server ready after %.0f ms", kind, f.NoCommitsMs, f.RecoveredMs, *f.ServerReadyMs)
+		})
+	}
+}
