@@ -244,3 +244,39 @@ matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
 		t.Errorf("stop --remove left %q", left)
 	}
 }
+
+// TestRunFaultOnLocalCluster: run --fault fails over the cluster a DSN of
+// `server start --standbys 1` names; the summary has the fault, the promotion
+// and the recovery, and a failover on a server without a standby is refused
+// before the run starts.
+func TestRunFaultOnLocalCluster(t *testing.T) {
+	pgtest.Long(t)
+	servers := serversDir(t)
+	major := fmt.Sprint(pgtest.Server(t).Major)
+	sd := []string{"--servers-dir", servers}
+	code, out, errOut := run(t, append([]string{"server", "start", "--name", "ha", "--version", major, "--standbys", "1"}, sd...)...)
+	if code != 0 {
+		t.Fatalf("start: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Cleanup(func() { run(t, append([]string{"server", "stop", "ha", "--remove"}, sd...)...) })
+	dsn := strings.TrimSpace(out)
+	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	results := filepath.Join(t.TempDir(), "r.db")
+	code, out, errOut = run(t, append([]string{"run", "tpcb", "--clients", "2", "--duration", "6s", "--fault", "at=2s,kind=failover",
+		"--dsn", dsn, "--results", results}, sd...)...)
+	if code != 0 || !strings.Contains(out, "fault 1: failover at 2.0 s") || !strings.Contains(out, "(a standby promoted after") ||
+		!strings.Contains(out, "ledger: ") || !strings.Contains(errOut, "promoted in place of ha") {
+		t.Errorf("run with a failover: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = run(t, "server", "start", "--name", "alone", "--version", major, "--servers-dir", servers)
+	if code != 0 {
+		t.Fatalf("start: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Cleanup(func() { run(t, "server", "stop", "alone", "--remove", "--servers-dir", servers) })
+	code, _, errOut = run(t, "run", "tpcb", "--duration", "5s", "--fault", "at=2s,kind=failover", "--dsn", strings.TrimSpace(out), "--servers-dir", servers)
+	if code != 2 || !strings.Contains(errOut, "no standby to promote") {
+		t.Errorf("a failover without a standby: exit %d, want 2\n%s", code, errOut)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -150,6 +152,7 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 	cmd := &cobra.Command{Use: w.Name(), Short: short, Example: example, Args: cobra.NoArgs}
 	f := bindRun(w, cmd.Flags())
 	sf := bindShard(cmd.Flags())
+	cmd.Flags().String("servers-dir", "", "where the local servers a --fault acts on are registered (default: pgbakeoff's servers directory)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		results, _ := cmd.Flags().GetString("results")
 		ctx, stop := env.Interrupt(cmd.Context())
@@ -178,35 +181,62 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 			e.Stdout = env.Stderr
 			runEnv = &e
 		}
-		sum, err := runSpec(ctx, runEnv, f.spec, t, results, f.progress)
+		var injector engine.Injector
+		if slices.ContainsFunc(f.spec.Faults, func(ft engine.Fault) bool { return ft.Kind.Local() }) {
+			if injector, err = faultsOn(ctx, cmd, t, env.Stderr); err != nil {
+				return err
+			}
+		}
+		sum, err := runSpecWith(ctx, runEnv, f.spec, t, results, f.progress, injector)
 		if sum == nil {
 			return err
 		}
-		verdicts := env.Stdout
-		if !f.json {
-			sum.WriteText(env.Stdout)
-		} else {
-			verdicts = env.Stderr // stdout has the JSON object alone
-			enc := json.NewEncoder(env.Stdout)
-			enc.SetIndent("", "  ")
-			if jerr := enc.Encode(sum); jerr != nil && err == nil {
-				err = jerr
-			}
-		}
-		if err != nil {
-			return err
-		}
-		return judgeGates(verdicts, f.gates, sum)
+		return f.report(env, sum, err)
 	}
 	return cmd
+}
+
+// report prints the run's summary, as text or JSON, and, when it ended well,
+// the verdicts of its gates.
+func (f *runFlags) report(env *Env, sum *engine.Summary, err error) error {
+	verdicts := env.Stdout
+	if !f.json {
+		sum.WriteText(env.Stdout)
+	} else {
+		verdicts = env.Stderr // stdout has the JSON object alone
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(sum); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return judgeGates(verdicts, f.gates, sum)
 }
 
 // runSpec runs spec on t, writing to the results store at results, with a
 // progress line this often (0: none).
 func runSpec(ctx context.Context, env *Env, spec engine.Spec, t *target.Target, results string, progress time.Duration) (*engine.Summary, error) {
+	return runSpecWith(ctx, env, spec, t, results, progress, nil)
+}
+
+// runSpecWith is runSpec with the injector of the target's faults.
+func runSpecWith(ctx context.Context, env *Env, spec engine.Spec, t *target.Target, results string, progress time.Duration, in engine.Injector) (*engine.Summary, error) {
 	spec.Target = t
 	open := func(ctx context.Context) (*store.Store, error) { return openForWriting(ctx, env, results) }
-	return engine.Run(ctx, spec, engine.Env{OpenStore: open, Progress: progress, Out: env.Stdout, Log: env.Stderr, Clock: env.Now})
+	return engine.Run(ctx, spec, engine.Env{OpenStore: open, Progress: progress, Out: env.Stdout, Log: env.Stderr, Clock: env.Now, Injector: in})
+}
+
+// faultsOn is the injector of the local server the target names, from
+// pgbakeoff's registry of servers; nil when it names none.
+func faultsOn(ctx context.Context, cmd *cobra.Command, t *target.Target, log io.Writer) (engine.Injector, error) {
+	reg, err := serverRegistry(cmd)
+	if err != nil {
+		return nil, err
+	}
+	return localInjector(ctx, reg, t, log)
 }
 
 // newCheckKindCmd is `check <kind>`.

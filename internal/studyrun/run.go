@@ -17,6 +17,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/gate"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
+	"github.com/pgbakeoff/pgbakeoff/internal/localfault"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
@@ -270,8 +271,12 @@ func (sw *studyWorkload) setFaults(s *study.Study, errs *study.Errors) {
 			continue
 		}
 		for _, t := range s.Targets {
-			if f.Kind.Local() && t.Local == nil {
+			switch {
+			case f.Kind.Local() && t.Local == nil:
 				*errs = append(*errs, s.Errorf(sf.Pos, "workload %s: fault %s needs a local: target, and %s is not one; for it, give kind: command with the command that does it",
+					sw.w.Name, f.Kind, t.Name))
+			case (f.Kind == engine.FaultFailover || f.Kind == engine.FaultSwitchover) && t.Local.Standbys == 0:
+				*errs = append(*errs, s.Errorf(sf.Pos, "workload %s: fault %s needs a standby to promote, and target %s has none: give it local: {standbys: 1}",
 					sw.w.Name, f.Kind, t.Name))
 			}
 		}
@@ -666,9 +671,14 @@ func cellSpec(sr *Runner, s *study.Study, c study.Cell, t *studyTarget, sw *stud
 	return spec
 }
 
-// env is where the study's runs happen.
-func (sr *Runner) env() engine.Env {
-	return engine.Env{OpenStore: sr.OpenStore, Progress: sr.Progress, Out: sr.Out, Log: sr.Log, Clock: sr.Now}
+// env is where the study's runs on t happen; a local target's faults are done
+// to its cluster.
+func (sr *Runner) env(t *studyTarget) engine.Env {
+	env := engine.Env{OpenStore: sr.OpenStore, Progress: sr.Progress, Out: sr.Out, Log: sr.Log, Clock: sr.Now}
+	if t.cluster != nil {
+		env.Injector = localfault.Injector{Cluster: t.cluster, Log: func(format string, args ...any) { fmt.Fprintf(sr.Log, format+"\n", args...) }}
+	}
+	return env
 }
 
 // judge prints the verdict of each gate on the run, and counts it when one failed.
@@ -691,7 +701,7 @@ func makeRun(ctx context.Context, sr *Runner, st *store.Store, state *store.Stud
 	if err := prepareRun(ctx, sr, t, sw); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
-	sum, err := engine.Run(ctx, spec, sr.env())
+	sum, err := engine.Run(ctx, spec, sr.env(t))
 	rec.Status = store.StatusFailed
 	if sum != nil {
 		rec.RunID, rec.Status = sum.RunID, sum.Status
