@@ -280,3 +280,42 @@ func TestRunFaultOnLocalCluster(t *testing.T) {
 		t.Errorf("a failover without a standby: exit %d, want 2\n%s", code, errOut)
 	}
 }
+
+// TestStudyFailovers: a study of two local targets with a standby each, one
+// synchronous and one not, fails each over in its run; study status shows the
+// recovery, and the HTML report has its tables. The runs with faults are kept
+// out of the throughput comparison.
+func TestStudyFailovers(t *testing.T) {
+	pgtest.Long(t)
+	servers := serversDir(t)
+	dir := filepath.Dir(servers)
+	file := filepath.Join(dir, "failovers.yaml")
+	major := pgtest.Server(t).Major
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: failovers
+targets:
+  - {name: sync, local: {version: "%d", standbys: 1, synchronous: on}}
+  - {name: async, local: {version: "%d", standbys: 1}}
+workloads: [{kind: tpcb, load: {scale: 1}, fault: {at: 2s, kind: failover}}]
+matrix: {clients: [2], warmup: 0s, duration: 12s, repeat: 1}
+`, major, major))
+	results := filepath.Join(dir, "r.db")
+	code, out, errOut := run(t, "study", "run", file, "--results", results, "--servers-dir", servers, "--progress", "0")
+	if code != 0 || strings.Count(out, "INVALID (fault)") < 2 && strings.Count(out+errOut, "promoted in place of") < 2 {
+		t.Fatalf("study: exit %d\n%s%s", code, out, errOut)
+	}
+	html := filepath.Join(dir, "report.html")
+	if code, out, errOut := run(t, "report", "--study", "failovers", "-o", html, "--results", results); code != 0 {
+		t.Fatalf("report: exit %d\n%s%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{`id="recovery"`, `<td data-label="fault">failover at 2`, "What each target",
+		`scope="row">sync</th>`, `scope="row">async</th>`, `<td class="num" data-label="lost commits">0</td>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+}

@@ -171,7 +171,7 @@ func waitCaughtUp(t *testing.T, c *localpg.Cluster) {
 // recovery measured, and nothing acknowledged is lost.
 func TestFaultsOnCluster(t *testing.T) {
 	pgtest.Long(t)
-	c := pgtest.OwnCluster(t, 1, localpg.SyncOn)
+	c := pgtest.OwnCluster(t, 1, localpg.SyncOff)
 	if code, out, errOut := clitest.Run(t, "init", "tpcb", "--scale", "1", "--dsn", c.DSN()); code != 0 {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
@@ -193,7 +193,11 @@ func TestFaultsOnCluster(t *testing.T) {
 			start := time.Now()
 			sum, err := engine.Run(t.Context(), spec, env)
 			if err != nil {
-				t.Fatalf("%v\n%s", err, log.String())
+				var text strings.Builder
+				if sum != nil {
+					sum.WriteText(&text)
+				}
+				t.Fatalf("%v\n%s\n%s", err, text.String(), log.String())
 			}
 			if took := time.Since(start); took > 30*time.Second {
 				t.Errorf("the run took %s", took)

@@ -28,9 +28,11 @@ type Tracker struct {
 	// spans are each fault's timeline of commits, one counter a Resolution, from
 	// before the fault to horizon after it.
 	spans [][]atomic.Int64
-	// clients are, per fault and client, the end of the last commit before the
-	// fault and of the first after it, in Unix nanoseconds.
-	last, first [][]atomic.Int64
+	// last is each client's last commit, in Unix nanoseconds; gaps are, per
+	// fault and client, the client's longest time between two commits, of those
+	// that end after the fault and start no more than a second before it.
+	last []atomic.Int64
+	gaps [][]atomic.Int64
 
 	mu       sync.Mutex
 	failures [][]failure // per fault, those after it within the horizon
@@ -44,12 +46,11 @@ type failure struct {
 // NewTracker follows clients through the faults at the given instants, each for
 // horizon after it: a recovery slower than that is reported as not recovered.
 func NewTracker(faults []time.Time, clients int, horizon time.Duration) *Tracker {
-	t := &Tracker{faults: faults, horizon: horizon, failures: make([][]failure, len(faults))}
+	t := &Tracker{faults: faults, horizon: horizon, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
 	n := int((before + horizon) / Resolution)
 	for range faults {
 		t.spans = append(t.spans, make([]atomic.Int64, n))
-		t.last = append(t.last, make([]atomic.Int64, clients))
-		t.first = append(t.first, make([]atomic.Int64, clients))
+		t.gaps = append(t.gaps, make([]atomic.Int64, clients))
 	}
 	return t
 }
@@ -61,6 +62,10 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 		return
 	}
 	end := ev.End.UnixNano()
+	var prev int64
+	if !ev.Failed && ev.Client >= 0 && ev.Client < len(t.last) {
+		prev = t.last[ev.Client].Swap(end)
+	}
 	for i, at := range t.faults {
 		from := at.Add(-before)
 		if ev.End.Before(from) || ev.End.After(at.Add(t.horizon)) {
@@ -77,13 +82,15 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 		if k := int(ev.End.Sub(from) / Resolution); k < len(t.spans[i]) {
 			t.spans[i][k].Add(1)
 		}
-		if ev.Client < 0 || ev.Client >= len(t.last[i]) {
-			continue
-		}
-		if ev.End.Before(at) {
-			t.last[i][ev.Client].Store(end)
-		} else {
-			t.first[i][ev.Client].CompareAndSwap(0, end)
+		// A fault is done a little after its instant (the injector finds the
+		// primary first): a client's gap is the longest that reaches past it.
+		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() {
+			g := &t.gaps[i][ev.Client]
+			for d := end - prev; d > g.Load(); {
+				if g.CompareAndSwap(g.Load(), d) {
+					break
+				}
+			}
 		}
 	}
 }
@@ -95,8 +102,8 @@ type Figures struct {
 	FirstFailure time.Duration
 	// NoCommits is the longest time without any commit, of those that began
 	// within a second before the fault or after it: how long the deployment was
-	// down for the clients. ClientMedian and ClientMax are each client's time
-	// from its last commit before the fault to its first after it.
+	// down for the clients. ClientMedian and ClientMax are of each client's
+	// longest time between two commits around the fault.
 	NoCommits, ClientMedian, ClientMax time.Duration
 	// Recovered is how long after the fault the throughput was back to 90% of
 	// what it was before: the start of the first second that reached it. -1 when
@@ -123,7 +130,7 @@ func (t *Tracker) Figures(i int, end time.Time) Figures {
 	f.Before = rateBefore(span[:lead])
 	f.NoCommits = longestGap(span, lead-int(time.Second/Resolution))
 	f.Recovered = recoveredAfter(span, lead, f.Before)
-	f.ClientMedian, f.ClientMax = clientGaps(t.last[i], t.first[i])
+	f.ClientMedian, f.ClientMax = clientGaps(t.gaps[i])
 	until := at.Add(t.horizon)
 	if f.Recovered >= 0 {
 		until = at.Add(f.Recovered + time.Second)
@@ -203,15 +210,13 @@ func recoveredAfter(span []atomic.Int64, at int, rate float64) time.Duration {
 	return -1
 }
 
-// clientGaps are the median and longest of the clients' times from their last
-// commit before the fault to their first after it, among the clients that had
-// both.
-func clientGaps(last, first []atomic.Int64) (median, longest time.Duration) {
+// clientGaps are the median and longest of the clients' longest gaps around the
+// fault, among the clients that committed on both sides of it.
+func clientGaps(each []atomic.Int64) (median, longest time.Duration) {
 	var gaps []time.Duration
-	for c := range last {
-		l, f := last[c].Load(), first[c].Load()
-		if l > 0 && f > 0 {
-			gaps = append(gaps, time.Duration(f-l))
+	for c := range each {
+		if g := each[c].Load(); g > 0 {
+			gaps = append(gaps, time.Duration(g))
 		}
 	}
 	if len(gaps) == 0 {

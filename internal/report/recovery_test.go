@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,21 +13,7 @@ import (
 // such section; the fault is shaded on the time series from where it was done
 // to where commits resumed.
 func TestRecoverySection(t *testing.T) {
-	r := buildReport(testTargets()[:2])
-	wl := &r.Workloads[1]
-	for i := range wl.Runs {
-		run := &wl.Runs[i]
-		if run.Clients != 8 || run.Repeat != 2 {
-			continue
-		}
-		run.Invalid = true
-		run.Flags = append(run.Flags, Flag{Name: "fault", Invalid: true, Reason: "faults were done during the run (failover at 20s)"})
-		f := Fault{Kind: "failover", T: 20, Done: true, NoCommitsMs: 1520, ClientMaxMs: 1710, RecoveredMs: 2100, BeforeTPS: 4012.5, InDoubt: 6, Lost: 0}
-		if run.Target != r.Baseline {
-			f.Lost, f.RPOMs, f.NoCommitsMs = 12, 240, 9800
-		}
-		run.Faults = []Fault{f}
-	}
+	r := faultReport()
 	var md bytes.Buffer
 	if err := Markdown(&md, r, &memCharts{}); err != nil {
 		t.Fatal(err)
@@ -53,5 +41,61 @@ func TestRecoverySection(t *testing.T) {
 	}
 	if strings.Contains(md.String(), "Recovery") {
 		t.Error("a report without faults has a recovery section")
+	}
+}
+
+// faultReport is the two-target report with a failover in the second
+// repetition of each target's tpcb runs at 8 clients: the baseline's lost
+// nothing, the other's lost 12 acknowledged commits.
+func faultReport() *Report {
+	r := buildReport(testTargets()[:2])
+	wl := &r.Workloads[1]
+	for i := range wl.Runs {
+		run := &wl.Runs[i]
+		if run.Clients != 8 || run.Repeat != 2 {
+			continue
+		}
+		run.Invalid = true
+		run.Flags = append(run.Flags, Flag{Name: "fault", Invalid: true, Reason: "faults were done during the run (failover at 20s)"})
+		f := Fault{Kind: "failover", T: 20, Done: true, NoCommitsMs: 1520, ClientMaxMs: 1710, RecoveredMs: 2100, BeforeTPS: 4012.5, InDoubt: 6, Lost: 0}
+		if run.Target != r.Baseline {
+			f.Lost, f.RPOMs, f.NoCommitsMs = 12, 240, 9800
+		}
+		run.Faults = []Fault{f}
+	}
+	return r
+}
+
+// TestRecoveryInChromium: the report with faults opens in Chromium without a
+// problem, its charts drawn, its recovery tables within the page on a laptop's
+// screen and a phone's.
+func TestRecoveryInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: runs in the full suite (go test without -short)")
+	}
+	bin := browser(t)
+	var b bytes.Buffer
+	if err := HTML(&b, faultReport()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := open(t, bin, path, laptop)
+	for _, p := range v.problems {
+		t.Errorf("the browser reported %s", p)
+	}
+	for _, c := range v.charts {
+		if c.Drawn == 0 {
+			t.Errorf("chart %s draws nothing", c.Name)
+		}
+	}
+	for _, o := range v.over {
+		t.Errorf("%s reaches past the page, to %.0f px", o.What, o.Right)
+	}
+	// On a phone the recovery tables' rows wrap as the others' do.
+	for _, o := range open(t, bin, path, 400).over {
+		t.Errorf("at 400 px, %s reaches past the page, to %.0f px", o.What, o.Right)
 	}
 }
