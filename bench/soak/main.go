@@ -1,0 +1,199 @@
+// Command soak runs one long TPC-B run with many clients on a local primary with a
+// standby, a fault every few minutes (a crash and a failover in turn), and checks
+// that the client holds up: its resident memory and open files stay flat once
+// the first faults are behind it, every fault is recovered from, and every
+// interval is stored.
+//
+//	go run ./bench/soak [-duration 60m] [-clients 1000] [-every 5m]
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/bench/internal/benchkit"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/localfault"
+	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/target"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		os.Exit(1)
+	}
+}
+
+// maxGrowth is how much the client's memory and open files may grow after the
+// first interval between faults.
+const maxGrowth = 0.05
+
+func run() error {
+	duration := flag.Duration("duration", 60*time.Minute, "the run's window")
+	clients := flag.Int("clients", 1000, "TPC-B clients")
+	every := flag.Duration("every", 5*time.Minute, "a fault this often, a crash and a failover in turn")
+	version := flag.String("version", "16", "PostgreSQL major version")
+	flag.Parse()
+	ctx := context.Background()
+	bin, srv, dir, cleanup, err := benchkit.Setup(ctx, *version, nil)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	install := &localpg.Install{BinDir: srv.BinDir, Version: srv.Version, Major: srv.Major}
+	if err := srv.Stop(ctx); err != nil {
+		return err
+	}
+	c, err := localpg.StartCluster(ctx, localpg.ClusterOptions{Standbys: 1, Options: localpg.Options{Name: "soak", Install: install,
+		BaseDir: filepath.Join(dir, "cluster"), Settings: []localpg.Setting{{Name: "max_connections", Value: strconv.Itoa(*clients + 50)}}}})
+	if err != nil {
+		return err
+	}
+	defer func() { c.Stop(context.Background()); c.Remove() }()
+	if out, err := exec.Command(bin, "init", "tpcb", "--scale", "50", "--dsn", c.DSN()).CombinedOutput(); err != nil {
+		return fmt.Errorf("init: %v\n%s", err, out)
+	}
+	tg, err := target.Parse(c.DSN())
+	if err != nil {
+		return err
+	}
+	spec := engine.NewSpec()
+	spec.Target, spec.Workload, spec.Clients, spec.Duration, spec.OutageTimeout = tg, tpcb.Workload{}.NewRun(), *clients, *duration, 5*time.Minute
+	for at, i := *every, 0; at < *duration; at, i = at+*every, i+1 {
+		spec.Faults = append(spec.Faults, engine.Fault{At: at, Kind: []engine.FaultKind{engine.FaultCrash, engine.FaultFailover}[i%2]})
+	}
+	results := filepath.Join(dir, "results.db")
+	var log bytes.Buffer
+	env := engine.Env{Injector: localfault.Injector{Cluster: c}, Out: io.Discard, Log: &log,
+		OpenStore: func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, results) }}
+	fmt.Printf("PostgreSQL %s, a primary and a standby, TPC-B scale 50, %d clients for %s, %d faults\n", srv.Version, *clients, *duration, len(spec.Faults))
+	stop := sampleSelf(10 * time.Second)
+	sum, err := engine.Run(ctx, spec, env)
+	points := stop()
+	if err != nil {
+		return fmt.Errorf("%v\n%s", err, log.String())
+	}
+	return judge(ctx, sum, points, *every, results)
+}
+
+// point is the client process's memory and open files at one time.
+type point struct {
+	at    time.Duration
+	rssKB int64
+	files int
+}
+
+// sampleSelf samples this process every interval until stop, which returns the
+// samples.
+func sampleSelf(interval time.Duration) func() []point {
+	var mu sync.Mutex
+	var points []point
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p := point{at: time.Since(start), rssKB: rss(), files: openFiles()}
+				mu.Lock()
+				points = append(points, p)
+				mu.Unlock()
+			}
+		}
+	}()
+	return func() []point {
+		close(done)
+		mu.Lock()
+		defer mu.Unlock()
+		return points
+	}
+}
+
+// judge prints what the run measured and fails when the client grew, a fault
+// was not recovered from, or an interval is missing.
+func judge(ctx context.Context, sum *engine.Summary, points []point, every time.Duration, results string) error {
+	var problems []string
+	for i, f := range sum.Faults {
+		fmt.Printf("fault %d: %s at %.0f s: no commits %.0f ms, back to 90%% after %.0f ms, lost %d\n", i+1, f.Kind, f.AtS, f.NoCommitsMs, f.RecoveredMs, lost(f))
+		if !f.Done || f.RecoveredMs < 0 {
+			problems = append(problems, fmt.Sprintf("fault %d (%s) not recovered from", i+1, f.Kind))
+		}
+	}
+	var base *point
+	var maxRSS, maxFiles float64
+	for i, p := range points {
+		if p.at < every {
+			continue
+		}
+		if base == nil {
+			base = &points[i]
+		}
+		maxRSS = max(maxRSS, float64(p.rssKB)/float64(base.rssKB)-1)
+		maxFiles = max(maxFiles, float64(p.files)/float64(base.files)-1)
+	}
+	if base != nil {
+		fmt.Printf("after the first %s: RSS %d kB, grew at most %.1f%%; open files %d, grew at most %.1f%%\n", every, base.rssKB, 100*maxRSS, base.files, 100*maxFiles)
+	}
+	if maxRSS > maxGrowth || maxFiles > maxGrowth {
+		problems = append(problems, "the client grew")
+	}
+	st, err := store.Open(ctx, results)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, err := st.Run(ctx, sum.RunID)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("intervals stored: %d for a %.0f s window and its warm-up\n", len(d.Intervals), sum.DurationS)
+	if float64(len(d.Intervals)) < sum.DurationS {
+		problems = append(problems, "intervals are missing")
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func lost(f engine.FaultSummary) int64 {
+	if f.Ledger == nil {
+		return 0
+	}
+	return f.Ledger.Lost
+}
+
+// rss is this process's resident memory in kB.
+func rss() int64 {
+	b, _ := os.ReadFile("/proc/self/status")
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// openFiles is how many files this process has open.
+func openFiles() int {
+	entries, _ := os.ReadDir("/proc/self/fd")
+	return len(entries)
+}
