@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -214,5 +215,39 @@ func TestFaultsOnCluster(t *testing.T) {
 			}
 			t.Logf("%s: no commits %.0f ms, back to 90%% after %.0f ms, server ready after %.0f ms", kind, f.NoCommitsMs, f.RecoveredMs, *f.ServerReadyMs)
 		})
+	}
+}
+
+// TestSyncCommitLatency: a synchronous standby costs every commit a round trip
+// to it and its flush: single-row commits take longer on a synchronous cluster
+// than on an asynchronous one.
+func TestSyncCommitLatency(t *testing.T) {
+	pgtest.Long(t)
+	median := func(c *localpg.Cluster) time.Duration {
+		ctx := t.Context()
+		conn, err := pgconn.Connect(ctx, c.DSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "create table c (v int)").ReadAll(); err != nil {
+			t.Fatal(err)
+		}
+		var took []time.Duration
+		for i := range 200 {
+			t0 := time.Now()
+			if _, err := conn.Exec(ctx, fmt.Sprintf("insert into c values (%d)", i)).ReadAll(); err != nil {
+				t.Fatal(err)
+			}
+			took = append(took, time.Since(t0))
+		}
+		slices.Sort(took)
+		return took[len(took)/2]
+	}
+	async := median(pgtest.OwnCluster(t, 1, localpg.SyncOff, localpg.Setting{Name: "fsync", Value: "on"}))
+	sync := median(pgtest.OwnCluster(t, 1, localpg.SyncOn, localpg.Setting{Name: "fsync", Value: "on"}))
+	t.Logf("median commit: asynchronous %s, synchronous %s", async, sync)
+	if sync <= async {
+		t.Errorf("a synchronous commit took %s, an asynchronous one %s: want the standby's round trip on top", sync, async)
 	}
 }
