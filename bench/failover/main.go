@@ -1,9 +1,10 @@
 // Command failover fails a local primary over to its standby, run after run, with
 // TPC-B clients working through it, asynchronous and synchronous in turn, and
-// prints per failover the clients' time without commits, the server's own time
-// to accept writes again (from the promoted standby's log), their difference
-// (what pgbakeoff's clients add: noticing the loss and reconnecting), and the
-// acknowledged commits the ledger found lost.
+// prints per failover the clients' time without commits, when the clients'
+// commits resumed and when the server accepted writes again (from the promoted
+// standby's log), both from the fault, their difference (what pgbakeoff's
+// clients add: noticing the loss and reconnecting), and the acknowledged commits
+// the ledger found lost.
 //
 //	go run ./bench/failover [-rounds 10] [-clients 8] [-duration 12s] [-at 4s]
 package main
@@ -87,7 +88,7 @@ func mode(ctx context.Context, o options, bin string, install *localpg.Install, 
 	if err != nil {
 		return err
 	}
-	fmt.Printf("synchronous %s\n%5s %12s %14s %12s %10s %10s\n", sync, "round", "no commits", "server ready", "difference", "lost", "in doubt")
+	fmt.Printf("synchronous %s\n%5s %12s %14s %14s %12s %8s %9s\n", sync, "round", "no commits", "commits again", "server ready", "difference", "lost", "in doubt")
 	var diffs []float64
 	lostRounds := 0
 	for i := range o.rounds {
@@ -96,11 +97,11 @@ func mode(ctx context.Context, o options, bin string, install *localpg.Install, 
 			return err
 		}
 		ready := *f.ServerReadyMs
-		diffs = append(diffs, f.NoCommitsMs-ready)
+		diffs = append(diffs, f.ResumedMs-ready)
 		if f.Ledger.Lost > 0 {
 			lostRounds++
 		}
-		fmt.Printf("%5d %9.0f ms %11.0f ms %9.0f ms %10d %10d\n", i+1, f.NoCommitsMs, ready, f.NoCommitsMs-ready, f.Ledger.Lost, f.Ledger.InDoubt+f.Ledger.Unknown)
+		fmt.Printf("%5d %9.0f ms %11.0f ms %11.0f ms %9.0f ms %8d %9d\n", i+1, f.NoCommitsMs, f.ResumedMs, ready, f.ResumedMs-ready, f.Ledger.Lost, f.Ledger.InDoubt+f.Ledger.Unknown)
 	}
 	fmt.Printf("median difference %.0f ms; rounds that lost acknowledged commits: %d of %d\n\n", benchkit.Median(diffs), lostRounds, o.rounds)
 	return nil

@@ -149,6 +149,7 @@ type FaultSummary struct {
 	// From the clients (recovery.Figures).
 	FirstFailureMs float64          `json:"first_failure_ms"`
 	NoCommitsMs    float64          `json:"no_commits_ms"`
+	ResumedMs      float64          `json:"resumed_ms"`
 	ClientMedianMs float64          `json:"client_no_commits_median_ms"`
 	ClientMaxMs    float64          `json:"client_no_commits_max_ms"`
 	RecoveredMs    float64          `json:"recovered_ms"`
@@ -191,7 +192,7 @@ func (s *FaultSummary) setFigures(f recovery.Figures) {
 		}
 		return ms(d)
 	}
-	s.FirstFailureMs, s.NoCommitsMs, s.RecoveredMs = dur(f.FirstFailure), dur(f.NoCommits), dur(f.Recovered)
+	s.FirstFailureMs, s.NoCommitsMs, s.RecoveredMs, s.ResumedMs = dur(f.FirstFailure), dur(f.NoCommits), dur(f.Recovered), dur(f.Resumed)
 	s.ClientMedianMs, s.ClientMaxMs = dur(f.ClientMedian), dur(f.ClientMax)
 	s.BeforeTPS, s.Errors, s.InDoubt = f.Before, f.Errors, f.InDoubt
 }
@@ -218,8 +219,8 @@ func (s *Summary) writeRecovery(w io.Writer) {
 			}
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "  clients: first failure after %s, no commits for %s (each client: median %s, longest %s), back to 90%% of %.1f tps after %s\n",
-			msText(f.FirstFailureMs), msText(f.NoCommitsMs), msText(f.ClientMedianMs), msText(f.ClientMaxMs), f.BeforeTPS, msText(f.RecoveredMs))
+		fmt.Fprintf(w, "  clients: first failure after %s, no commits for %s until %s (each client: median %s, longest %s), back to 90%% of %.1f tps after %s\n",
+			msText(f.FirstFailureMs), msText(f.NoCommitsMs), msText(f.ResumedMs), msText(f.ClientMedianMs), msText(f.ClientMaxMs), f.BeforeTPS, msText(f.RecoveredMs))
 		if len(f.Errors) > 0 {
 			fmt.Fprintf(w, "  errors meanwhile: %s; %d in doubt (lost with their connection, outcome unknown)\n", countsText(f.Errors), f.InDoubt)
 		}

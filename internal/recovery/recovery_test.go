@@ -48,6 +48,9 @@ func TestTrackerFigures(t *testing.T) {
 	if f.FirstFailure != want.FirstFailure || f.NoCommits != want.NoCommits || f.ClientMax != want.ClientMax || f.Before != want.Before || f.InDoubt != want.InDoubt {
 		t.Errorf("figures %+v, want %+v", f, want)
 	}
+	if f.Resumed != 800*time.Millisecond {
+		t.Errorf("commits resumed %s after the fault, want 800ms", f.Resumed)
+	}
 	if f.ClientMedian != 810*time.Millisecond && f.ClientMedian != 1510*time.Millisecond {
 		t.Errorf("client median %s, want one of the two clients' gaps", f.ClientMedian)
 	}
@@ -72,7 +75,7 @@ func TestTrackerNeverRecovered(t *testing.T) {
 		tr.Add(driver.TxEvent{End: at})
 	}
 	f := tr.Figures(0, fault.Add(time.Minute))
-	if f.Recovered != -1 || f.FirstFailure != -1 || f.NoCommits < 5*time.Second || f.ClientMax != -1 {
+	if f.Recovered != -1 || f.FirstFailure != -1 || f.NoCommits < 5*time.Second || f.ClientMax != -1 || f.Resumed != -1 {
 		t.Errorf("figures %+v: want not recovered, no failure, 5 s without commits, no client back", f)
 	}
 }

@@ -105,6 +105,9 @@ type Figures struct {
 	// down for the clients. ClientMedian and ClientMax are of each client's
 	// longest time between two commits around the fault.
 	NoCommits, ClientMedian, ClientMax time.Duration
+	// Resumed is how long after the fault that time without commits ended: the
+	// first commit after it; -1 when none came.
+	Resumed time.Duration
 	// Recovered is how long after the fault the throughput was back to 90% of
 	// what it was before: the start of the first second that reached it. -1 when
 	// it did not within the horizon.
@@ -128,7 +131,12 @@ func (t *Tracker) Figures(i int, end time.Time) Figures {
 	f := Figures{FirstFailure: -1, Recovered: -1, Errors: map[string]int64{}}
 	lead := min(int(before/Resolution), len(span))
 	f.Before = rateBefore(span[:lead])
-	f.NoCommits = longestGap(span, lead-int(time.Second/Resolution))
+	var resumed int
+	f.NoCommits, resumed = longestGap(span, lead-int(time.Second/Resolution))
+	f.Resumed = -1
+	if resumed < len(span) {
+		f.Resumed = time.Duration(resumed-lead) * Resolution
+	}
 	f.Recovered = recoveredAfter(span, lead, f.Before)
 	f.ClientMedian, f.ClientMax = clientGaps(t.gaps[i])
 	until := at.Add(t.horizon)
@@ -172,22 +180,23 @@ func rateBefore(lead []atomic.Int64) float64 {
 }
 
 // longestGap is the longest run of empty slots of span that reaches slot from or
-// later, counted whole: a gap that began earlier counts from its beginning.
-func longestGap(span []atomic.Int64, from int) time.Duration {
-	best, start := 0, -1
+// later, counted whole (a gap that began earlier counts from its beginning), and
+// the slot that ended it: len(span) when none did.
+func longestGap(span []atomic.Int64, from int) (time.Duration, int) {
+	best, end, start := 0, len(span), -1
 	for k := 0; k <= len(span); k++ {
 		empty := k < len(span) && span[k].Load() == 0
 		switch {
 		case empty && start < 0:
 			start = k
 		case !empty && start >= 0:
-			if k > from {
-				best = max(best, k-start)
+			if k > from && k-start > best {
+				best, end = k-start, k
 			}
 			start = -1
 		}
 	}
-	return time.Duration(best) * Resolution
+	return time.Duration(best) * Resolution, end
 }
 
 // recoveredAfter is how long after slot at the first second of span began whose
