@@ -66,7 +66,7 @@ func (f *Figures) MergeShards(shards []engine.Figures, merged *engine.Summary) e
 }
 
 func (f *Figures) Scope(s *engine.Summary) string {
-	return fmt.Sprintf("%s of %d warehouses, trx-level %s, %s keys, %d clients", engine.Plural(f.Tables, "table set"), f.Scale, f.TrxLevel, f.Dist, s.Clients)
+	return fmt.Sprintf("%s of %s, trx-level %s, %s keys, %d clients", engine.Plural(f.Tables, "table set"), engine.Plural(f.Scale, "warehouse"), f.TrxLevel, f.Dist, s.Clients)
 }
 
 // WriteText writes sysbench's "SQL statistics" in a line.

@@ -79,11 +79,15 @@ func (Workload) Verify(ctx context.Context, t *target.Target, conn *pgconn.PgCon
 				state = "FAILED"
 				failed++
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", r.Number, state, r.Name, r.Detail)
+			fmt.Fprintf(tw, "%d\t%s\t%s", r.Number, state, r.Name)
+			if r.Detail != "" {
+				fmt.Fprintf(tw, "\t%s", r.Detail)
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 		checked += len(results)
-		fmt.Fprintf(w, "schema %s: %s of %d warehouses, %d checks in %s\n", schema, engine.Plural(found.Tables, "table set"), found.Scale,
+		fmt.Fprintf(w, "schema %s: %s of %s, %d checks in %s\n", schema, engine.Plural(found.Tables, "table set"), engine.Plural(found.Scale, "warehouse"),
 			len(results), time.Since(start).Round(time.Millisecond))
 	}
 	if failed > 0 {
@@ -197,7 +201,7 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, _ *engine.Env, ctl *
 	}
 	fig := &Figures{Tables: tables, Scale: found.Scale, TrxLevel: o.TrxLevel, Dist: r.distName()}
 	return &engine.Setup{Scripts: scripts, Scale: found.Scale,
-		Size: fmt.Sprintf("%s of %d warehouses", engine.Plural(tables, "table set"), found.Scale),
+		Size: engine.Plural(tables, "table set") + " of " + engine.Plural(found.Scale, "warehouse"),
 		Params: map[string]any{"tables": tables, "scale": found.Scale, "schema": schema, "trx_level": o.TrxLevel,
 			"enable_purge": o.Purge, "splittable": o.Splittable, "dist": r.distName()},
 		Finish: fig.finish}, nil
@@ -248,7 +252,7 @@ func (d *Dataset) Describe() string {
 	case o.Shards > 0:
 		return fmt.Sprintf("sysbench-tpcc %s, warehouses %s (shard %d/%d)", sets, load.Share{Shard: o.Shard, Shards: o.Shards, Units: o.Scale}.Describe(), o.Shard, o.Shards)
 	}
-	return fmt.Sprintf("sysbench-tpcc %s of %d warehouses", sets, o.Scale)
+	return fmt.Sprintf("sysbench-tpcc %s of %s", sets, engine.Plural(o.Scale, "warehouse"))
 }
 
 // Bytes: a warehouse takes about 80 MB with its indexes, a table set's items 10.
