@@ -8,6 +8,15 @@
 // reports sysbench's figures (queries read, write and other, ignored errors)
 // beside pgbakeoff's own.
 //
+// Where pgbakeoff's driver differs from sysbench's, the difference is small and
+// said here. sysbench restarts an event after an ignorable error by calling its
+// event function again, which draws the transaction anew; pgbakeoff retries the
+// same transaction (with new keys), so the mix of completed transactions is the
+// drawn mix exactly. NURand's constants, which each sysbench thread draws once,
+// are a function of the client. Statements go as simple queries with the values
+// written in, as tpcc.lua's con:query sends them, so the server parses and plans
+// each one for both tools.
+//
 //	pgbakeoff init sysbench-tpcc --tables 2 --scale 10 --dsn "$DSN"
 //	pgbakeoff run sysbench-tpcc --clients 16 --duration 5m --trx-level RC --dsn "$DSN"
 //	pgbakeoff check sysbench-tpcc --dsn "$DSN"
