@@ -72,3 +72,27 @@ func TestLoadValues(t *testing.T) {
 	check(t, dsn, "sb", 2)
 	t.Logf("checked in %s", time.Since(start).Round(time.Millisecond))
 }
+
+// TestShardedLoad loads two warehouses as two shards and a finish: the same rows
+// as one load (the same seed), and the checks pass.
+func TestShardedLoad(t *testing.T) {
+	pgtest.Long(t)
+	t.Parallel()
+	whole := loaded(t, sbtpcc.LoadOptions{Tables: 1, Scale: 2, Workers: 2})
+	dsn := pgtest.NewDatabase(t)
+	for _, o := range []sbtpcc.LoadOptions{{Shard: 1, Shards: 2}, {Shard: 0, Shards: 2}, {Finish: true}} {
+		o.Tables, o.Scale, o.Workers = 1, 2, 2
+		if _, err := sbtpcc.Load(context.Background(), connector(dsn), o, nil); err != nil {
+			t.Fatalf("load %+v: %v", o, err)
+		}
+	}
+	check(t, dsn, "public", 1)
+	const rows = `select md5(string_agg(x, ',' order by x)) from (
+		select (select count(*) || ':' || sum(c_balance) || ':' || md5(string_agg(c_last || c_data, '' order by c_w_id, c_d_id, c_id)) from customer1)
+		union all select (select count(*) || ':' || md5(string_agg(ol_i_id || ':' || ol_amount, '' order by ol_w_id, ol_d_id, ol_o_id, ol_number)) from order_line1)
+		union all select (select md5(string_agg(i_name || i_price, '' order by i_id)) from item1)
+		union all select (select md5(string_agg(s_quantity || s_data, '' order by s_w_id, s_i_id)) from stock1)) t(x)`
+	if a, b := pgtest.Query(t, whole, rows), pgtest.Query(t, dsn, rows); a != b {
+		t.Errorf("the sharded load's rows differ from a single load's")
+	}
+}
