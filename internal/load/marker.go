@@ -18,6 +18,9 @@ const loadingComment = "pgbakeoff: loading; if this stays, the load did not fini
 // ErrUnfinished is returned by Unfinished's callers for data of an interrupted load.
 var ErrUnfinished = errors.New("the data is from a load that did not finish")
 
+// qualified quotes table, which may be schema-qualified (schema.table).
+func qualified(table string) string { return pgx.Identifier(strings.Split(table, ".")).Sanitize() }
+
 // MarkLoading marks table as being loaded.
 func MarkLoading(ctx context.Context, conn *pgconn.PgConn, table string) error {
 	return ExecSQL(ctx, conn, MarkLoadingSQL(table))
@@ -26,7 +29,7 @@ func MarkLoading(ctx context.Context, conn *pgconn.PgConn, table string) error {
 // MarkLoadingSQL is the statement MarkLoading runs, for a load that makes its tables
 // and the mark in one journalled step.
 func MarkLoadingSQL(table string) string {
-	return "comment on table " + pgx.Identifier{table}.Sanitize() + " is '" + loadingComment + "'"
+	return "comment on table " + qualified(table) + " is '" + loadingComment + "'"
 }
 
 // MarkLoaded ends the mark, leaving comment on the table ("" for none), and removes
@@ -36,7 +39,7 @@ func MarkLoaded(ctx context.Context, conn *pgconn.PgConn, table, comment string,
 	if comment != "" {
 		value = "'" + strings.ReplaceAll(comment, "'", "''") + "'"
 	}
-	sql := "comment on table " + pgx.Identifier{table}.Sanitize() + " is " + value
+	sql := "comment on table " + qualified(table) + " is " + value
 	if j != nil {
 		sql = "begin;\n" + sql + ";\n" + j.finishSQL() + ";\ncommit"
 	}
@@ -50,7 +53,7 @@ func MarkLoaded(ctx context.Context, conn *pgconn.PgConn, table, comment string,
 // Unfinished reports whether table carries the mark of a load that did not finish.
 // A table that does not exist is not unfinished.
 func Unfinished(ctx context.Context, conn *pgconn.PgConn, table string) (bool, error) {
-	sql := "select coalesce(obj_description(to_regclass('" + strings.ReplaceAll(table, "'", "''") + "'), 'pg_class') = '" + loadingComment + "', false)"
+	sql := "select coalesce(obj_description(to_regclass(" + quoteLiteral(qualified(table)) + "), 'pg_class') = '" + loadingComment + "', false)"
 	res, err := conn.Exec(ctx, sql).ReadAll()
 	if err != nil {
 		return false, fmt.Errorf("read the load mark of %s: %w", table, err)

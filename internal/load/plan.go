@@ -22,7 +22,8 @@ type Plan struct {
 	Workload, Params, SharedParams string
 	// Init is the command that makes this data, for messages.
 	Init string
-	// Marked is the table that carries the mark of a load not yet finished.
+	// Marked is the table that carries the mark of a load not yet finished
+	// (schema.table when it is not in the search path).
 	Marked string
 	// Schema is the DDL that creates the tables, for the server behind conn.
 	Schema func(conn *pgconn.PgConn) []string

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 )
@@ -90,7 +89,7 @@ func BeginShare(ctx context.Context, conn *pgconn.PgConn, workload, params, mark
 		// and making the tables: what it did not finish is done now.
 		return j, keepAndCreate(ctx, conn, j, schema, values)
 	}
-	res, err := conn.Exec(ctx, "select to_regclass("+quoteLiteral(pgx.Identifier{marked}.Sanitize())+") is not null").ReadAll()
+	res, err := conn.Exec(ctx, "select to_regclass("+quoteLiteral(qualified(marked))+") is not null").ReadAll()
 	if err != nil {
 		return nil, err
 	}

@@ -210,7 +210,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key in workload", workloads + "  - kind: tpcc\n    lod: {warehouses: 1}\n",
 			`x.yaml:4:5: unknown key "lod" in workload "tpcc"; did you mean "load"?`},
 		{"kind", workloads + "  - kind: tpc-c\n", `x.yaml:3:11: unknown kind "tpc-c"; did you mean "tpcc"?`},
-		{"kind without suggestion", workloads + "  - kind: ycsb\n", `x.yaml:3:11: unknown kind "ycsb"; want tpcb, tpcc, sysbench or pgbench`},
+		{"kind without suggestion", workloads + "  - kind: ycsb\n", `x.yaml:3:11: unknown kind "ycsb"; want tpcb, tpcc, sysbench, sysbench-tpcc or pgbench`},
 		{"dataset", workloads + "  - {kind: tpcc, dataset: clones}\n", `x.yaml:3:27: unknown dataset "clones"; did you mean "clone"?`},
 		{"dataset of a workload misspelt", workloads + "  - {name: read-write, kind: tpcb}\n  - {kind: pgbench, dataset: read-writ}\n",
 			`x.yaml:4:30: unknown dataset "read-writ"; did you mean "read-write"?`},
@@ -313,7 +313,7 @@ func TestParseErrors(t *testing.T) {
 			`x.yaml:1:18: invalid target name "a/b"; use up to 41 letters, digits, '_', '.' and '-', starting with a letter or digit`},
 		{"target without name", "targets: [{dsn: \"host=db\"}]\nworkloads: [{kind: tpcb}]\n",
 			`x.yaml:1:11: target 1 has no name; add name:`},
-		{"workload without kind", workloads + "  - name: w\n", `x.yaml:3:5: workload "w" has no kind; add kind: tpcb, tpcc, sysbench or pgbench`},
+		{"workload without kind", workloads + "  - name: w\n", `x.yaml:3:5: workload "w" has no kind; add kind: tpcb, tpcc, sysbench, sysbench-tpcc or pgbench`},
 		{"invalid study name", "name: my study\n" + head, `x.yaml:1:7: invalid study name "my study"; use letters, digits, '_', '.' and '-'`},
 		{"key twice", head + "matrix: {repeat: 1}\nmatrix: {repeat: 2}\n", `x.yaml:4:1: "matrix" is given twice (first at line 3)`},
 
@@ -354,7 +354,7 @@ func TestParseErrors(t *testing.T) {
 		{"no targets", "workloads: [{kind: tpcb}]\n", `x.yaml:1:1: the study has no targets; add targets: with at least one dsn or local target`},
 		{"empty targets", "targets: []\nworkloads: [{kind: tpcb}]\n", `x.yaml:1:10: targets is empty; give at least one`},
 		{"no workloads", "targets: [{name: a, dsn: \"host=db\"}]\n",
-			`x.yaml:1:1: the study has no workloads; add workloads: with at least one kind: tpcb, tpcc, sysbench or pgbench`},
+			`x.yaml:1:1: the study has no workloads; add workloads: with at least one kind: tpcb, tpcc, sysbench, sysbench-tpcc or pgbench`},
 		{"two documents", head + "---\n" + head, `x.yaml:3:1: a study file holds one YAML document; remove the second one or the --- before it`},
 		{"malformed", head + "matrix: {repeat: 1\n", `x.yaml:3: invalid YAML: did not find expected ',' or '}'`},
 		{"tab", head + "matrix:\n\trepeat: 1\n", `x.yaml:4: invalid YAML: found character that cannot start any token`},
@@ -413,7 +413,7 @@ func TestParseErrorsTogether(t *testing.T) {
 		{"testdata/three-errors.yaml", []string{
 			`testdata/three-errors.yaml:4:5: target "pg16" needs dsn (a running server) or local (a server pgbakeoff starts)`,
 			`testdata/three-errors.yaml:5:5: unknown key "dns" in target "pg16"; did you mean "dsn"?`,
-			`testdata/three-errors.yaml:7:11: unknown kind "tpcx"; want tpcb, tpcc, sysbench or pgbench`,
+			`testdata/three-errors.yaml:7:11: unknown kind "tpcx"; want tpcb, tpcc, sysbench, sysbench-tpcc or pgbench`,
 		}},
 		{"testdata/malformed.yaml", []string{
 			`testdata/malformed.yaml:3: invalid YAML: did not find expected ',' or '}'`,

@@ -23,6 +23,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/pgbench"
+	"github.com/pgbakeoff/pgbakeoff/internal/workload/sbtpcc"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/sysbench"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
@@ -100,7 +101,7 @@ type Measured interface {
 }
 
 // all are the workloads in the order help lists them.
-var all = []Workload{tpcb.Workload{}, tpcc.Workload{}, sysbench.Workload{}, pgbench.Workload{}}
+var all = []Workload{tpcb.Workload{}, tpcc.Workload{}, sysbench.Workload{}, sbtpcc.Workload{}, pgbench.Workload{}}
 
 // All lists the workloads.
 func All() []Workload { return all }

@@ -66,7 +66,14 @@ func Timed(name string, args ...string) (float64, error) {
 // Capture runs a command and returns its standard output and resource usage; a
 // failure carries both output streams.
 func Capture(name string, args ...string) ([]byte, *syscall.Rusage, error) {
+	return CaptureIn("", name, args...)
+}
+
+// CaptureIn is Capture with the command run in directory dir (a script that
+// finds its modules beside it: sysbench-tpcc's tpcc.lua).
+func CaptureIn(dir, name string, args ...string) ([]byte, *syscall.Rusage, error) {
 	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {

@@ -1,0 +1,217 @@
+package sbtpcc
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+)
+
+// LoadOptions shape the table sets, with sysbench-tpcc's options.
+type LoadOptions struct {
+	Tables int // table sets 1..Tables (--tables)
+	Scale  int // warehouses in each (--scale)
+	// UseFK adds prepare's foreign keys (--use_fk, on by default); ForcePK gives
+	// history a key column (--force_pk).
+	UseFK, ForcePK bool
+	Schema         string // where the tables go (--pgsql_schema); "public" if ""
+	Workers        int    // parallel connections (default 2 if <= 0)
+	// Seed chooses the data, a pure function of (Seed, table set, table,
+	// warehouse, row); 0 is a fixed seed.
+	Seed uint64
+	// Resume goes on with an unfinished load of the same options.
+	Resume bool
+	// Shards, when above 0, loads shard Shard's share of the warehouses of a load
+	// spread over that many machines (and shard 0 the items); Finish builds the
+	// keys of one whose shares are all copied.
+	Shard, Shards int
+	Finish        bool
+}
+
+// JournalName names sysbench-tpcc's loads in the load journal.
+const JournalName = "sysbench-tpcc"
+
+// Params are the options that shape the data, as the load journal keeps them.
+func (o LoadOptions) Params() string {
+	return fmt.Sprintf("tables=%d scale=%d use-fk=%t force-pk=%t schema=%s seed=%d", o.Tables, o.Scale, o.UseFK, o.ForcePK, o.schema(), o.Seed)
+}
+
+func (o LoadOptions) schema() string { return cmp.Or(o.Schema, "public") }
+
+// Validate checks the options and fills defaults.
+func (o *LoadOptions) Validate() error {
+	if o.Tables < 1 || o.Tables > MaxTables {
+		return engine.FieldErrorf("tables", "must be between 1 and %d, got %d", MaxTables, o.Tables)
+	}
+	if o.Scale < 1 || o.Scale > MaxScale {
+		return engine.FieldErrorf("scale", "must be between 1 and %d (warehouse ids are smallint), got %d", MaxScale, o.Scale)
+	}
+	if err := checkSchema(o.schema()); err != nil {
+		return err
+	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
+	if o.Shards > o.Scale {
+		return fmt.Errorf("%d shards for %d warehouses: each shard loads at least one", o.Shards, o.Scale)
+	}
+	return nil
+}
+
+// Load drops the table sets of an earlier load of the schema and creates them
+// empty, copies the rows over opt.Workers connections (each table in one frozen
+// stream, the largest first), then builds the keys and indexes, the foreign keys
+// with UseFK, and analyzes. With opt.Resume it goes on with an unfinished load of
+// the same options. Spread over machines, each shard copies its warehouses of
+// every table set, shard 0 the items too, and Finish does the rest.
+func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.Progress) (load.Phases, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	s := names(opt.schema())
+	now, err := serverTime(ctx, connect, opt.schema())
+	if err != nil {
+		return nil, err
+	}
+	sources := func(j *load.Journal) ([]*load.Source, error) {
+		t := time.Unix(0, 0)
+		if j != nil {
+			ns, err := strconv.ParseInt(j.Value("time"), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("the load journal has no time of the load: %w", err)
+			}
+			t = time.Unix(0, ns).UTC()
+		}
+		pop := newPopulation(opt.Seed, opt.Scale, t)
+		var srcs []*load.Source
+		for n := 1; n <= opt.Tables; n++ {
+			srcs = append(srcs, pop.sources(s, n)...)
+		}
+		return srcs, nil
+	}
+	plan := &load.Plan{Workload: JournalName, Params: opt.Params(), SharedParams: opt.Params(),
+		Init:   fmt.Sprintf("init sysbench-tpcc --tables %d --scale %d", opt.Tables, opt.Scale),
+		Marked: s.t("warehouse", 1),
+		Schema: func(*pgconn.PgConn) []string {
+			var create []string
+			for n := 1; n <= opt.Tables; n++ {
+				create = append(create, createSQL(s, n, opt.ForcePK)...)
+			}
+			return create
+		},
+		Values: map[string]string{"time": strconv.FormatInt(now.UnixNano(), 10)},
+		Clear: func(ctx context.Context, conn *pgconn.PgConn, connect load.Connector) (*load.Dropping, error) {
+			old, err := existingTables(ctx, conn, opt.schema())
+			if err != nil || len(old) == 0 {
+				return nil, err
+			}
+			return load.DropAside(ctx, conn, connect, old, "drop table if exists "+strings.Join(old, ", ")+" cascade")
+		},
+		Aside: true,
+		Copies: func(_ context.Context, _ *pgconn.PgConn, j *load.Journal, _ int) ([]load.Task, error) {
+			srcs, err := sources(j)
+			return copyTasks(srcs), err
+		},
+		Sources: sources,
+		Units:   opt.Scale,
+		Whole:   func(src *load.Source) bool { return strings.HasPrefix(src.Table, string(s)+".item") },
+		After: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, phases *load.Phases, _ []load.Task) error {
+			return afterCopy(ctx, connect, conn, opt, j, phases)
+		}}
+	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
+}
+
+// serverTime creates the schema if it is missing and reads the server's
+// localtimestamp, the NOW() prepare writes into its timestamp columns.
+func serverTime(ctx context.Context, connect load.Connector, schema string) (time.Time, error) {
+	conn, err := connect(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer conn.Close(context.Background())
+	res, err := conn.Exec(ctx, "create schema if not exists "+schema+"; select to_char(localtimestamp, 'YYYY-MM-DD HH24:MI:SS.US')").ReadAll()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("create schema %s: %w", schema, err)
+	}
+	return time.Parse("2006-01-02 15:04:05.000000", string(res[1].Rows[0][0]))
+}
+
+// afterCopy builds the keys and indexes, then the foreign keys, analyzes and
+// marks the data whole: alike after a single load and at a sharded one's finish.
+func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn, opt LoadOptions, j *load.Journal, phases *load.Phases) error {
+	s := names(opt.schema())
+	phases.Begin("keys")
+	var keys, fks, analyze []string
+	for n := 1; n <= opt.Tables; n++ {
+		keys = append(keys, keySQL(s, n, opt.ForcePK)...)
+		fks = append(fks, fkSQL(s, n))
+		for _, b := range bases {
+			analyze = append(analyze, "analyze "+s.t(b, n))
+		}
+	}
+	if err := load.Exec(ctx, connect, keys, opt.Workers, j); err != nil {
+		return fmt.Errorf("keys: %w", err)
+	}
+	if opt.UseFK {
+		phases.Begin("foreign keys")
+		if err := load.Exec(ctx, connect, fks, opt.Workers, j); err != nil {
+			return fmt.Errorf("foreign keys: %w", err)
+		}
+	}
+	phases.Begin("analyze")
+	if err := load.Exec(ctx, connect, analyze, opt.Workers, j); err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
+	return load.MarkLoaded(ctx, conn, s.t("warehouse", 1), "", j)
+}
+
+// copyTasks makes one frozen task per table, the largest first, so that the
+// small ones fill the gaps at the end.
+func copyTasks(srcs []*load.Source) []load.Task {
+	tasks := make([]load.Task, len(srcs))
+	for i, src := range srcs {
+		tasks[i] = load.Task{Source: src, Table: src.Table, Last: src.Batches(), Freeze: true}
+	}
+	cost := func(t load.Task) int64 { return t.Source.Rows * rowBytes(t.Source.Table) }
+	slices.SortStableFunc(tasks, func(a, b load.Task) int { return cmp.Compare(cost(b), cost(a)) })
+	return tasks
+}
+
+// rowBytes is roughly a table's row on disk, to order the work.
+func rowBytes(table string) int64 {
+	base := strings.TrimRight(table[strings.LastIndexByte(table, '.')+1:], "0123456789")
+	switch base {
+	case "customer":
+		return 500
+	case "stock":
+		return 320
+	case "item", "district", "warehouse":
+		return 100
+	case "new_orders":
+		return 40
+	}
+	return 70 // history, orders, order_line
+}
+
+// existingTables lists the table sets' tables in schema.
+func existingTables(ctx context.Context, conn *pgconn.PgConn, schema string) ([]string, error) {
+	res, err := conn.Exec(ctx, `select quote_ident(n.nspname) || '.' || quote_ident(c.relname) from pg_class c join pg_namespace n on n.oid = c.relnamespace
+		where n.nspname = '`+schema+`' and c.relkind in ('r', 'p')
+			and c.relname ~ '^(warehouse|district|customer|history|orders|new_orders|order_line|stock|item)[0-9]+$'
+		order by 1`).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, row := range res[0].Rows {
+		out = append(out, string(row[0]))
+	}
+	return out, nil
+}

@@ -1,0 +1,184 @@
+package sbtpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
+)
+
+// Cardinalities of tpcc_common.lua.
+const (
+	Items                = 100_000 // MAXITEMS, per table set
+	Districts            = 10      // DIST_PER_WARE
+	CustomersPerDistrict = 3000    // CUST_PER_DIST
+	OrdersPerDistrict    = 3000
+	// FirstNewOrder is the first undelivered order of a district at load: orders
+	// from it on have no carrier and a new_orders row.
+	FirstNewOrder     = 2101
+	StockPerWarehouse = Items
+)
+
+// Limits of the options: warehouse ids are smallint columns, and table set
+// numbers are kept within what Detect reads.
+const (
+	MaxScale  = 32767
+	MaxTables = 9999
+)
+
+// base names of a table set's tables, in the order prepare creates them.
+var bases = [...]string{"warehouse", "district", "customer", "history", "orders", "new_orders", "order_line", "stock", "item"}
+
+// schemaRe: a schema name as sysbench-tpcc's --pgsql_schema takes it, an unquoted
+// identifier (written into SET search_path), lower case as PostgreSQL folds it.
+var schemaRe = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// checkSchema refuses a schema name that is not a plain identifier.
+func checkSchema(s string) error {
+	if !schemaRe.MatchString(s) {
+		return engine.FieldErrorf("schema", "%q is not a plain lower-case identifier (letters, digits and _, not starting with a digit)", s)
+	}
+	return nil
+}
+
+// names gives the tables of one schema their qualified names.
+type names string
+
+// t is table set n's table base: "public.customer3".
+func (s names) t(base string, n int) string { return string(s) + "." + base + strconv.Itoa(n) }
+
+// createSQL creates table set n as tpcc_common.lua's create_tables does on
+// PostgreSQL (smallint for its tinyint, timestamp for its datetime), without the
+// primary keys, which keySQL adds once the rows are in. forcePK gives history
+// the key column --force_pk asks for, as PostgreSQL spells an auto-increment.
+func createSQL(s names, n int, forcePK bool) []string {
+	histID := ""
+	if forcePK {
+		histID = "id serial not null, "
+	}
+	return []string{
+		"create table " + s.t("warehouse", n) + ` (w_id smallint not null, w_name varchar(10), w_street_1 varchar(20),
+	w_street_2 varchar(20), w_city varchar(20), w_state char(2), w_zip char(9), w_tax decimal(4,2), w_ytd decimal(12,2))`,
+		"create table " + s.t("district", n) + ` (d_id smallint not null, d_w_id smallint not null, d_name varchar(10),
+	d_street_1 varchar(20), d_street_2 varchar(20), d_city varchar(20), d_state char(2), d_zip char(9), d_tax decimal(4,2),
+	d_ytd decimal(12,2), d_next_o_id int)`,
+		"create table " + s.t("customer", n) + ` (c_id int not null, c_d_id smallint not null, c_w_id smallint not null,
+	c_first varchar(16), c_middle char(2), c_last varchar(16), c_street_1 varchar(20), c_street_2 varchar(20),
+	c_city varchar(20), c_state char(2), c_zip char(9), c_phone char(16), c_since timestamp, c_credit char(2),
+	c_credit_lim bigint, c_discount decimal(4,2), c_balance decimal(12,2), c_ytd_payment decimal(12,2),
+	c_payment_cnt smallint, c_delivery_cnt smallint, c_data text)`,
+		"create table " + s.t("history", n) + ` (` + histID + `h_c_id int, h_c_d_id smallint, h_c_w_id smallint, h_d_id smallint,
+	h_w_id smallint, h_date timestamp, h_amount decimal(6,2), h_data varchar(24))`,
+		"create table " + s.t("orders", n) + ` (o_id int not null, o_d_id smallint not null, o_w_id smallint not null,
+	o_c_id int, o_entry_d timestamp, o_carrier_id smallint, o_ol_cnt smallint, o_all_local smallint)`,
+		"create table " + s.t("new_orders", n) + ` (no_o_id int not null, no_d_id smallint not null, no_w_id smallint not null)`,
+		"create table " + s.t("order_line", n) + ` (ol_o_id int not null, ol_d_id smallint not null, ol_w_id smallint not null,
+	ol_number smallint not null, ol_i_id int, ol_supply_w_id smallint, ol_delivery_d timestamp, ol_quantity smallint,
+	ol_amount decimal(6,2), ol_dist_info char(24))`,
+		"create table " + s.t("stock", n) + ` (s_i_id int not null, s_w_id smallint not null, s_quantity smallint,
+	s_dist_01 char(24), s_dist_02 char(24), s_dist_03 char(24), s_dist_04 char(24), s_dist_05 char(24),
+	s_dist_06 char(24), s_dist_07 char(24), s_dist_08 char(24), s_dist_09 char(24), s_dist_10 char(24),
+	s_ytd decimal(8,0), s_order_cnt smallint, s_remote_cnt smallint, s_data varchar(50))`,
+		"create table " + s.t("item", n) + ` (i_id int not null, i_im_id int, i_name varchar(24), i_price decimal(5,2), i_data varchar(50))`,
+	}
+}
+
+// keySQL builds table set n's primary keys and the indexes prepare adds, with
+// their names, one statement group per table so that tables build in parallel.
+func keySQL(s names, n int, forcePK bool) []string {
+	i := strconv.Itoa(n)
+	pk := func(base, cols string) string {
+		return "alter table " + s.t(base, n) + " add primary key (" + cols + ")"
+	}
+	ix := func(name, base, cols string) string {
+		return "create index " + name + i + " on " + s.t(base, n) + " (" + cols + ")"
+	}
+	hist := []string{ix("fkey_history_1", "history", "h_c_w_id, h_c_d_id, h_c_id"), ix("fkey_history_2", "history", "h_w_id, h_d_id")}
+	if forcePK {
+		hist = append([]string{pk("history", "id")}, hist...)
+	}
+	return []string{
+		pk("order_line", "ol_w_id, ol_d_id, ol_o_id, ol_number") + ";\n" + ix("fkey_order_line_2", "order_line", "ol_supply_w_id, ol_i_id"),
+		pk("stock", "s_w_id, s_i_id") + ";\n" + ix("fkey_stock_2", "stock", "s_i_id"),
+		pk("customer", "c_w_id, c_d_id, c_id") + ";\n" + ix("idx_customer", "customer", "c_w_id, c_d_id, c_last, c_first"),
+		pk("orders", "o_w_id, o_d_id, o_id") + ";\n" + ix("idx_orders", "orders", "o_w_id, o_d_id, o_c_id, o_id"),
+		strings.Join(hist, ";\n"),
+		pk("new_orders", "no_w_id, no_d_id, no_o_id"),
+		pk("item", "i_id"),
+		pk("district", "d_w_id, d_id"),
+		pk("warehouse", "w_id"),
+	}
+}
+
+// fkSQL adds table set n's foreign keys (--use_fk), named as prepare names them,
+// in one statement group: each takes locks on two tables of the set.
+func fkSQL(s names, n int) string {
+	i := strconv.Itoa(n)
+	fk := func(base, name, cols, ref, refCols string) string {
+		return "alter table " + s.t(base, n) + " add constraint " + name + "_" + i + " foreign key (" + cols + ") references " + s.t(ref, n) + " (" + refCols + ")"
+	}
+	return strings.Join([]string{
+		fk("new_orders", "fkey_new_orders_1", "no_w_id, no_d_id, no_o_id", "orders", "o_w_id, o_d_id, o_id"),
+		fk("orders", "fkey_orders_1", "o_w_id, o_d_id, o_c_id", "customer", "c_w_id, c_d_id, c_id"),
+		fk("customer", "fkey_customer_1", "c_w_id, c_d_id", "district", "d_w_id, d_id"),
+		fk("history", "fkey_history_1", "h_c_w_id, h_c_d_id, h_c_id", "customer", "c_w_id, c_d_id, c_id"),
+		fk("history", "fkey_history_2", "h_w_id, h_d_id", "district", "d_w_id, d_id"),
+		fk("district", "fkey_district_1", "d_w_id", "warehouse", "w_id"),
+		fk("order_line", "fkey_order_line_1", "ol_w_id, ol_d_id, ol_o_id", "orders", "o_w_id, o_d_id, o_id"),
+		fk("order_line", "fkey_order_line_2", "ol_supply_w_id, ol_i_id", "stock", "s_w_id, s_i_id"),
+		fk("stock", "fkey_stock_1", "s_w_id", "warehouse", "w_id"),
+		fk("stock", "fkey_stock_2", "s_i_id", "item", "i_id"),
+	}, ";\n")
+}
+
+// ErrNotLoaded means the schema has no sysbench-tpcc tables.
+var ErrNotLoaded = errors.New("no sysbench-tpcc tables")
+
+// Layout is what Detect finds: table sets 1..Tables, each with warehouses
+// 1..Scale.
+type Layout struct{ Tables, Scale int }
+
+// Detect finds the table sets in schema: sets 1..N with all nine tables, and the
+// warehouses of the first. A load that did not finish, a set with tables missing
+// or an empty warehouse1 is an error saying what to do.
+func Detect(ctx context.Context, conn *pgconn.PgConn, schema string) (Layout, error) {
+	res, err := conn.Exec(ctx, `select coalesce(max(n), 0), count(*) from (
+		select substring(c.relname from '[0-9]+$')::int as n, count(*) as tables
+		from pg_class c join pg_namespace s on s.oid = c.relnamespace
+		where s.nspname = '`+schema+`' and c.relkind in ('r', 'p')
+			and c.relname ~ '^(warehouse|district|customer|history|orders|new_orders|order_line|stock|item)[1-9][0-9]{0,3}$'
+		group by 1) t where tables = 9`).ReadAll()
+	if err != nil {
+		return Layout{}, fmt.Errorf("look for the sysbench-tpcc tables: %w", err)
+	}
+	hi, _ := strconv.Atoi(string(res[0].Rows[0][0]))
+	count, _ := strconv.Atoi(string(res[0].Rows[0][1]))
+	if count == 0 {
+		return Layout{}, ErrNotLoaded
+	}
+	s := names(schema)
+	if unfinished, err := load.Unfinished(ctx, conn, s.t("warehouse", 1)); err != nil {
+		return Layout{}, err
+	} else if unfinished {
+		return Layout{}, fmt.Errorf("%w: the sysbench-tpcc tables were being loaded when the load stopped; load them again with `pgbakeoff init sysbench-tpcc`", load.ErrUnfinished)
+	}
+	if hi != count {
+		return Layout{}, fmt.Errorf("the sysbench-tpcc table sets are not 1..%d: %d of them are missing or incomplete; load them again", hi, hi-count)
+	}
+	res, err = conn.Exec(ctx, "select coalesce(max(w_id), 0), count(*) from "+s.t("warehouse", 1)).ReadAll()
+	if err != nil {
+		return Layout{}, fmt.Errorf("read the warehouses: %w", err)
+	}
+	scale, _ := strconv.Atoi(string(res[0].Rows[0][0]))
+	rows, _ := strconv.Atoi(string(res[0].Rows[0][1]))
+	if scale == 0 || rows != scale {
+		return Layout{}, fmt.Errorf("%s holds %d warehouses numbered up to %d, not 1..N: load the tables again", s.t("warehouse", 1), rows, scale)
+	}
+	return Layout{Tables: count, Scale: scale}, nil
+}
