@@ -149,55 +149,14 @@ func (g *gen) address(buf []byte) []byte {
 	return g.digits(append(binary.BigEndian.AppendUint32(buf, 9), "zip-"...), 5)
 }
 
-// numeric appends v/10^scale (scale 0 or 2) in numeric's binary format: digit
-// count, weight, sign, display scale, then base-10000 digits.
-func numeric(buf []byte, v int64, scale int) []byte {
-	sign := uint16(0)
-	if v < 0 {
-		sign, v = 0x4000, -v
-	}
-	ip, frac := v, int64(0)
-	if scale == 2 {
-		ip, frac = v/100, v%100*100
-	}
-	var digits [6]uint16
-	n := 0
-	for x := ip; x > 0; x /= 10000 {
-		n++
-	}
-	weight := n - 1
-	for i, x := n-1, ip; i >= 0; i, x = i-1, x/10000 {
-		digits[i] = uint16(x % 10000)
-	}
-	if frac != 0 {
-		digits[n] = uint16(frac)
-		n++
-	}
-	for n > 0 && digits[n-1] == 0 {
-		n--
-	}
-	if n == 0 {
-		weight, sign = 0, 0
-	}
-	buf = binary.BigEndian.AppendUint32(buf, uint32(8+2*n))
-	buf = binary.BigEndian.AppendUint16(buf, uint16(n))
-	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
-	buf = binary.BigEndian.AppendUint16(buf, sign)
-	buf = binary.BigEndian.AppendUint16(buf, uint16(scale))
-	for _, d := range digits[:n] {
-		buf = binary.BigEndian.AppendUint16(buf, d)
-	}
-	return buf
-}
-
 // Constant fields, encoded once.
 var (
-	numZero         = numeric(nil, 0, 2)
-	numTen          = numeric(nil, 1000, 2)
-	numMinusTen     = numeric(nil, -1000, 2)
-	numDistrictYTD  = numeric(nil, 3_000_000, 2)
-	numWarehouseYTD = numeric(nil, 30_000_000, 2)
-	numStockYTD     = numeric(nil, 0, 0)
+	numZero         = load.AppendNumeric(nil, 0, 2)
+	numTen          = load.AppendNumeric(nil, 1000, 2)
+	numMinusTen     = load.AppendNumeric(nil, -1000, 2)
+	numDistrictYTD  = load.AppendNumeric(nil, 3_000_000, 2)
+	numWarehouseYTD = load.AppendNumeric(nil, 30_000_000, 2)
+	numStockYTD     = load.AppendNumeric(nil, 0, 0)
 	textOE          = field(nil, []byte("OE"))
 	textGC          = field(nil, []byte("GC"))
 	textBC          = field(nil, []byte("BC"))
@@ -249,7 +208,7 @@ func (p *population) warehouses(buf []byte, set int, first, last int64) []byte {
 		buf = int2(buf, int(r)+1)
 		buf = g.text(buf, "name-", 5)
 		buf = g.address(buf)
-		buf = numeric(buf, g.cents(0.2), 2)
+		buf = load.AppendNumeric(buf, g.cents(0.2), 2)
 		buf = append(buf, numWarehouseYTD...)
 	}
 	return buf
@@ -264,7 +223,7 @@ func (p *population) districts(buf []byte, set int, first, last int64) []byte {
 		buf = int2(buf, w)
 		buf = g.text(buf, "name-", 5)
 		buf = g.address(buf)
-		buf = numeric(buf, g.cents(0.2), 2)
+		buf = load.AppendNumeric(buf, g.cents(0.2), 2)
 		buf = append(buf, numDistrictYTD...)
 		buf = int4(buf, OrdersPerDistrict+1)
 	}
@@ -303,7 +262,7 @@ func (p *population) customers(buf []byte, set int, first, last int64) []byte {
 			buf = append(buf, textBC...)
 		}
 		buf = int8(buf, 50000)
-		buf = numeric(buf, g.cents(0.5), 2)
+		buf = load.AppendNumeric(buf, g.cents(0.5), 2)
 		buf = append(buf, numMinusTen...)
 		buf = append(buf, numTen...)
 		buf = int2(buf, 1) // c_payment_cnt
@@ -415,7 +374,7 @@ func (p *population) orderLines(buf []byte, set int, first, last int64) []byte {
 			if delivered {
 				buf = append(buf, numZero...)
 			} else {
-				buf = numeric(buf, g.cents(9999.99), 2)
+				buf = load.AppendNumeric(buf, g.cents(9999.99), 2)
 			}
 			buf = g.repeated(buf, 24)
 		}
@@ -463,7 +422,7 @@ func (p *population) items(buf []byte, set int, first, last int64) []byte {
 		buf = int4(buf, int(r)+1)
 		buf = int4(buf, im)
 		buf = field(buf, n[:min(len(n), 24)])
-		buf = numeric(buf, (micros+5000)/10000, 2)
+		buf = load.AppendNumeric(buf, (micros+5000)/10000, 2)
 		buf = field(buf, d[:min(len(d), 50)])
 	}
 	return buf

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 )
 
 // rows decodes binary COPY tuples into their fields (nil for NULL).
@@ -59,7 +61,7 @@ func hundredths(v []byte) int64 {
 // TestNumeric: amounts round-trip through numeric's binary form.
 func TestNumeric(t *testing.T) {
 	for _, v := range []int64{0, 1, 99, 100, 1000, -1000, 123456, 999999, 3_000_000, 30_000_000, -276544} {
-		if got := hundredths(numeric(nil, v, 2)[4:]); got != v {
+		if got := hundredths(load.AppendNumeric(nil, v, 2)[4:]); got != v {
 			t.Errorf("numeric(%d) decodes as %d", v, got)
 		}
 	}

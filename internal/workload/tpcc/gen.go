@@ -161,56 +161,14 @@ func (g *gen) nurand(a, x, y, c int) int {
 	return ((g.between(0, a)|g.between(x, y))+c)%(y-x+1) + x
 }
 
-// numeric appends v/10^scale (scale at most 4) in numeric's binary format: digit
-// count, weight, sign, display scale, then base-10000 digits, most significant first.
-func numeric(buf []byte, v int64, scale int) []byte {
-	sign := uint16(0)
-	if v < 0 {
-		sign, v = 0x4000, -v
-	}
-	pow := int64(1)
-	for range scale {
-		pow *= 10
-	}
-	ip, frac := v/pow, v%pow*(10000/pow)
-	var digits [8]uint16
-	n := 0
-	for x := ip; x > 0; x /= 10000 {
-		n++
-	}
-	weight := n - 1
-	for i, x := n-1, ip; i >= 0; i, x = i-1, x/10000 {
-		digits[i] = uint16(x % 10000)
-	}
-	if frac != 0 {
-		digits[n] = uint16(frac)
-		n++
-	}
-	for n > 0 && digits[n-1] == 0 {
-		n--
-	}
-	if n == 0 {
-		weight, sign = 0, 0
-	}
-	buf = binary.BigEndian.AppendUint32(buf, uint32(8+2*n))
-	buf = binary.BigEndian.AppendUint16(buf, uint16(n))
-	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
-	buf = binary.BigEndian.AppendUint16(buf, sign)
-	buf = binary.BigEndian.AppendUint16(buf, uint16(scale))
-	for _, d := range digits[:n] {
-		buf = binary.BigEndian.AppendUint16(buf, d)
-	}
-	return buf
-}
-
 // Constant fields, encoded once.
 var (
-	numZero2        = numeric(nil, 0, 2)
-	numTen          = numeric(nil, 1000, 2)
-	numMinusTen     = numeric(nil, -1000, 2)
-	numCreditLim    = numeric(nil, 5_000_000, 2)
-	numDistrictYTD  = numeric(nil, 3_000_000, 2)
-	numWarehouseYTD = numeric(nil, 30_000_000, 2)
+	numZero2        = load.AppendNumeric(nil, 0, 2)
+	numTen          = load.AppendNumeric(nil, 1000, 2)
+	numMinusTen     = load.AppendNumeric(nil, -1000, 2)
+	numCreditLim    = load.AppendNumeric(nil, 5_000_000, 2)
+	numDistrictYTD  = load.AppendNumeric(nil, 3_000_000, 2)
+	numWarehouseYTD = load.AppendNumeric(nil, 30_000_000, 2)
 )
 
 // postgresEpoch is where PostgreSQL's binary timestamps count from.
@@ -277,7 +235,7 @@ func (p *population) warehouses(buf []byte, first, last int64) []byte {
 		buf = int4(buf, w)
 		buf = g.astring(buf, 6, 10)
 		buf = g.address(buf)
-		buf = numeric(buf, int64(g.between(0, 2000)), 4)
+		buf = load.AppendNumeric(buf, int64(g.between(0, 2000)), 4)
 		buf = append(buf, numWarehouseYTD...)
 	}
 	return buf
@@ -293,7 +251,7 @@ func (p *population) districts(buf []byte, first, last int64) []byte {
 		buf = int4(buf, OrdersPerDistrict+1)
 		buf = int2(buf, d)
 		buf = append(buf, numDistrictYTD...)
-		buf = numeric(buf, int64(g.between(0, 2000)), 4)
+		buf = load.AppendNumeric(buf, int64(g.between(0, 2000)), 4)
 		buf = g.astring(buf, 6, 10)
 		buf = g.address(buf)
 	}
@@ -332,7 +290,7 @@ func (p *population) customers(buf []byte, first, last int64) []byte {
 			buf = text(buf, "GC")
 		}
 		buf = append(buf, numCreditLim...)
-		buf = numeric(buf, int64(g.between(0, 5000)), 4)
+		buf = load.AppendNumeric(buf, int64(g.between(0, 5000)), 4)
 		buf = append(buf, numMinusTen...)
 		buf = append(buf, numTen...) // c_ytd_payment
 		buf = g.astring(buf, 300, 500)
@@ -368,7 +326,7 @@ func (p *population) items(buf []byte, first, last int64) []byte {
 		buf = int4(buf, int(r)+1)
 		buf = int4(buf, g.between(1, 10000))
 		buf = g.astring(buf, 14, 24)
-		buf = numeric(buf, int64(g.between(100, 10000)), 2)
+		buf = load.AppendNumeric(buf, int64(g.between(100, 10000)), 2)
 		buf = g.data(buf)
 	}
 	return buf
@@ -471,7 +429,7 @@ func (p *population) orderLinesOf(buf []byte, w int, first, last int64) []byte {
 			if delivered {
 				buf = append(buf, numZero2...)
 			} else {
-				buf = numeric(buf, int64(g.between(1, 999_999)), 2)
+				buf = load.AppendNumeric(buf, int64(g.between(1, 999_999)), 2)
 			}
 			buf = g.alnum(append(buf, 0, 0, 0, 24), 24)
 		}
