@@ -1,3 +1,5 @@
+//go:build unix
+
 package localfault_test
 
 import (
