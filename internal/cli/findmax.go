@@ -99,6 +99,9 @@ func checkFindMax(f *runFlags, o *findmax.Options, slo, errs, resolution string)
 	if f.spec.Rate != 0 {
 		return usageError{fmt.Errorf("find-max chooses the rates itself: leave --rate out")}
 	}
+	if len(f.gates) > 0 || len(f.spec.Faults) > 0 {
+		return usageError{fmt.Errorf("find-max judges its runs by --slo and --errors, without faults: leave --fail-if and --fault out")}
+	}
 	if err := f.settle(); err != nil {
 		return usageError{err}
 	}

@@ -138,6 +138,9 @@ func newCompareCmd(env *Env) *cobra.Command {
 // slowerGate says for each target against the baseline whether it is slower by
 // more than limit, beyond the noise, and fails with ExitGate when one is.
 func slowerGate(w io.Writer, verdicts []report.Verdict, limit float64, text string) error {
+	if len(verdicts) == 0 {
+		return exitError{fmt.Errorf("--fail-if-slower: there is no comparison to judge: select at least two targets' runs"), ExitGate}
+	}
 	failed := 0
 	for _, v := range verdicts {
 		what := fmt.Sprintf("%s against %s, %s at %s", v.Target, v.Baseline, v.Workload, v.Group)

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -39,9 +41,23 @@ type Fault struct {
 func (f Fault) String() string {
 	s := fmt.Sprintf("%s at %s", f.Kind, f.At)
 	if f.Kind == FaultCommand {
-		s += fmt.Sprintf(" (%s)", f.Command)
+		s += fmt.Sprintf(" (%s)", RedactCommand(f.Command))
 	}
 	return s
+}
+
+// Passwords a command may carry: a URI's (postgres://user:secret@host) and a
+// key=value DSN's or an option's (password=secret, --password secret).
+var (
+	uriPassword = regexp.MustCompile(`(://[^:/@\s]*:)[^@\s]*@`)
+	kvPassword  = regexp.MustCompile(`(?i)(password[= ]+)('[^']*'|"[^"]*"|\S+)`)
+)
+
+// RedactCommand is a fault command as it may be shown or stored: any password
+// in it replaced.
+func RedactCommand(command string) string {
+	command = uriPassword.ReplaceAllString(command, "${1}xxxxx@")
+	return kvPassword.ReplaceAllString(command, "${1}xxxxx")
 }
 
 // ParseFault reads a fault as --fault writes it: at=60s,kind=failover, or
@@ -71,7 +87,7 @@ func ParseFault(v string) (Fault, error) {
 			err = fmt.Errorf("unknown key %q: use at, kind and command", key)
 		}
 		if err != nil {
-			return f, fmt.Errorf("--fault %q: %v", v, err)
+			return f, fmt.Errorf("--fault %q: %v", RedactCommand(v), err)
 		}
 	}
 	return f, nil
@@ -160,17 +176,20 @@ type faultSchedule struct {
 	ended sync.WaitGroup
 }
 
-// begin starts the schedule from the run's start.
+// begin starts the schedule from the run's start. The faults are done one after
+// another, in the order of their times: one still under way (a failover
+// cloning the old primary again) delays the next rather than meet it.
 func (s *faultSchedule) begin(start time.Time) {
 	s.stop = make(chan struct{})
-	for _, f := range s.faults {
-		s.ended.Add(1)
-		go func() {
-			defer s.ended.Done()
+	order := slices.SortedStableFunc(slices.Values(s.faults), func(a, b Fault) int { return cmp.Compare(a.At, b.At) })
+	s.ended.Add(1)
+	go func() {
+		defer s.ended.Done()
+		for _, f := range order {
 			t := time.NewTimer(time.Until(start.Add(f.At)))
-			defer t.Stop()
 			select {
 			case <-s.stop:
+				t.Stop()
 				return
 			case <-t.C:
 			}
@@ -178,8 +197,8 @@ func (s *faultSchedule) begin(start time.Time) {
 			s.mu.Lock()
 			s.done = append(s.done, d)
 			s.mu.Unlock()
-		}()
-	}
+		}
+	}()
 }
 
 // do does one fault and records how it went.
@@ -224,6 +243,8 @@ func runCommand(ctx context.Context, command string) (string, int, error) {
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// A child that outlives sh, holding its output, does not hold the run.
+	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
 	text := out.Bytes()
 	if len(text) > maxOutput {

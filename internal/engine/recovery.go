@@ -45,7 +45,8 @@ func (r *running) startFaults(ctx context.Context) error {
 	t.Config.RuntimeParams["application_name"] = r.appName // the benchmark's session, not another's
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
 	var err error
-	token := fmt.Sprintf("run-%d", r.rec.ID)
+	// Unique to this run whatever store it is in: run ids start again in each.
+	token := fmt.Sprintf("%s-%d", r.appName, time.Now().UnixNano())
 	if fr.ledger, err = recovery.StartLedger(ctx, connect, token, recovery.DefaultRate); err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func (fr *faultRun) onStart(spec *Spec) func(time.Time) {
 			horizon = max(horizon, end.Sub(start.Add(f.At)))
 		}
 		first, clients, _ := spec.share()
-		fr.tracker.Store(recovery.NewTracker(at, first+clients, min(horizon+30*time.Second, maxHorizon)))
+		fr.tracker.Store(recovery.NewTracker(start, at, first+clients, min(horizon+30*time.Second, maxHorizon)))
 		fr.sched.begin(start)
 	}
 }
@@ -96,7 +97,7 @@ func (fr *faultRun) finish(end time.Time, log func(string)) []FaultSummary {
 	var out []FaultSummary
 	t := fr.tracker.Load()
 	for i, f := range fr.sched.faults {
-		s := FaultSummary{Kind: string(f.Kind), AtS: f.At.Seconds(), Command: f.Command}
+		s := FaultSummary{Kind: string(f.Kind), AtS: f.At.Seconds(), Command: RedactCommand(f.Command)}
 		if d, ok := doneOf(done, f); ok {
 			s.setDone(d, fr.start)
 		}
@@ -174,7 +175,7 @@ func ledgerSummary(r recovery.Reckoning) *LedgerSummary {
 
 func (s *FaultSummary) setDone(d FaultDone, start time.Time) {
 	at := start.Add(d.At)
-	s.Done, s.TookMs, s.Output, s.ExitCode, s.Error = true, ms(d.End.Sub(d.Start)), d.Output, d.ExitCode, d.Err
+	s.Done, s.TookMs, s.Output, s.ExitCode, s.Error = true, ms(d.End.Sub(d.Start)), d.Output, d.ExitCode, RedactCommand(d.Err)
 	since := func(t time.Time) *float64 {
 		if t.IsZero() {
 			return nil
@@ -219,8 +220,8 @@ func (s *Summary) writeRecovery(w io.Writer) {
 			}
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "  clients: first failure after %s, no commits for %s until %s (each client: median %s, longest %s), back to 90%% of %.1f tps after %s\n",
-			msText(f.FirstFailureMs), msText(f.NoCommitsMs), msText(f.ResumedMs), msText(f.ClientMedianMs), msText(f.ClientMaxMs), f.BeforeTPS, msText(f.RecoveredMs))
+		fmt.Fprintf(w, "  clients: first failure %s, no commits for %s until %s (each client: median %s, longest %s), back to 90%% of %.1f tps after %s\n",
+			afterText(f.FirstFailureMs), msText(f.NoCommitsMs), msText(f.ResumedMs), msText(f.ClientMedianMs), msText(f.ClientMaxMs), f.BeforeTPS, msText(f.RecoveredMs))
 		if len(f.Errors) > 0 {
 			fmt.Fprintf(w, "  errors meanwhile: %s; %d in doubt (lost with their connection, outcome unknown)\n", countsText(f.Errors), f.InDoubt)
 		}
@@ -233,6 +234,14 @@ func (s *Summary) writeRecovery(w io.Writer) {
 				l.Acknowledged, lost, l.InDoubt, l.Unknown)
 		}
 	}
+}
+
+// afterText is "after" a time in milliseconds, or "none" for -1.
+func afterText(v float64) string {
+	if v < 0 {
+		return "none"
+	}
+	return "after " + msText(v)
 }
 
 // msText is a time in milliseconds for people; -1 is "never".

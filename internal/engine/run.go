@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -43,6 +44,8 @@ func Run(ctx context.Context, spec Spec, env Env) (*Summary, error) {
 	if env.Log == nil {
 		env.Log = io.Discard
 	}
+	// Faults, the clients' supervisor and the sampler write notices at once.
+	env.Log = &lockedWriter{w: env.Log}
 	r, err := prepare(ctx, &spec, &env)
 	if err != nil {
 		return nil, err
@@ -187,7 +190,12 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	prog.flush()
 	var faults []FaultSummary
 	if r.faults != nil {
-		faults = r.faults.finish(time.Now(), func(w string) { fmt.Fprintf(env.Log, "warning: %s\n", w) })
+		// Commits are followed to the window's end, after which none is missing.
+		end := time.Now()
+		if res != nil && !res.WindowEnd.IsZero() {
+			end = res.WindowEnd
+		}
+		faults = r.faults.finish(end, func(w string) { fmt.Fprintf(env.Log, "warning: %s\n", w) })
 	}
 	if err != nil {
 		if r.smp != nil {
@@ -241,6 +249,18 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 		p["span_s"], p["naptime_s"], p["autovacuum_work"] = span.Seconds(), r.naptime.Seconds(), ev.autovacuumWork
 	}
 	return r.finish(wctx, sum, res)
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // failed records the run as failed: it ended before its clients did.

@@ -153,14 +153,16 @@ func (s *Spec) Validate() error {
 		}
 	}
 	switch {
+	case s.Shard.On() && len(s.Faults) > 0:
+		return FieldErrorf("fault", "cannot be done in a run spread over shards: each shard would do it; run the fault from one process")
 	case s.Shard.On() && s.StartAt.IsZero() && s.ShardGroup == "":
-		return FieldErrorf("shard", "needs start_at, the instant every shard begins (as 2026-01-02T15:04:05Z), or a shard_group the shards share, to meet in the results store")
+		return FieldErrorf("shard", "needs --start-at, the instant every shard begins (as 2026-01-02T15:04:05Z), or a --shard-group the shards share, to meet in the results store")
 	case s.Shard.On() && s.StartAt.IsZero() && s.ShardTimeout <= 0:
 		return FieldErrorf("shard_timeout", "must be positive, got %s", s.ShardTimeout)
 	case s.Shard.On() && s.Clients < s.Shard.Count:
 		return FieldErrorf("clients", "%d is fewer than the %d shards: each shard runs at least one client", s.Clients, s.Shard.Count)
 	case s.Shard.On() && s.Transactions > 0:
-		return FieldErrorf("shard", "runs a window of duration on every shard: leave transactions out")
+		return FieldErrorf("shard", "runs a window of --duration on every shard: leave --transactions out")
 	}
 	if s.Workload != nil {
 		return s.Workload.Check(s)

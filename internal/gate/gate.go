@@ -90,6 +90,8 @@ type Result struct {
 	Value float64 // the run's figure, in the gate's unit
 	Known bool    // false: the run has no such figure
 	Pass  bool
+	// Invalid is the flag that makes the run invalid, when one does.
+	Invalid string
 }
 
 // String is one line for people: what was asked, what was measured, the verdict.
@@ -98,8 +100,11 @@ func (r Result) String() string {
 	if !r.Pass {
 		verdict = "FAILED"
 	}
-	if !r.Known {
+	switch {
+	case !r.Known:
 		return fmt.Sprintf("gate %s: %s, the run has no %s", r.Text, verdict, r.Figure)
+	case r.Invalid != "":
+		return fmt.Sprintf("gate %s: %s, %s was %s but the run is invalid (%s)", r.Text, verdict, r.Figure, r.valueText(), r.Invalid)
 	}
 	return fmt.Sprintf("gate %s: %s, %s was %s", r.Text, verdict, r.Figure, r.valueText())
 }
@@ -115,13 +120,21 @@ func (r Result) valueText() string {
 }
 
 // Judge judges every gate on the run's summary. A figure the run lacks fails its
-// gate: a gate must not pass on nothing.
+// gate: a gate must not pass on nothing; so does every gate of a run flagged
+// invalid (but for its faults, done on purpose), whose figures are not to be
+// trusted either way.
 func Judge(gates []Gate, s *engine.Summary) (results []Result, passed bool) {
 	passed = true
+	invalid := ""
+	for _, f := range s.Flags {
+		if f.Invalid && f.Name != "fault" && invalid == "" {
+			invalid = f.Name
+		}
+	}
 	for _, g := range gates {
-		r := Result{Gate: g}
+		r := Result{Gate: g, Invalid: invalid}
 		r.Value, r.Known = figure(g, s)
-		if r.Known {
+		if r.Known && invalid == "" {
 			r.Pass = compare(r.Value, g.Op, g.Bound)
 		}
 		passed = passed && r.Pass

@@ -47,6 +47,9 @@ func TestJudge(t *testing.T) {
 		gates = append(gates, g)
 	}
 	results, passed := Judge(gates, sum)
+	if len(results) != len(gates) {
+		t.Fatalf("%d results for %d gates", len(results), len(gates))
+	}
 	want := []string{
 		"gate p99<20ms: passed, p99 was 18.500 ms",
 		"gate p99.9<30ms: FAILED, p99.9 was 40.000 ms",
@@ -62,5 +65,11 @@ func TestJudge(t *testing.T) {
 	}
 	if passed {
 		t.Error("the gates passed")
+	}
+	// A run flagged invalid passes no gate.
+	sum.Flags = []engine.Flag{{Name: "contaminated", Invalid: true}}
+	results, passed = Judge(gates[2:3], sum)
+	if passed || results[0].String() != "gate tps>1000: FAILED, tps was 1200 but the run is invalid (contaminated)" {
+		t.Errorf("an invalid run: %q, passed %v", results[0], passed)
 	}
 }

@@ -94,7 +94,7 @@ func (in Injector) restart(ctx context.Context, s *localpg.Server) (engine.Serve
 // cleanly, which hands its standbys all its WAL first), promotes the most
 // advanced standby, and brings the other nodes back as the new primary's
 // standbys, the old primary cloned again where it cannot follow.
-func (in Injector) failover(ctx context.Context, old *localpg.Server, clean bool) (engine.ServerEvents, error) {
+func (in Injector) failover(ctx context.Context, old *localpg.Server, clean bool) (_ engine.ServerEvents, err error) {
 	var ev engine.ServerEvents
 	next, err := in.mostAdvanced(ctx, old)
 	if err != nil {
@@ -128,15 +128,23 @@ func (in Injector) failover(ctx context.Context, old *localpg.Server, clean bool
 	if err != nil {
 		return ev, err
 	}
+	if sync {
+		// Synchronous again whatever happens to the others: the target's later
+		// runs must measure what it is.
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if rerr := setSync(rctx, next, true); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
 	for _, node := range in.Cluster.Nodes {
 		if node != next {
-			if err := in.rejoin(ctx, node, next); err != nil {
+			if err = in.rejoin(ctx, node, next); err != nil {
 				return ev, err
 			}
 		}
-	}
-	if sync {
-		return ev, setSync(ctx, next, true)
 	}
 	return ev, nil
 }
@@ -226,13 +234,13 @@ func (in Injector) rejoin(ctx context.Context, node, primary *localpg.Server) er
 	return in.Cluster.WaitStreaming(ctx, node, primary)
 }
 
-// readyAt is when s logged that it accepted connections after t0, or now when
-// its log does not say.
+// readyAt is when s logged that it accepted connections after t0; zero when its
+// log does not say (a log_line_prefix of the user's own).
 func readyAt(s *localpg.Server, t0 time.Time) time.Time {
 	if at, ok, err := s.LoggedAt(localpg.LogReady, t0); err == nil && ok {
 		return at
 	}
-	return time.Now()
+	return time.Time{}
 }
 
 func (in Injector) log(format string, args ...any) {

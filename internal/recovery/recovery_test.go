@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 func TestTrackerFigures(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	fault := t0.Add(12 * time.Second)
-	tr := NewTracker([]time.Time{fault}, 2, 20*time.Second)
+	tr := NewTracker(t0, []time.Time{fault}, 2, 20*time.Second)
 	commit := func(c int, at time.Time) {
 		tr.Add(driver.TxEvent{Client: c, Start: at.Add(-time.Millisecond), End: at})
 	}
@@ -70,13 +70,43 @@ func TestTrackerFigures(t *testing.T) {
 func TestTrackerNeverRecovered(t *testing.T) {
 	t0 := time.Unix(2_000_000, 0)
 	fault := t0.Add(10 * time.Second)
-	tr := NewTracker([]time.Time{fault}, 1, 5*time.Second)
+	tr := NewTracker(t0, []time.Time{fault}, 1, 5*time.Second)
 	for at := t0; at.Before(fault); at = at.Add(50 * time.Millisecond) {
 		tr.Add(driver.TxEvent{End: at})
 	}
 	f := tr.Figures(0, fault.Add(time.Minute))
 	if f.Recovered != -1 || f.FirstFailure != -1 || f.NoCommits < 5*time.Second || f.ClientMax != -1 || f.Resumed != -1 {
 		t.Errorf("figures %+v: want not recovered, no failure, 5 s without commits, no client back", f)
+	}
+}
+
+// TestTrackerFaultsApart: two faults in one run, and one in the run's first
+// second. Each fault's figures are its own: the first's gap is not the second's,
+// which is longer, and the early fault's time before the run began is not a gap.
+func TestTrackerFaultsApart(t *testing.T) {
+	t0 := time.Unix(4_000_000, 0)
+	early, f1, f2 := t0.Add(500*time.Millisecond), t0.Add(20*time.Second), t0.Add(40*time.Second)
+	tr := NewTracker(t0, []time.Time{early, f1, f2}, 1, time.Minute)
+	down := func(at time.Time, from, to time.Duration) bool { d := at.Sub(t0); return d >= from && d < to }
+	for at := t0.Add(10 * time.Millisecond); at.Before(t0.Add(60 * time.Second)); at = at.Add(10 * time.Millisecond) {
+		if down(at, 700*time.Millisecond, 900*time.Millisecond) || down(at, 20*time.Second, 21*time.Second) || down(at, 40*time.Second, 43*time.Second) {
+			continue
+		}
+		tr.Add(driver.TxEvent{End: at})
+	}
+	end := t0.Add(60 * time.Second)
+	for i, want := range []time.Duration{200 * time.Millisecond, time.Second, 3 * time.Second} {
+		f := tr.Figures(i, end)
+		if f.NoCommits < want || f.NoCommits > want+20*time.Millisecond || f.ClientMax < want || f.ClientMax > want+20*time.Millisecond {
+			t.Errorf("fault %d: no commits %s, client %s, want %s", i, f.NoCommits, f.ClientMax, want)
+		}
+		if f.Recovered < 0 || f.Resumed < 0 {
+			t.Errorf("fault %d: resumed %s, recovered %s", i, f.Resumed, f.Recovered)
+		}
+	}
+	// The window's end is not a gap.
+	if f := tr.Figures(2, t0.Add(59990*time.Millisecond)); f.NoCommits > 3*time.Second+20*time.Millisecond {
+		t.Errorf("a gap at the window's end: %s", f.NoCommits)
 	}
 }
 

@@ -23,6 +23,7 @@ const before = 10 * time.Second
 // it and first after it, and the failures after it. Its Add is safe for the
 // clients to call at once (driver.Config.OnTransaction).
 type Tracker struct {
+	start   time.Time // the run's: before it nothing could commit
 	faults  []time.Time
 	horizon time.Duration
 	// spans are each fault's timeline of commits, one counter a Resolution, from
@@ -43,10 +44,11 @@ type failure struct {
 	state string
 }
 
-// NewTracker follows clients through the faults at the given instants, each for
-// horizon after it: a recovery slower than that is reported as not recovered.
-func NewTracker(faults []time.Time, clients int, horizon time.Duration) *Tracker {
-	t := &Tracker{faults: faults, horizon: horizon, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
+// NewTracker follows the clients of a run that began at start through the faults
+// at the given instants, each for horizon after it, or until the next fault: a
+// recovery slower than that is reported as not recovered.
+func NewTracker(start time.Time, faults []time.Time, clients int, horizon time.Duration) *Tracker {
+	t := &Tracker{start: start, faults: faults, horizon: horizon, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
 	n := int((before + horizon) / Resolution)
 	for range faults {
 		t.spans = append(t.spans, make([]atomic.Int64, n))
@@ -72,7 +74,7 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 			continue
 		}
 		if ev.Failed {
-			if !ev.End.Before(at) {
+			if !ev.End.Before(at) && ev.End.Before(t.next(i)) {
 				t.mu.Lock()
 				t.failures[i] = append(t.failures[i], failure{ev.End, ev.SQLState})
 				t.mu.Unlock()
@@ -83,13 +85,11 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 			t.spans[i][k].Add(1)
 		}
 		// A fault is done a little after its instant (the injector finds the
-		// primary first): a client's gap is the longest that reaches past it.
-		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() {
-			g := &t.gaps[i][ev.Client]
-			for d := end - prev; d > g.Load(); {
-				if g.CompareAndSwap(g.Load(), d) {
-					break
-				}
+		// primary first): a client's gap is the longest that reaches past it,
+		// before the next fault. A client's events come one at a time.
+		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() && ev.End.Before(t.next(i)) {
+			if g := &t.gaps[i][ev.Client]; end-prev > g.Load() {
+				g.Store(end - prev)
 			}
 		}
 	}
@@ -121,23 +121,45 @@ type Figures struct {
 	InDoubt int64
 }
 
+// next is the instant of the fault after fault i, or the far future.
+func (t *Tracker) next(i int) time.Time {
+	next := t.faults[i].Add(t.horizon)
+	for _, at := range t.faults {
+		if at.After(t.faults[i]) && at.Before(next) {
+			next = at
+		}
+	}
+	return next
+}
+
 // Figures are the figures of fault i, once the run is over; end is when its
-// clients stopped, after which no commit is missing.
+// window ended, after which no commit is missing. Its timeline ends there or
+// at the next fault, and begins no earlier than the run.
 func (t *Tracker) Figures(i int, end time.Time) Figures {
 	at, span := t.faults[i], t.spans[i]
-	if n := int(end.Sub(at.Add(-before)) / Resolution); n < len(span) {
+	from := at.Add(-before)
+	if next := t.next(i); next.Before(end) {
+		end = next
+	}
+	if n := int(end.Sub(from) / Resolution); n < len(span) {
 		span = span[:max(n, 0)]
 	}
-	f := Figures{FirstFailure: -1, Recovered: -1, Errors: map[string]int64{}}
+	first := min(max(int(t.start.Sub(from)/Resolution), 0), len(span))
+	f := Figures{FirstFailure: -1, Recovered: -1, Resumed: -1, Errors: map[string]int64{}}
 	lead := min(int(before/Resolution), len(span))
-	f.Before = rateBefore(span[:lead])
+	f.Before = rateBefore(span[first:max(lead, first)])
 	var resumed int
-	f.NoCommits, resumed = longestGap(span, lead-int(time.Second/Resolution))
-	f.Resumed = -1
-	if resumed < len(span) {
+	f.NoCommits, resumed = longestGap(span, first, lead-int(time.Second/Resolution))
+	if resumed < len(span) && resumed >= lead {
 		f.Resumed = time.Duration(resumed-lead) * Resolution
 	}
-	f.Recovered = recoveredAfter(span, lead, f.Before)
+	// Back to the throughput before is counted from when commits resumed: a
+	// fault that takes effect a while after its instant is not recovered from
+	// before it.
+	f.Recovered = recoveredAfter(span, max(lead, resumed), f.Before)
+	if f.Recovered >= 0 {
+		f.Recovered += time.Duration(max(resumed-lead, 0)) * Resolution
+	}
 	f.ClientMedian, f.ClientMax = clientGaps(t.gaps[i])
 	until := at.Add(t.horizon)
 	if f.Recovered >= 0 {
@@ -179,12 +201,12 @@ func rateBefore(lead []atomic.Int64) float64 {
 	return float64(sum) / (time.Duration(len(lead)-first) * Resolution).Seconds()
 }
 
-// longestGap is the longest run of empty slots of span that reaches slot from or
-// later, counted whole (a gap that began earlier counts from its beginning), and
-// the slot that ended it: len(span) when none did.
-func longestGap(span []atomic.Int64, from int) (time.Duration, int) {
+// longestGap is the longest run of empty slots of span, from slot first, that
+// reaches slot from or later, counted whole (a gap that began earlier counts
+// from its beginning), and the slot that ended it: len(span) when none did.
+func longestGap(span []atomic.Int64, first, from int) (time.Duration, int) {
 	best, end, start := 0, len(span), -1
-	for k := 0; k <= len(span); k++ {
+	for k := first; k <= len(span); k++ {
 		empty := k < len(span) && span[k].Load() == 0
 		switch {
 		case empty && start < 0:

@@ -434,7 +434,7 @@ func fromSummary(run *Run, sum *engine.Summary) {
 		run.Machine = m.String()
 	}
 	for _, f := range sum.Faults {
-		rf := Fault{Kind: f.Kind, T: f.AtS - sum.WarmupS, Done: f.Done, Error: f.Error, NoCommitsMs: f.NoCommitsMs,
+		rf := Fault{Kind: f.Kind, AtS: f.AtS, T: f.AtS - sum.WarmupS, Done: f.Done, Error: f.Error, NoCommitsMs: f.NoCommitsMs, ResumedMs: f.ResumedMs,
 			ClientMaxMs: f.ClientMaxMs, RecoveredMs: f.RecoveredMs, BeforeTPS: f.BeforeTPS, InDoubt: f.InDoubt, Lost: -1}
 		if l := f.Ledger; l != nil {
 			rf.Lost, rf.RPOMs = l.Lost, l.RPOMs

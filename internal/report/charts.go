@@ -216,7 +216,7 @@ func seriesRun(ch *lineChart, run Run, i int, target string, main bool, get func
 		}
 	}
 	for _, f := range run.Faults {
-		end := f.T + max(f.NoCommitsMs, 0)/1000
+		end := f.T + max(f.ResumedMs, 0)/1000 // to the first commit after it
 		ch.Spans = append(ch.Spans, vspan{X0: f.T, X1: end, Color: "#c0392b", Label: f.Kind,
 			Title: fmt.Sprintf("%s at %s s, no commits until %s s: %s run %d", f.Kind, num(f.T), num(end), target, run.ID)})
 	}

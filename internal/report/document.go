@@ -379,7 +379,7 @@ func (a *analysis) recoveryRow(target string, g group, run Run, f Fault) []docCe
 		}
 		return fmt.Sprintf("%.0f ms", v)
 	}
-	fault := fmt.Sprintf("%s at %s s", f.Kind, num(f.T))
+	fault := fmt.Sprintf("%s at %s s", f.Kind, num(f.AtS))
 	switch {
 	case !f.Done:
 		fault += " (not done)"

@@ -134,10 +134,12 @@ type Run struct {
 // Times are in milliseconds from the fault, -1 for "never".
 type Fault struct {
 	Kind        string
-	T           float64 // seconds from the window's start
+	AtS         float64 // seconds from the run's start, as --fault gives it
+	T           float64 // seconds from the window's start, for the charts
 	Done        bool
 	Error       string
 	NoCommitsMs float64 // the longest time without any commit
+	ResumedMs   float64 // when commits resumed, from the fault
 	ClientMaxMs float64 // the longest a client went without one
 	RecoveredMs float64 // back to 90% of the throughput before
 	BeforeTPS   float64

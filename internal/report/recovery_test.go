@@ -57,9 +57,9 @@ func faultReport() *Report {
 		}
 		run.Invalid = true
 		run.Flags = append(run.Flags, Flag{Name: "fault", Invalid: true, Reason: "faults were done during the run (failover at 20s)"})
-		f := Fault{Kind: "failover", T: 20, Done: true, NoCommitsMs: 1520, ClientMaxMs: 1710, RecoveredMs: 2100, BeforeTPS: 4012.5, InDoubt: 6, Lost: 0}
+		f := Fault{Kind: "failover", AtS: 20, T: 20, Done: true, NoCommitsMs: 1520, ResumedMs: 1520, ClientMaxMs: 1710, RecoveredMs: 2100, BeforeTPS: 4012.5, InDoubt: 6, Lost: 0}
 		if run.Target != r.Baseline {
-			f.Lost, f.RPOMs, f.NoCommitsMs = 12, 240, 9800
+			f.Lost, f.RPOMs, f.NoCommitsMs, f.ResumedMs = 12, 240, 9800, 9800
 		}
 		run.Faults = []Fault{f}
 	}
