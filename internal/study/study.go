@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,6 +138,9 @@ type Option struct {
 	value  *yaml.Node
 }
 
+// unmarshalError is the YAML library's message for a value of the wrong type.
+var unmarshalError = regexp.MustCompile("^cannot unmarshal !!\\w+ `(.*)` into (\\w+)$")
+
 // Decode reads the option's value into v, a pointer to a typed value (as
 // engine.Settings.Field gives): a number into a number, text into a type that
 // reads text. Its error says what the value should have been.
@@ -150,6 +154,13 @@ func (o Option) Decode(v any) error {
 		msg := te.Errors[0]
 		if _, after, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "line ") {
 			msg = after
+		}
+		// "cannot unmarshal !!str `many` into int", in the file's words.
+		if m := unmarshalError.FindStringSubmatch(msg); m != nil {
+			want := map[string]string{"int": "a whole number", "int64": "a whole number", "float64": "a number", "bool": "true or false"}[m[2]]
+			if want != "" {
+				msg = fmt.Sprintf("%q is not %s", m[1], want)
+			}
 		}
 		return errors.New(msg)
 	}

@@ -132,7 +132,7 @@ matrix: {clients: [1], duration: 1s}
 	// Each at its key, named as the file names it: a common setting that is not
 	// a number, one out of range, one the matrix sets, and the workloads' own.
 	for _, want := range []string{":4:25: workload tpcb: load: scale must be at least 1", `unknown script "nope"`,
-		":4:56: run: max_tries: cannot unmarshal !!str `many` into int", ":5:47: workload sysbench: run: dist:",
+		`:4:56: run: max_tries: "many" is not a whole number`, ":5:47: workload sysbench: run: dist:",
 		":5:63: workload sysbench: run: max_tries must be at least 1, got 0", ":5:77: run: clients is set by the study"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, err)
