@@ -142,6 +142,15 @@ func (sw *studyWorkload) runDatabase() string {
 	return sw.database()
 }
 
+// commandLineOnly are options of the command line that a study has in its own
+// way, named with it for a run: key that gives them.
+var commandLineOnly = map[string]string{
+	"dsn":      "a study's targets are in targets:",
+	"json":     "study runs keep their results in the results store",
+	"progress": "use study run --progress",
+	"label":    "give the target labels: instead",
+}
+
 // matrixSettings are the common settings a study gives every run from its
 // matrix, rather than in a workload's run: keys.
 var matrixSettings = map[string]string{
@@ -241,7 +250,11 @@ func (sw *studyWorkload) setRun(s *study.Study, errs *study.Errors) {
 	for _, o := range sw.w.Run {
 		name := strings.ReplaceAll(o.Name, "-", "_")
 		field, ok := sw.settings.Field(name)
-		switch why, fromMatrix := matrixSettings[name]; {
+		why, fromMatrix := matrixSettings[name]
+		if hint, ok := commandLineOnly[name]; ok {
+			why, fromMatrix = hint, true
+		}
+		switch {
 		case fromMatrix:
 			*errs = append(*errs, s.Errorf(o.Pos, "run: %s is set by the study: %s", o.Key, why))
 		case !ok:
