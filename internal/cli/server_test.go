@@ -248,7 +248,8 @@ matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
 // TestRunFaultOnLocalCluster: run --fault fails over the cluster a DSN of
 // `server start --standbys 1` names; the summary has the fault, the promotion
 // and the recovery, and a failover on a server without a standby is refused
-// before the run starts.
+// before the run starts. The window outlasts a promotion of five seconds,
+// which happens now and then.
 func TestRunFaultOnLocalCluster(t *testing.T) {
 	pgtest.Long(t)
 	servers := serversDir(t)
@@ -264,7 +265,7 @@ func TestRunFaultOnLocalCluster(t *testing.T) {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
 	results := filepath.Join(t.TempDir(), "r.db")
-	code, out, errOut = run(t, append([]string{"run", "tpcb", "--clients", "2", "--duration", "6s", "--fault", "at=2s,kind=failover",
+	code, out, errOut = run(t, append([]string{"run", "tpcb", "--clients", "2", "--duration", "12s", "--fault", "at=2s,kind=failover",
 		"--dsn", dsn, "--results", results}, sd...)...)
 	if code != 0 || !strings.Contains(out, "fault 1: failover at 2.0 s") || !strings.Contains(out, "(a standby promoted after") ||
 		!strings.Contains(out, "ledger: ") || !strings.Contains(errOut, "promoted in place of ha") {
