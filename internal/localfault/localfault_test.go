@@ -99,8 +99,8 @@ func failoverWithSenderStopped(t *testing.T, c *localpg.Cluster, wait func()) (s
 
 // TestLossWithAsyncStandby: with an asynchronous standby whose primary's WAL
 // sender is stopped, the commits acknowledged meanwhile are on the primary
-// alone; killed and failed over, exactly those are missing, and the ledger finds
-// them.
+// alone; killed and failed over, exactly those are missing (but for one whose
+// WAL left as the sender stopped), and the ledger finds them.
 func TestLossWithAsyncStandby(t *testing.T) {
 	pgtest.Long(t)
 	c := pgtest.OwnCluster(t, 1, localpg.SyncOff)
@@ -116,8 +116,10 @@ func TestLossWithAsyncStandby(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Lost < 30 || r.Lost != after || r.LostFrom.Before(stopped) || r.RPO() <= 0 {
-		t.Errorf("reckoning %+v: want the %d commits acknowledged after the sender stopped at %s, and no other", r, after, stopped.Format("15:04:05.000"))
+	// The commit whose answer was on its way as the sender stopped may have had
+	// its WAL sent already: it is the one that may survive.
+	if r.Lost < 30 || r.Lost > after || r.Lost < after-1 || r.LostFrom.Before(stopped) || r.RPO() <= 0 {
+		t.Errorf("reckoning %+v: want the %d commits acknowledged after the sender stopped at %s (one fewer at the edge), and no other", r, after, stopped.Format("15:04:05.000"))
 	}
 }
 
@@ -236,7 +238,7 @@ func TestSyncCommitLatency(t *testing.T) {
 			t.Fatal(err)
 		}
 		var took []time.Duration
-		for i := range 200 {
+		for i := range 400 {
 			t0 := time.Now()
 			if _, err := conn.Exec(ctx, fmt.Sprintf("insert into c values (%d)", i)).ReadAll(); err != nil {
 				t.Fatal(err)
@@ -246,8 +248,10 @@ func TestSyncCommitLatency(t *testing.T) {
 		slices.Sort(took)
 		return took[len(took)/2]
 	}
-	async := median(pgtest.OwnCluster(t, 1, localpg.SyncOff, localpg.Setting{Name: "fsync", Value: "on"}))
-	sync := median(pgtest.OwnCluster(t, 1, localpg.SyncOn, localpg.Setting{Name: "fsync", Value: "on"}))
+	// Without fsync the primary's own flush, which the standby's overlaps, does
+	// not hide the round trip.
+	async := median(pgtest.OwnCluster(t, 1, localpg.SyncOff, localpg.Setting{Name: "fsync", Value: "off"}))
+	sync := median(pgtest.OwnCluster(t, 1, localpg.SyncOn, localpg.Setting{Name: "fsync", Value: "off"}))
 	t.Logf("median commit: asynchronous %s, synchronous %s", async, sync)
 	if sync <= async {
 		t.Errorf("a synchronous commit took %s, an asynchronous one %s: want the standby's round trip on top", sync, async)
