@@ -54,11 +54,10 @@ func walSender(t *testing.T, primary *localpg.Server) int {
 // waitAcked waits until the ledger has n more acknowledged commits than before.
 func waitAcked(t *testing.T, l *recovery.Ledger, n int64) {
 	t.Helper()
-	want := l.Commits() + n
-	for deadline := time.Now().Add(30 * time.Second); l.Commits() < want; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d commits after 30 s, want %d", l.Commits(), want)
-		}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := l.WaitCommits(ctx, l.Commits()+n); err != nil {
+		t.Fatal(err)
 	}
 }
 

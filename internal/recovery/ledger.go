@@ -36,7 +36,8 @@ type Ledger struct {
 	mu       sync.Mutex
 	acked    []ack
 	inFlight []int64
-	commits  int64 // acknowledged
+	commits  int64         // acknowledged
+	ackedCh  chan struct{} // closed, and replaced, at each acknowledgement
 	stop     context.CancelFunc
 	done     chan struct{}
 }
@@ -60,7 +61,7 @@ func StartLedger(ctx context.Context, connect Connector, token string, rate floa
 		return nil, fmt.Errorf("ledger: create %s: %w", Table, err)
 	}
 	lctx, stop := context.WithCancel(context.Background())
-	l := &Ledger{connect: connect, token: token, every: time.Duration(float64(time.Second) / rate), stop: stop, done: make(chan struct{})}
+	l := &Ledger{connect: connect, token: token, every: time.Duration(float64(time.Second) / rate), stop: stop, done: make(chan struct{}), ackedCh: make(chan struct{})}
 	go l.run(lctx, conn)
 	return l, nil
 }
@@ -121,6 +122,8 @@ func (l *Ledger) record(seq int64, err error) {
 	case err == nil:
 		l.acked = append(l.acked, ack{seq, time.Now()})
 		l.commits++
+		close(l.ackedCh)
+		l.ackedCh = make(chan struct{})
 	case refused && !connectionLost(pe.Code):
 		// The server refused it: not committed.
 	default:
@@ -134,6 +137,23 @@ func (l *Ledger) Commits() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.commits
+}
+
+// WaitCommits waits until n commits have been acknowledged, or ctx ends.
+func (l *Ledger) WaitCommits(ctx context.Context, n int64) error {
+	for {
+		l.mu.Lock()
+		got, next := l.commits, l.ackedCh
+		l.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d commits acknowledged, waiting for %d: %w", got, n, ctx.Err())
+		case <-next:
+		}
+	}
 }
 
 // AckedAfter is how many commits were acknowledged after t.

@@ -164,9 +164,9 @@ func TestLedgerThroughCrash(t *testing.T) {
 // waitCommits waits until the ledger has n acknowledged commits.
 func waitCommits(t *testing.T, l *Ledger, n int64) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); l.Commits() < n; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d commits after 30 s, want %d", l.Commits(), n)
-		}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := l.WaitCommits(ctx, n); err != nil {
+		t.Fatal(err)
 	}
 }

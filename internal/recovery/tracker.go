@@ -25,6 +25,7 @@ const before = 10 * time.Second
 type Tracker struct {
 	start   time.Time // the run's: before it nothing could commit
 	faults  []time.Time
+	nexts   []time.Time // each fault's end of span: the next fault, or its horizon
 	horizon time.Duration
 	// spans are each fault's timeline of commits, one counter a Resolution, from
 	// before the fault to horizon after it.
@@ -50,7 +51,8 @@ type failure struct {
 func NewTracker(start time.Time, faults []time.Time, clients int, horizon time.Duration) *Tracker {
 	t := &Tracker{start: start, faults: faults, horizon: horizon, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
 	n := int((before + horizon) / Resolution)
-	for range faults {
+	for i := range faults {
+		t.nexts = append(t.nexts, t.nextOf(i))
 		t.spans = append(t.spans, make([]atomic.Int64, n))
 		t.gaps = append(t.gaps, make([]atomic.Int64, clients))
 	}
@@ -74,7 +76,7 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 			continue
 		}
 		if ev.Failed {
-			if !ev.End.Before(at) && ev.End.Before(t.next(i)) {
+			if !ev.End.Before(at) && ev.End.Before(t.nexts[i]) {
 				t.mu.Lock()
 				t.failures[i] = append(t.failures[i], failure{ev.End, ev.SQLState})
 				t.mu.Unlock()
@@ -87,7 +89,7 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 		// A fault is done a little after its instant (the injector finds the
 		// primary first): a client's gap is the longest that reaches past it,
 		// before the next fault. A client's events come one at a time.
-		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() && ev.End.Before(t.next(i)) {
+		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() && ev.End.Before(t.nexts[i]) {
 			if g := &t.gaps[i][ev.Client]; end-prev > g.Load() {
 				g.Store(end - prev)
 			}
@@ -121,8 +123,8 @@ type Figures struct {
 	InDoubt int64
 }
 
-// next is the instant of the fault after fault i, or the far future.
-func (t *Tracker) next(i int) time.Time {
+// nextOf is the instant of the fault after fault i, or its horizon's end.
+func (t *Tracker) nextOf(i int) time.Time {
 	next := t.faults[i].Add(t.horizon)
 	for _, at := range t.faults {
 		if at.After(t.faults[i]) && at.Before(next) {
@@ -138,7 +140,7 @@ func (t *Tracker) next(i int) time.Time {
 func (t *Tracker) Figures(i int, end time.Time) Figures {
 	at, span := t.faults[i], t.spans[i]
 	from := at.Add(-before)
-	if next := t.next(i); next.Before(end) {
+	if next := t.nexts[i]; next.Before(end) {
 		end = next
 	}
 	if n := int(end.Sub(from) / Resolution); n < len(span) {
