@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -50,18 +49,13 @@ func run() error {
 	flag.StringVar(&o.version, "version", "16", "PostgreSQL major version")
 	flag.Parse()
 	ctx := context.Background()
-	bin, srv, dir, cleanup, err := benchkit.Setup(ctx, o.version, nil)
+	bin, install, dir, cleanup, err := benchkit.SetupInstall(ctx, o.version)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	// The cluster's binaries are the server's; the server itself is not used.
-	install := &localpg.Install{BinDir: srv.BinDir, Version: srv.Version, Major: srv.Major}
-	if err := srv.Stop(ctx); err != nil {
-		return err
-	}
 	fmt.Printf("PostgreSQL %s, a primary and one standby, TPC-B scale 10, %d clients, a failover %s into each %s run\n\n",
-		srv.Version, o.clients, o.at, o.duration)
+		install.Version, o.clients, o.at, o.duration)
 	for _, sync := range []string{localpg.SyncOff, localpg.SyncOn} {
 		if err := mode(ctx, o, bin, install, filepath.Join(dir, "cluster-"+sync), sync); err != nil {
 			return err
@@ -72,22 +66,12 @@ func run() error {
 
 // mode makes o.rounds failovers of a cluster of one synchronous mode.
 func mode(ctx context.Context, o options, bin string, install *localpg.Install, dir, sync string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	c, err := localpg.StartCluster(ctx, localpg.ClusterOptions{Standbys: 1, Synchronous: sync,
-		Options: localpg.Options{Name: "ha", Install: install, BaseDir: dir}})
+	c, tg, stop, err := benchkit.TPCBCluster(ctx, bin, dir, 10, localpg.ClusterOptions{Standbys: 1, Synchronous: sync,
+		Options: localpg.Options{Name: "ha", Install: install}})
 	if err != nil {
 		return err
 	}
-	defer func() { c.Stop(context.Background()); c.Remove() }()
-	if out, err := exec.Command(bin, "init", "tpcb", "--scale", "10", "--dsn", c.DSN()).CombinedOutput(); err != nil {
-		return fmt.Errorf("init: %v\n%s", err, out)
-	}
-	tg, err := target.Parse(c.DSN())
-	if err != nil {
-		return err
-	}
+	defer stop()
 	fmt.Printf("synchronous %s\n%5s %12s %14s %14s %12s %8s %9s\n", sync, "round", "no commits", "commits again", "server ready", "difference", "lost", "in doubt")
 	var diffs []float64
 	lostRounds := 0

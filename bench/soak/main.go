@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,7 +25,6 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/localfault"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
-	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
 )
 
@@ -48,28 +46,17 @@ func run() error {
 	version := flag.String("version", "16", "PostgreSQL major version")
 	flag.Parse()
 	ctx := context.Background()
-	bin, srv, dir, cleanup, err := benchkit.Setup(ctx, *version, nil)
+	bin, install, dir, cleanup, err := benchkit.SetupInstall(ctx, *version)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	install := &localpg.Install{BinDir: srv.BinDir, Version: srv.Version, Major: srv.Major}
-	if err := srv.Stop(ctx); err != nil {
-		return err
-	}
-	c, err := localpg.StartCluster(ctx, localpg.ClusterOptions{Standbys: 1, Options: localpg.Options{Name: "soak", Install: install,
-		BaseDir: filepath.Join(dir, "cluster"), Settings: []localpg.Setting{{Name: "max_connections", Value: strconv.Itoa(*clients + 50)}}}})
+	c, tg, stopCluster, err := benchkit.TPCBCluster(ctx, bin, filepath.Join(dir, "cluster"), 50, localpg.ClusterOptions{Standbys: 1,
+		Options: localpg.Options{Name: "soak", Install: install, Settings: []localpg.Setting{{Name: "max_connections", Value: strconv.Itoa(*clients + 50)}}}})
 	if err != nil {
 		return err
 	}
-	defer func() { c.Stop(context.Background()); c.Remove() }()
-	if out, err := exec.Command(bin, "init", "tpcb", "--scale", "50", "--dsn", c.DSN()).CombinedOutput(); err != nil {
-		return fmt.Errorf("init: %v\n%s", err, out)
-	}
-	tg, err := target.Parse(c.DSN())
-	if err != nil {
-		return err
-	}
+	defer stopCluster()
 	spec := engine.NewSpec()
 	spec.Target, spec.Workload, spec.Clients, spec.Duration, spec.OutageTimeout = tg, tpcb.Workload{}.NewRun(), *clients, *duration, 5*time.Minute
 	for at, i := *every, 0; at < *duration; at, i = at+*every, i+1 {
@@ -79,7 +66,7 @@ func run() error {
 	var log bytes.Buffer
 	env := engine.Env{Injector: localfault.Injector{Cluster: c}, Out: io.Discard, Log: &log,
 		OpenStore: func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, results) }}
-	fmt.Printf("PostgreSQL %s, a primary and a standby, TPC-B scale 50, %d clients for %s, %d faults\n", srv.Version, *clients, *duration, len(spec.Faults))
+	fmt.Printf("PostgreSQL %s, a primary and a standby, TPC-B scale 50, %d clients for %s, %d faults\n", install.Version, *clients, *duration, len(spec.Faults))
 	stop := sampleSelf(10 * time.Second)
 	sum, err := engine.Run(ctx, spec, env)
 	points := stop()
