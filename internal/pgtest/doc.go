@@ -9,6 +9,9 @@
 //		...
 //	}
 //
+// Tests that need the same data in place share one load: Loaded fills a
+// database once per test binary and gives each test a copy of it.
+//
 // The server is a localpg server in a temporary directory, running the
 // version named by PGBAKEOFF_TEST_PG_VERSION, else the newest installed
 // one, else a download of localpg.FallbackVersion (cached for later runs).

@@ -63,7 +63,11 @@ var shared struct {
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 func Run(m *testing.M) int {
 	code := m.Run()
-	if err := stop(); err != nil {
+	err := stop()
+	if shared.server == nil && shared.dsn != "" { // a server started here goes whole
+		err = errors.Join(dropTemplates(), err)
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 		if code == 0 {
 			code = 1
@@ -124,20 +128,25 @@ var unsafeChars = regexp.MustCompile(`[^a-z0-9]+`)
 // connected to it.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	return createDatabase(t, "")
+}
+
+// createDatabase creates a database for the test, empty or a copy of template,
+// that is dropped when the test ends, and returns its DSN.
+func createDatabase(t testing.TB, template string) string {
+	t.Helper()
 	dsn := DSN(t)
-	suffix := make([]byte, 4)
-	if _, err := rand.Read(suffix); err != nil {
+	name, err := dbName("t_" + t.Name())
+	if err != nil {
 		t.Fatalf("pgtest: name a database: %v", err)
 	}
-	prefix := strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(t.Name()), "_"), "_")
-	if len(prefix) > 40 {
-		prefix = prefix[:40]
+	sql := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize()
+	if template != "" {
+		sql += " TEMPLATE " + pgx.Identifier{template}.Sanitize()
 	}
-	name := "t_" + prefix + "_" + hex.EncodeToString(suffix)
-
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := execSQL(ctx, dsn, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if err := execSQL(ctx, dsn, sql); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
 	t.Cleanup(func() {
@@ -148,6 +157,20 @@ func NewDatabase(t testing.TB) string {
 		}
 	})
 	return withDatabase(dsn, name)
+}
+
+// dbName is a database name made of prefix, lower case and shortened, and a
+// random suffix, so that tests and test binaries sharing a server never meet.
+func dbName(prefix string) (string, error) {
+	suffix := make([]byte, 4)
+	if _, err := rand.Read(suffix); err != nil {
+		return "", err
+	}
+	prefix = strings.Trim(unsafeChars.ReplaceAllString(strings.ToLower(prefix), "_"), "_")
+	if len(prefix) > 42 {
+		prefix = prefix[:42]
+	}
+	return prefix + "_" + hex.EncodeToString(suffix), nil
 }
 
 func dropDatabase(ctx context.Context, dsn, name string) error {
