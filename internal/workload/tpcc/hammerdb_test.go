@@ -18,17 +18,23 @@ import (
 // HammerDB 4.12's TPROC-C builder and transactions leave on PostgreSQL: pgbakeoff's
 // own load, rewritten as HammerDB would have loaded it (reshapeAsHammerDB), then
 // worked on as HammerDB's Payment, New-Order and Delivery would (runAsHammerDB).
+// Every test gets a copy of one such database: the fixture is the same each time.
 func hammerdbDatabase(t *testing.T) string {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
-	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-	if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 1, Workers: 2}, nil); err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	conn := dial(t, dsn)
-	reshapeAsHammerDB(t, conn)
-	runAsHammerDB(t, conn)
-	return dsn
+	return pgtest.Loaded(t, "tpcc-hammerdb", func(dsn string) error {
+		connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
+		if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 1, Workers: 2}, nil); err != nil {
+			return err
+		}
+		conn, err := connect(context.Background())
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		reshapeAsHammerDB(t, conn)
+		runAsHammerDB(t, conn)
+		return nil
+	})
 }
 
 // hashBelow is SQL for a number within [0 .. n-1] drawn from key, both SQL

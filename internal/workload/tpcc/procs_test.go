@@ -16,16 +16,15 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
 )
 
-// loadedDatabase returns the DSN of a fresh database holding two loaded warehouses,
-// with the functions created by the load.
+// loadedDatabase returns the DSN of a database of the test's own holding two loaded
+// warehouses, with the functions created by the load: a copy of one load.
 func loadedDatabase(t *testing.T) string {
 	t.Helper()
-	dsn := pgtest.NewDatabase(t)
-	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-	if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 2, Workers: 2}, nil); err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	return dsn
+	return pgtest.Loaded(t, "tpcc-2", func(dsn string) error {
+		connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
+		_, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 2, Workers: 2}, nil)
+		return err
+	})
 }
 
 func dial(t *testing.T, dsn string) *pgconn.PgConn {
