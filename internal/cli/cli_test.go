@@ -32,11 +32,8 @@ func run(t *testing.T, args ...string) (int, string, string) {
 
 func TestRunStoreRoundTrip(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	results := filepath.Join(t.TempDir(), "results.db")
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
 	code, out, errOut := run(t, "run", "tpcb", "--script", "tpcb-like@3", "--script", "select-only@1", "--clients", "2",
 		"--warmup", "1s", "--duration", "2s", "--json", "--results", results, "--dsn", dsn)
 	if code != 0 {
@@ -96,10 +93,7 @@ func TestRunStoreRoundTrip(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	const password = "Sekrit-pw-4711"
 	dsn := pgtest.NewDatabase(t)
-	loaded := pgtest.NewDatabase(t)
-	if code, _, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", loaded); code != 0 {
-		t.Fatal(errOut)
-	}
+	loaded := clitest.Loaded(t, "tpcb", "--scale", "1")
 	srv := pgtest.Server(t)
 	// A role that must authenticate with a password, for the failed-login case.
 	pgtest.Query(t, dsn, "drop role if exists pwuser; create role pwuser login password '"+password+"'")
@@ -221,10 +215,7 @@ func checkBadInput(t *testing.T, cases []badInput) {
 // hostname when asked, and a comparison names the machine of each run.
 func TestClientMachine(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	results := filepath.Join(t.TempDir(), "r.db")
 	host, _ := os.Hostname()
 	for i, extra := range [][]string{nil, {"--anonymize"}} {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -15,10 +16,7 @@ import (
 // stored all the same; with --json the verdicts go to stderr, stdout keeping the
 // JSON object alone; a malformed gate is refused before anything runs.
 func TestFailIf(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	results := filepath.Join(t.TempDir(), "r.db")
 	args := []string{"run", "tpcb", "--clients", "2", "--duration", "1s", "--dsn", dsn, "--results", results}
 	code, out, errOut := run(t, append(args, "--fail-if", "tps>1", "--fail-if", "errors<1%")...)
@@ -44,12 +42,7 @@ func TestFailIf(t *testing.T) {
 // against one that is not, saying so either way.
 func TestCompareFailIfSlower(t *testing.T) {
 	pgtest.Long(t)
-	fast, slow := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
-	for _, dsn := range []string{fast, slow} {
-		if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-			t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-		}
-	}
+	fast, slow := clitest.Loaded(t, "tpcb", "--scale", "1"), clitest.Loaded(t, "tpcb", "--scale", "1")
 	pgtest.Query(t, slow, `create function pause() returns trigger language plpgsql as $$ begin perform pg_sleep(0.003); return new; end $$;
 		create trigger pause before insert on pgbench_history for each row execute function pause()`)
 	results := filepath.Join(t.TempDir(), "r.db")
@@ -76,10 +69,7 @@ func TestCompareFailIfSlower(t *testing.T) {
 // study makes every run, judges each, and exits 3 at the end.
 func TestFailIfPgbenchAndStudy(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	results := filepath.Join(t.TempDir(), "r.db")
 	code, out, errOut := run(t, "pgbench", "-n", "-c", "2", "-T", "1", "--results", results, "--fail-if", "tps<1", dsn)
 	if code != cli.ExitGate || !strings.Contains(errOut, "gate tps<1: FAILED, tps was ") || !strings.Contains(out, "tps = ") {

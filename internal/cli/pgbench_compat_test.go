@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -74,11 +75,8 @@ func runPgbench(t *testing.T, bin string, args ...string) (int, string, string) 
 func TestPgbenchReportLines(t *testing.T) {
 	pgtest.Long(t)
 	bin := pgtest.Pgbench(t)
-	dsn := pgtest.NewDatabase(t)
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	results := filepath.Join(t.TempDir(), "r.db")
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init tpcb: exit %d\n%s%s", code, out, errOut)
-	}
 	dir := t.TempDir()
 	write := func(name, src string) string {
 		p := filepath.Join(dir, name)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
@@ -226,10 +227,7 @@ func waitRunning(t *testing.T, dsn, app string, clients int) {
 func TestPgbenchLostConnections(t *testing.T) {
 	pgtest.Long(t)
 	bin := pgtest.Pgbench(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, _, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init tpcb: exit %d\n%s", code, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	results := filepath.Join(t.TempDir(), "r.db")
 	args := []string{"-n", "-S", "-c", "2", "-T", "3", "-R", "500", dsn}
 	terminate := func(app string) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -30,10 +31,7 @@ func phases(out string) []string {
 // the warm-up ends where the warm-up does.
 func TestProgressPhases(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	for _, c := range []struct {
 		warmup, duration, progress string
 		want                       []string
@@ -58,10 +56,7 @@ func TestProgressPhases(t *testing.T) {
 // the progress lines go to stderr.
 func TestJSONWithProgress(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	code, out, errOut := run(t, "run", "tpcb", "--script", "select-only", "--warmup", "1", "--duration", "2", "--progress", "1", "--json",
 		"--dsn", dsn, "--results", filepath.Join(t.TempDir(), "r.db"))
 	if code != 0 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -16,10 +17,7 @@ import (
 // it cannot keep.
 func TestStoreFullStopsRun(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a small file system here (%v: %s)", err, strings.TrimSpace(string(out)))
@@ -59,10 +57,7 @@ func TestStoreFullStopsRun(t *testing.T) {
 // store with a damaged page and a file that is not a store, with one line naming
 // the file and what to do, and leaves both as they were.
 func TestWriterRefusesBadStores(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	dir := t.TempDir()
 	damaged := filepath.Join(dir, "damaged.db")
 	var runs []storedRun

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -141,10 +142,7 @@ func TestSysbenchBadInput(t *testing.T) {
 func TestDistOption(t *testing.T) {
 	pgtest.Long(t)
 	results := filepath.Join(t.TempDir(), "r.db")
-	tpcb := pgtest.NewDatabase(t)
-	if code, _, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", tpcb); code != 0 {
-		t.Fatal(errOut)
-	}
+	tpcb := clitest.Loaded(t, "tpcb", "--scale", "1")
 	if code, out, errOut := run(t, "run", "tpcb", "--dist", "special", "--transactions", "300", "--dsn", tpcb, "--results", results); code != 0 {
 		t.Fatalf("run tpcb --dist special: exit %d\n%s%s", code, out, errOut)
 	}
@@ -152,10 +150,7 @@ func TestDistOption(t *testing.T) {
 		t.Errorf("%d%% of TPC-B's accounts in the middle 1%% with --dist special, want about 75%%", got)
 	}
 
-	tpcc := pgtest.NewDatabase(t)
-	if code, _, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", tpcc); code != 0 {
-		t.Fatal(errOut)
-	}
+	tpcc := clitest.Loaded(t, "tpcc", "--warehouses", "1")
 	if code, out, errOut := run(t, "run", "tpcc", "--dist", "special", "--clients", "2", "--duration", "2s", "--dsn", tpcc, "--results", results); code != 0 {
 		t.Fatalf("run tpcc --dist special: exit %d\n%s%s", code, out, errOut)
 	}

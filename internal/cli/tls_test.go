@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -29,10 +30,7 @@ func TestTLSVerifyFull(t *testing.T) {
 	if srv.DataDir == "" {
 		t.Skip("PGBAKEOFF_TEST_DSN points at a server this test cannot configure")
 	}
-	dsn := pgtest.NewDatabase(t)
-	if code, _, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatal(errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	dbname := pgtest.Query(t, dsn, "select current_database()")
 
 	certs := t.TempDir()

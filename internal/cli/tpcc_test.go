@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
@@ -14,11 +15,8 @@ import (
 // database's NOPM must agree with the clients' committed New-Orders.
 func TestTPCC(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
+	dsn := clitest.Loaded(t, "tpcc", "--warehouses", "1")
 	results := filepath.Join(t.TempDir(), "r.db")
-	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init tpcc: exit %d\n%s%s", code, out, errOut)
-	}
 	check := func(when string) {
 		t.Helper()
 		code, out, errOut := run(t, "check", "tpcc", "--dsn", dsn)
@@ -84,14 +82,8 @@ func TestTPCC(t *testing.T) {
 func TestTPCCBadInput(t *testing.T) {
 	pgtest.Long(t)
 	empty := pgtest.NewDatabase(t)
-	loaded := pgtest.NewDatabase(t)
-	if code, _, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", loaded); code != 0 {
-		t.Fatal(errOut)
-	}
-	noFuncs := pgtest.NewDatabase(t)
-	if code, _, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", noFuncs); code != 0 {
-		t.Fatal(errOut)
-	}
+	loaded := clitest.Loaded(t, "tpcc", "--warehouses", "1")
+	noFuncs := clitest.Loaded(t, "tpcc", "--warehouses", "1")
 	pgtest.Query(t, noFuncs, "drop function tpcc_payment, tpcc_delivery")
 	results := filepath.Join(t.TempDir(), "r.db")
 	cases := []badInput{
@@ -124,10 +116,7 @@ func TestTPCCBadInput(t *testing.T) {
 // their limit within minutes; the transactions go on, in both modes.
 func TestTPCCCountersAtTheirLimit(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init tpcc: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcc", "--warehouses", "1")
 	pgtest.Query(t, dsn, "update stock set s_order_cnt = 32767, s_remote_cnt = 32767; update customer set c_payment_cnt = 32767")
 	for _, mode := range []string{"server", "client-sql"} {
 		code, out, errOut := run(t, "run", "tpcc", "--mode", mode, "--clients", "2", "--duration", "2s", "--dist", "pareto",
@@ -146,10 +135,7 @@ func TestTPCCCountersAtTheirLimit(t *testing.T) {
 // the output says why; a changed balance still fails.
 func TestCheckTPCCHammerDB(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcc", "--warehouses", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init tpcc: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcc", "--warehouses", "1")
 	const note = "conditions 10 and 12 checked in the form its data satisfies"
 	if code, out, errOut := run(t, "check", "tpcc", "--dsn", dsn); code != 0 || strings.Contains(out, note) {
 		t.Errorf("check tpcc on pgbakeoff's data: exit %d\n%s%s", code, out, errOut)

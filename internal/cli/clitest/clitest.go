@@ -7,12 +7,14 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
@@ -31,6 +33,20 @@ func RunInput(t testing.TB, stdin string, args ...string) (code int, stdout, std
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
 	code = cli.Main(env)
 	return code, out.String(), errOut.String()
+}
+
+// Loaded returns the DSN of a database of the test's own holding what
+// `pgbakeoff init` with args loads: a copy of one such load made for the first
+// test of the binary that asked (pgtest.Loaded), for tests that need the data
+// and not the load.
+func Loaded(t testing.TB, args ...string) string {
+	t.Helper()
+	return pgtest.Loaded(t, strings.Join(args, " "), func(dsn string) error {
+		if code, out, errOut := Run(t, append(append([]string{"init"}, args...), "--dsn", dsn)...); code != 0 {
+			return fmt.Errorf("init %s: exit %d\n%s%s", strings.Join(args, " "), code, out, errOut)
+		}
+		return nil
+	})
 }
 
 // WriteFile writes text to path, failing the test if it cannot.
