@@ -19,6 +19,7 @@ import (
 // target a found is compared with nothing: no 0 in a median, no ratio to 0.
 func TestStudyFindMaxNone(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // waits on a throttle, using little CPU
 	dsn := pgtest.NewDatabase(t)
 	db := pgtest.Query(t, dsn, "select current_database()")
 	dir := t.TempDir()

@@ -20,6 +20,7 @@ import (
 // 20% of that capacity, and confirms it.
 func TestFindMaxThrottled(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // waits on a throttle, using little CPU
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "throttle.sql")
@@ -129,6 +130,7 @@ func TestFindMaxBadInput(t *testing.T) {
 // both targets meet the objective at 20 and 40 tx/s and fall behind at 160.
 func TestStudyRates(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // waits on a throttle, using little CPU
 	dir, file := throttledStudy(t, "rates", 2, "rates: [20, 40, 160], warmup: 0s, duration: 3s")
 	results := filepath.Join(dir, "r.db")
 	code, out, errOut := run(t, "study", "plan", file, "--results", results)
@@ -176,6 +178,7 @@ func TestStudyRates(t *testing.T) {
 // curve it walked.
 func TestStudyFindMax(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // waits on a throttle, using little CPU
 	dir, file := throttledStudy(t, "search", 3, "find_max: {ceiling: 200, resolution: 15%, confirm: 1}, warmup: 0s, duration: 2s")
 	results := filepath.Join(dir, "r.db")
 	code, out, errOut := run(t, "study", "plan", file, "--results", results)
