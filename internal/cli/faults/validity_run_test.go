@@ -230,10 +230,7 @@ func startLoadedServer(t *testing.T, shared *localpg.Server, name string) (strin
 // own and for the other's sessions seen at work in the database.
 func TestContaminatedRuns(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	results := filepath.Join(t.TempDir(), "r.db")
 	type result struct {
 		code        int
@@ -292,10 +289,7 @@ func TestContaminatedRuns(t *testing.T) {
 // and the server's commits are read and agree; never "server 0".
 func TestControlSessionLost(t *testing.T) {
 	pgtest.Long(t)
-	dsn := pgtest.NewDatabase(t)
-	if code, out, errOut := run(t, "init", "tpcb", "--scale", "1", "--dsn", dsn); code != 0 {
-		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
-	}
+	dsn := clitest.Loaded(t, "tpcb", "--scale", "1")
 	results := filepath.Join(t.TempDir(), "r.db")
 	// Half a second after the run's two clients are connected, however long a loaded
 	// machine takes to prepare the run.
