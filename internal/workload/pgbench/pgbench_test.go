@@ -595,12 +595,7 @@ func TestExitOnAbort(t *testing.T) {
 // Scripts are numbered in the order -f and -b were given, as pgbench numbers them
 // (in its messages, debug() and the log's script column).
 func TestScriptsInCommandLineOrder(t *testing.T) {
-	dsn := pgtest.NewDatabase(t)
-	tg, _ := target.Parse(dsn)
-	ctx := context.Background()
-	if _, err := tpcb.Load(ctx, func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }, tpcb.LoadOptions{Scale: 1, Workers: 1}, nil); err != nil {
-		t.Fatal(err)
-	}
+	tg, _ := target.Parse(loadedTPCB(t))
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.sql"), filepath.Join(dir, "b.sql")
 	for _, p := range []string{a, b} {
@@ -631,12 +626,9 @@ func TestScriptsInCommandLineOrder(t *testing.T) {
 // pgbench's -r of the same scripts names the same commands, in the same order.
 func TestPerCommandBuiltins(t *testing.T) {
 	bin := pgtest.Pgbench(t)
-	dsn := pgtest.NewDatabase(t)
+	dsn := loadedTPCB(t)
 	tg, _ := target.Parse(dsn)
 	ctx := context.Background()
-	if _, err := tpcb.Load(ctx, func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }, tpcb.LoadOptions{Scale: 1, Workers: 1}, nil); err != nil {
-		t.Fatal(err)
-	}
 	code, out := runPgbench(t, bin, t.TempDir(), dsn, "-n", "-r", "-t", "3", "-b", "tpcb-like", "-b", "select-only")
 	if code != 0 {
 		t.Fatalf("pgbench: exit %d\n%s", code, out)
@@ -675,4 +667,15 @@ func TestPerCommandBuiltins(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || sql < 20 {
 		t.Errorf("commands timed (%d SQL executions):\n%s\npgbench's:\n%s", sql, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// loadedTPCB is a database of the test's own holding TPC-B's tables at scale 1: a
+// copy of one load.
+func loadedTPCB(t *testing.T) string {
+	t.Helper()
+	return pgtest.Loaded(t, "tpcb-1", func(dsn string) error {
+		connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
+		_, err := tpcb.Load(context.Background(), connect, tpcb.LoadOptions{Scale: 1, Workers: 1}, nil)
+		return err
+	})
 }
