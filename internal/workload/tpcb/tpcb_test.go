@@ -95,6 +95,7 @@ func TestLoad(t *testing.T) {
 // partitions and schemas left by a load that died mid-drop are all gone afterwards,
 // and the new accounts are frozen.
 func TestReload(t *testing.T) {
+	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
 	if _, err := tpcb.Load(ctx, connector(t, dsn), tpcb.LoadOptions{Scale: 1, Partitions: 3, ForeignKeys: true, Workers: 2}, nil); err != nil {
@@ -148,6 +149,7 @@ func TestSchemaMatchesPgbench(t *testing.T) {
 // TestPgbenchDatabaseRunsHere: a database initialized by pgbench -i runs every
 // builtin script under pgbakeoff without a failure.
 func TestPgbenchDatabaseRunsHere(t *testing.T) {
+	pgtest.Long(t)
 	pgbench := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	runPgbench(t, pgbench, dsn, "-i", "-s", "2", "-q")
@@ -189,6 +191,7 @@ func TestPgbenchDatabaseRunsHere(t *testing.T) {
 
 // TestOurDatabaseRunsUnderPgbench: pgbench runs on pgbakeoff's load with no failure.
 func TestOurDatabaseRunsUnderPgbench(t *testing.T) {
+	pgtest.Long(t)
 	pgbench := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
 	if _, err := tpcb.Load(context.Background(), connector(t, dsn), tpcb.LoadOptions{Scale: 2, Workers: 2}, nil); err != nil {
