@@ -26,8 +26,8 @@ type template struct {
 // Loaded returns the DSN of a new database for the test on the shared server, a
 // copy (CREATE DATABASE ... TEMPLATE) of the one that load filled the first time
 // a test of the binary asked for key. Tests that need the same data in place, and
-// may change their copy, so share one load; a copy takes a fraction of a load's
-// time. load gets the DSN of the database to fill and must close its sessions; an
+// may change their copy, so share one load; copying is quicker than loading.
+// load gets the DSN of the database to fill and must close its sessions; an
 // error from it fails every test that asks for key. The copy is dropped when the
 // test ends, the loaded database after the tests.
 func Loaded(t testing.TB, key string, load func(dsn string) error) string {
