@@ -9,7 +9,7 @@ import (
 
 // metricsFlag binds --metrics-listen, the address of the live metrics endpoint.
 func metricsFlag(fs *pflag.FlagSet, addr *string) {
-	fs.StringVar(addr, "metrics-listen", "", "serve live figures to Prometheus at http://ADDR/metrics (as :9187) while the command runs; "+
+	fs.StringVar(addr, "metrics-listen", "", "serve live figures to Prometheus at http://`ADDR`/metrics (as :9187) while the command runs; "+
 		"a run's final values stay there until pgbakeoff exits")
 }
 

@@ -74,7 +74,7 @@ type scrape struct {
 	families map[string]*dto.MetricFamily
 }
 
-func get(t *testing.T, addr, accept string) []byte {
+func get(t *testing.T, addr, accept string) ([]byte, expfmt.Format) {
 	req, err := http.NewRequest("GET", "http://"+addr+metrics.Path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -89,11 +89,11 @@ func get(t *testing.T, addr, accept string) []byte {
 	if err != nil || resp.StatusCode != http.StatusOK {
 		t.Fatalf("scrape: %s %v\n%s", resp.Status, err, b)
 	}
-	return b
+	return b, expfmt.ResponseFormat(resp.Header)
 }
 
 func scrapeText(t *testing.T, addr string) scrape {
-	b := get(t, addr, "text/plain;version=0.0.4")
+	b, _ := get(t, addr, "text/plain;version=0.0.4")
 	var p expfmt.TextParser
 	fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
 	if err != nil {
@@ -304,8 +304,11 @@ func TestRunsScraped(t *testing.T) {
 // histograms does: the latency histograms carry native buckets that add up to
 // their counts, beside the classic ones.
 func checkNative(t *testing.T, addr string, sum *engine.Summary) {
-	b := get(t, addr, `application/vnd.google.protobuf;proto=io.prometheus.client;encoding=delimited`)
-	dec := expfmt.NewDecoder(bytes.NewReader(b), expfmt.NewFormat(expfmt.TypeProtoDelim))
+	b, format := get(t, addr, string(expfmt.NewFormat(expfmt.TypeProtoDelim)))
+	if format.FormatType() != expfmt.TypeProtoDelim {
+		t.Fatalf("asked for the protocol buffer format, got %s", format)
+	}
+	dec := expfmt.NewDecoder(bytes.NewReader(b), format)
 	seen := 0
 	for {
 		var f dto.MetricFamily
