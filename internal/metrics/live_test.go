@@ -19,6 +19,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/metrics"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/studyrun"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	dto "github.com/prometheus/client_model/go"
@@ -380,5 +381,54 @@ func TestShardsScraped(t *testing.T) {
 	}
 	if got := final.value("pgbakeoff_server_commits_total", map[string]string{"shard": "0/2"}); !(got > 0) {
 		t.Errorf("shard 0 has %v server commits; want the sampler's", got)
+	}
+}
+
+// TestStudyScraped: a study's load, its progress and its run, scraped as it goes:
+// the load's rows all copied, every run of the plan made, and the run's figures
+// under the study's target and workload names.
+func TestStudyScraped(t *testing.T) {
+	pgtest.Long(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "scraped.yaml")
+	name := fmt.Sprintf("scraped-%d", time.Now().UnixNano())
+	clitest.WriteFile(t, file, fmt.Sprintf(`name: %s
+targets:
+  - name: here
+    dsn: %q
+workloads:
+  - name: rw
+    kind: tpcb
+    load: {scale: 1}
+matrix: {clients: [2], warmup: 0s, duration: 3s, repeat: 1}
+`, name, pgtest.DSN(t)))
+	results := filepath.Join(dir, "results.db")
+	srv := listen(t)
+	var out bytes.Buffer
+	sr := &studyrun.Runner{Results: results, Metrics: srv, Out: &out, Log: &out, Now: time.Now,
+		OpenStore:   func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, results) },
+		OpenReading: func(ctx context.Context) (*store.Store, error) { return store.OpenReadOnly(ctx, results) }}
+	var err error
+	scrapes := scrapeDuring(t, srv.Addr(), func() { err = sr.Run(context.Background(), file) })
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	final := scrapes[len(scrapes)-1]
+	study := map[string]string{"study": name}
+	if p, m, f := final.value("pgbakeoff_study_runs_planned", study), final.value("pgbakeoff_study_runs_made", study),
+		final.value("pgbakeoff_study_runs_failed", study); p != 1 || m != 1 || f != 0 {
+		t.Errorf("study progress: %v planned, %v made, %v failed; want 1, 1, 0", p, m, f)
+	}
+	cell := map[string]string{"target": "here", "workload": "rw"}
+	if done, total := final.value("pgbakeoff_load_done", cell), final.value("pgbakeoff_load_total", cell); !(done > 0) || done != total {
+		t.Errorf("load: %v of %v rows; want every row copied", done, total)
+	}
+	active := false
+	for _, s := range scrapes {
+		active = active || s.value("pgbakeoff_run_active", cell) == 1
+	}
+	measure := map[string]string{"target": "here", "workload": "rw", "clients": "2", "phase": "measure"}
+	if got := final.value("pgbakeoff_transactions_total", measure); !active || !(got > 0) {
+		t.Errorf("the study's run: active in a scrape %v, %v transactions; want it seen running and committing", active, got)
 	}
 }
