@@ -46,6 +46,7 @@ type pgbenchOptions struct {
 	scale, protocol, seed, tries  string
 	host, port, user, dbname      string
 	results                       string
+	metricsListen                 string
 	gates                         []gate.Gate
 	noVacuum, vacuumAll           bool
 	exitOnAbort, verbose, detail  bool
@@ -83,7 +84,7 @@ var (
 	pgbenchRunOnly = []string{"builtin", "client", "connect", "define", "file", "jobs", "log", "latency-limit", "protocol",
 		"skip-some-updates", "progress", "report-per-command", "rate", "select-only", "time", "transactions", "vacuum-all",
 		"sampling-rate", "aggregate-interval", "progress-timestamp", "log-prefix", "random-seed", "failures-detailed",
-		"max-tries", "verbose-errors", "exit-on-abort", "continue-on-error", "reconnect", "fail-if"}
+		"max-tries", "verbose-errors", "exit-on-abort", "continue-on-error", "reconnect", "fail-if", "metrics-listen"}
 )
 
 func newPgbenchFlags() *pgbenchOptions {
@@ -115,9 +116,10 @@ func newPgbenchFlags() *pgbenchOptions {
 	fs.StringVarP(&o.rate, "rate", "R", "", "")
 	fs.StringVarP(&o.limit, "latency-limit", "L", "", "")
 	fs.StringVar(&o.tries, "max-tries", "", "")
-	fs.StringVar(&o.results, "results", "", "")      // pgbakeoff's own: where the run is stored
-	fs.Var(gatesValue{&o.gates}, "fail-if", "")      // pgbakeoff's own: a gate on the run
-	fs.BoolVar(&o.reconnect, "reconnect", false, "") // pgbakeoff's own: clients reconnect rather than abort
+	fs.StringVar(&o.results, "results", "", "")              // pgbakeoff's own: where the run is stored
+	fs.StringVar(&o.metricsListen, "metrics-listen", "", "") // pgbakeoff's own: live metrics
+	fs.Var(gatesValue{&o.gates}, "fail-if", "")              // pgbakeoff's own: a gate on the run
+	fs.BoolVar(&o.reconnect, "reconnect", false, "")         // pgbakeoff's own: clients reconnect rather than abort
 	fs.BoolVar(&o.exitOnAbort, "exit-on-abort", false, "")
 	fs.BoolVar(&o.continueOnError, "continue-on-error", false, "")
 	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "")
@@ -273,6 +275,11 @@ func runPgbenchBench(ctx context.Context, env *Env, o *pgbenchOptions, dsn, resu
 	if err != nil {
 		return bad(err)
 	}
+	ms, err := listenMetrics(o.metricsListen)
+	if err != nil {
+		return bad(err)
+	}
+	defer ms.Close()
 	ctx, stop := env.Interrupt(ctx)
 	defer stop()
 	if !o.noVacuum {
@@ -282,7 +289,7 @@ func runPgbenchBench(ctx context.Context, env *Env, o *pgbenchOptions, dsn, resu
 	// scripts written around pgbench read.
 	runEnv := *env
 	runEnv.Stdout = env.Stderr
-	sum, err := runSpec(ctx, &runEnv, *spec, t, results, 0)
+	sum, err := runSpecWith(ctx, &runEnv, *spec, t, results, 0, nil, ms)
 	if sum == nil {
 		if err != nil && !errors.Is(err, ErrInterrupted) {
 			return exitError{err, pgbenchBadOptions} // nothing ran: the setup failed

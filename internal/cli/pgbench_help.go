@@ -82,6 +82,8 @@ pgbakeoff's own:
                            aborts it and exits 2); the summary on stderr says what was lost
   --results=STORE          where runs are stored (default pgbakeoff.db)
   --fail-if=GATE           exit with 3 when the run misses GATE (p99<20ms, tps>1000, errors<0.1%)
+  --metrics-listen=ADDR    serve live figures to Prometheus at http://ADDR/metrics (as :9187);
+                           the run's final values stay there until pgbakeoff exits
 
 Not taken, each refused with what to do instead: --tablespace, --index-tablespace, --debug.
 Exit codes are pgbench's: 0 done; 1 bad options, a script that does not parse or no

@@ -45,6 +45,7 @@ func newStudyCmd(env *Env) *cobra.Command {
 // newStudyRunCmd is `study run FILE`.
 func newStudyRunCmd(env *Env, sr *studyrun.Runner) *cobra.Command {
 	var pf priceFlags
+	var metricsAddr string
 	run := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Check every target, load the data, and make every run of the study not yet made",
@@ -55,9 +56,13 @@ func newStudyRunCmd(env *Env, sr *studyrun.Runner) *cobra.Command {
 			if sr.Progress < 0 {
 				return usageError{fmt.Errorf("--progress must not be negative, got %s", sr.Progress)}
 			}
+			var err error
+			if sr.Metrics, err = listenMetrics(metricsAddr); err != nil {
+				return err
+			}
+			defer sr.Metrics.Close()
 			ctx, stop := env.Interrupt(cmd.Context())
 			defer stop()
-			var err error
 			if sr.Prices, err = pf.lister(env); err != nil {
 				return err
 			}
@@ -78,6 +83,7 @@ func newStudyRunCmd(env *Env, sr *studyrun.Runner) *cobra.Command {
 	portRangeFlag(fl, &sr.Ports)
 	fl.BoolVar(&sr.KeepServers, "keep-servers", false, "leave the local servers running at the end (by default they stop, and once every run is made their data is removed)")
 	durationVar(fl, &sr.Progress, "progress", "", 10*time.Second, "print a progress line this often during each run; 0 for none")
+	metricsFlag(fl, &metricsAddr)
 
 	return run
 }

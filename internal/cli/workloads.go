@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
+	"github.com/pgbakeoff/pgbakeoff/internal/metrics"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
@@ -153,6 +154,8 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 	f := bindRun(w, cmd.Flags())
 	sf := bindShard(cmd.Flags())
 	cmd.Flags().String("servers-dir", "", "where the local servers a --fault acts on are registered (default: pgbakeoff's servers directory)")
+	var metricsAddr string
+	metricsFlag(cmd.Flags(), &metricsAddr)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		results, _ := cmd.Flags().GetString("results")
 		ctx, stop := env.Interrupt(cmd.Context())
@@ -173,6 +176,11 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		if err != nil {
 			return usageError{err}
 		}
+		ms, err := listenMetrics(metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
 		// With --json, stdout carries the JSON object alone: the progress lines and
 		// any other line written during the run go to stderr.
 		runEnv := env
@@ -187,7 +195,7 @@ func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 				return err
 			}
 		}
-		sum, err := runSpecWith(ctx, runEnv, f.spec, t, results, f.progress, injector)
+		sum, err := runSpecWith(ctx, runEnv, f.spec, t, results, f.progress, injector, ms)
 		if sum == nil {
 			return err
 		}
@@ -219,14 +227,16 @@ func (f *runFlags) report(env *Env, sum *engine.Summary, err error) error {
 // runSpec runs spec on t, writing to the results store at results, with a
 // progress line this often (0: none).
 func runSpec(ctx context.Context, env *Env, spec engine.Spec, t *target.Target, results string, progress time.Duration) (*engine.Summary, error) {
-	return runSpecWith(ctx, env, spec, t, results, progress, nil)
+	return runSpecWith(ctx, env, spec, t, results, progress, nil, nil)
 }
 
-// runSpecWith is runSpec with the injector of the target's faults.
-func runSpecWith(ctx context.Context, env *Env, spec engine.Spec, t *target.Target, results string, progress time.Duration, in engine.Injector) (*engine.Summary, error) {
+// runSpecWith is runSpec with the injector of the target's faults and the live
+// metrics endpoint (either may be nil).
+func runSpecWith(ctx context.Context, env *Env, spec engine.Spec, t *target.Target, results string, progress time.Duration,
+	in engine.Injector, ms *metrics.Server) (*engine.Summary, error) {
 	spec.Target = t
 	open := func(ctx context.Context) (*store.Store, error) { return openForWriting(ctx, env, results) }
-	return engine.Run(ctx, spec, engine.Env{OpenStore: open, Progress: progress, Out: env.Stdout, Log: env.Stderr, Clock: env.Now, Injector: in})
+	return engine.Run(ctx, spec, engine.Env{OpenStore: open, Progress: progress, Out: env.Stdout, Log: env.Stderr, Clock: env.Now, Injector: in, Metrics: ms})
 }
 
 // faultsOn is the injector of the local server the target names, from

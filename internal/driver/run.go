@@ -146,6 +146,22 @@ type Interval struct {
 	// transactions that ended in the interval, those skipped and those late.
 	Lag           time.Duration
 	Skipped, Late int64
+	// The run so far, for live metrics, read once a tick from what the driver
+	// keeps anyway. ByScript are the interval's latencies by phase and script
+	// (index Phase*len(Scripts)+script), valid only during OnInterval; Totals the
+	// counts since the start, indexed alike; Errors the failures and retried
+	// tries since the start by script and SQLSTATE; Reconnects the connections
+	// made again and OutageSeconds how long some client was without one.
+	ByScript      []*hdrhistogram.Histogram
+	Totals        []Totals
+	Errors        []ErrorCount
+	Reconnects    int64
+	OutageSeconds float64
+}
+
+// Totals are one phase and script's counts since the run began.
+type Totals struct {
+	Failed, Retried, Retries, RolledBack int64
 }
 
 // ScriptResult is one transaction type's totals over the measurement window.
@@ -544,6 +560,18 @@ func (t *intervals) tick(end time.Time) {
 		}
 	}
 	iv.Down = r.outages.Down()
+	iv.ByScript = hs
+	iv.Totals = make([]Totals, len(hs))
+	for si := range cfg.Scripts {
+		for p := range phases {
+			c := &r.count[si][p]
+			iv.Totals[int(p)*len(cfg.Scripts)+si] = Totals{Failed: c.failed.Load(), Retried: c.retried.Load(), Retries: c.retries.Load(), RolledBack: c.rolledBack.Load()}
+		}
+	}
+	iv.Errors = r.errorCounts()
+	var down time.Duration
+	iv.Reconnects, down = r.outages.Reconnected()
+	iv.OutageSeconds = down.Seconds()
 	t.seq++
 	t.start = end
 	if cfg.OnInterval != nil {
@@ -709,14 +737,11 @@ func (r *runner) collect(res *Result, clients []*client, cumulative []*hdrhistog
 		res.CommitsTotal += c.commits
 	}
 	res.Connects, res.ConnectPerTx = r.connects.Load(), time.Duration(r.connectNs.Load())
+	res.Errors = r.errorCounts()
 	r.mu.Lock()
-	for _, e := range r.errs {
-		res.Errors = append(res.Errors, *e)
-	}
 	res.Address = r.address
 	res.Aborted, res.Abort = r.aborted, r.abort
 	r.mu.Unlock()
-	sort.Slice(res.Errors, func(i, j int) bool { return res.Errors[i].Count > res.Errors[j].Count })
 	res.Outages, res.ConnectErrors = r.outages.Outages(), r.outages.ConnectErrors()
 }
 
@@ -915,6 +940,18 @@ func (r *runner) clientStopped(why string) {
 		close(r.abortCh)
 	}
 	r.mu.Unlock()
+}
+
+// errorCounts are the failures and retried tries so far, the most frequent first.
+func (r *runner) errorCounts() []ErrorCount {
+	r.mu.Lock()
+	errs := make([]ErrorCount, 0, len(r.errs))
+	for _, e := range r.errs {
+		errs = append(errs, *e)
+	}
+	r.mu.Unlock()
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Count > errs[j].Count })
+	return errs
 }
 
 func (r *runner) addError(si int, state, cause, msg string, retried bool) {

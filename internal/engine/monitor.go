@@ -26,7 +26,7 @@ type runMonitor struct {
 }
 
 func (m *runMonitor) interval(iv driver.Interval) {
-	iv.Latency = nil
+	iv.Latency, iv.ByScript, iv.Totals, iv.Errors = nil, nil, nil, nil
 	m.mu.Lock()
 	m.intervals = append(m.intervals, iv)
 	m.mu.Unlock()

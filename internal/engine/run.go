@@ -17,6 +17,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 	"github.com/pgbakeoff/pgbakeoff/internal/machine"
+	"github.com/pgbakeoff/pgbakeoff/internal/metrics"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -74,7 +75,8 @@ type running struct {
 	// shard, whose windows line up with the others' only as well as their clocks.
 	clockOffset time.Duration
 	mon         runMonitor
-	faults      *faultRun // a run with faults
+	metrics     *metrics.Run // the run's live figures; nil when none are served
+	faults      *faultRun    // a run with faults
 	// stop ends the clients early: a results store that cannot be written stops
 	// the run, since measuring what cannot be kept would waste everyone's time.
 	stop     context.CancelFunc
@@ -178,6 +180,8 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.stop = stop
+	r.metrics = env.Metrics.Run(r.metricLabels(), scriptNames(r.setup.Scripts))
+	defer r.metrics.End()
 	if err := r.startFaults(ctx); err != nil {
 		r.failed()
 		return nil, err
@@ -329,6 +333,7 @@ func (r *running) startSampler(ctx context.Context) {
 		Exclude: func() []uint32 { return []uint32{r.ctl.PID()} },
 		OnSample: func(sm sampler.Sample) {
 			r.mon.sample(sm)
+			r.metrics.Sample(sm)
 			if err := r.st.AddSample(context.Background(), r.rec.ID, storeSample(sm)); err != nil {
 				r.mon.storeErr(err)
 				r.stop()
@@ -340,6 +345,30 @@ func (r *running) startSampler(ctx context.Context) {
 		return
 	}
 	r.smp = smp
+}
+
+// metricLabels tell the run's live figures apart: the target's name in a study,
+// else where it is (never its DSN, which may hold a password), the workload, all
+// clients and the shard.
+func (r *running) metricLabels() metrics.RunLabels {
+	spec := r.spec
+	t := spec.Target
+	l := metrics.RunLabels{Target: spec.Labels["target"], Workload: cmp.Or(spec.Labels["workload"], spec.Workload.Name()), Clients: spec.Clients}
+	if l.Target == "" {
+		l.Target = t.Address() + "/" + t.Config.Database
+	}
+	if spec.Shard.On() {
+		l.Shard = spec.Shard.String()
+	}
+	return l
+}
+
+func scriptNames(scripts []*driver.Script) []string {
+	names := make([]string, len(scripts))
+	for i, s := range scripts {
+		names[i] = s.Name
+	}
+	return names
 }
 
 // jobsParam is --jobs as a run records it: a number, or "auto".
@@ -372,6 +401,7 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 		Rate: rate, LatencyLimit: spec.LatencyLimit,
 		OnInterval: func(iv driver.Interval) {
 			prog.add(iv)
+			r.metrics.Interval(iv)
 			r.mon.interval(iv)
 			r.storeInterval(iv)
 		},

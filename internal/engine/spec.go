@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
+	"github.com/pgbakeoff/pgbakeoff/internal/metrics"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
@@ -62,6 +63,8 @@ type Env struct {
 	// Injector does the faults of kinds other than command to the target; nil
 	// when it is not a server pgbakeoff runs.
 	Injector Injector
+	// Metrics serves the run's figures live to Prometheus; nil serves none.
+	Metrics *metrics.Server
 }
 
 // Now is the environment's clock.

@@ -124,3 +124,9 @@ func count(n int64) string {
 	}
 	return fmt.Sprint(n)
 }
+
+// Counts are the units done and the expected total (0 until known), for
+// whoever shows the load elsewhere (live metrics).
+func (p *Progress) Counts() (done, total int64) {
+	return p.done.Load(), atomic.LoadInt64(&p.total)
+}

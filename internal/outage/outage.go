@@ -66,6 +66,11 @@ type Book struct {
 	allDownSince time.Time // zero unless every running client is down
 	lastErr      string    // the cause of the last failed attempt
 	outages      []Outage
+	// The wall time some client was down, as Seconds counts it: whole stretches
+	// before anyDownSince, and the one going on since it (zero when none is).
+	downBefore   time.Duration
+	anyDownSince time.Time
+	reconnects   int64 // outages that ended connected again
 	connErrs     map[string]*ConnectErrorCount
 }
 
@@ -94,6 +99,9 @@ func (b *Book) Ended(o Outage) {
 	b.mu.Lock()
 	b.down--
 	b.outages = append(b.outages, o)
+	if o.Recovered {
+		b.reconnects++
+	}
 	b.update()
 	b.mu.Unlock()
 }
@@ -109,6 +117,13 @@ func (b *Book) ClientDone() {
 // update notes when every running client lost its connection, and signals
 // Changed; b.mu is held.
 func (b *Book) update() {
+	switch {
+	case b.down > 0 && b.anyDownSince.IsZero():
+		b.anyDownSince = time.Now()
+	case b.down == 0 && !b.anyDownSince.IsZero():
+		b.downBefore += time.Since(b.anyDownSince)
+		b.anyDownSince = time.Time{}
+	}
 	all := b.live > 0 && b.down >= b.live
 	switch {
 	case all && b.allDownSince.IsZero():
@@ -141,6 +156,19 @@ func (b *Book) Down() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.down
+}
+
+// Reconnected is how many lost connections were made again, and for how long
+// until now some client was without one: the live figures that Outages and
+// Seconds give once the run has ended.
+func (b *Book) Reconnected() (reconnects int64, down time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	down = b.downBefore
+	if !b.anyDownSince.IsZero() {
+		down += time.Since(b.anyDownSince)
+	}
+	return b.reconnects, down
 }
 
 // ConnectFailed counts a failed attempt to connect.

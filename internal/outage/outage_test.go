@@ -81,3 +81,27 @@ func TestConnectFailed(t *testing.T) {
 		t.Errorf("%d attempts in the tick, want 3 and then none", n)
 	}
 }
+
+// TestReconnected: reconnections count the outages that ended connected, and the
+// time down grows while some client is down and stands still while none is.
+func TestReconnected(t *testing.T) {
+	b := NewBook(func(s string) string { return s })
+	b.Running(2)
+	if n, down := b.Reconnected(); n != 0 || down != 0 {
+		t.Fatalf("nothing lost: %d reconnects, %s down", n, down)
+	}
+	b.Lost()
+	b.Lost()
+	time.Sleep(20 * time.Millisecond) // time passing while down, the figure measured
+	b.Ended(Outage{Client: 0, Recovered: true})
+	_, mid := b.Reconnected()
+	b.Ended(Outage{Client: 1}) // the client stops without a connection
+	n, down := b.Reconnected()
+	if n != 1 || down < 20*time.Millisecond || down < mid {
+		t.Fatalf("%d reconnects, %s down (%s with one still down); want 1 and at least 20ms", n, down, mid)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if _, again := b.Reconnected(); again != down {
+		t.Errorf("nobody down, yet the time down went from %s to %s", down, again)
+	}
+}

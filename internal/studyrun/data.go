@@ -105,7 +105,7 @@ func loadDatasets(ctx context.Context, sr *Runner, s *study.Study, st *store.Sto
 				}
 				fmt.Fprintf(sr.Out, "%s: loading %s into database %s\n", t.t.Name, sw.describe(), db)
 				start := time.Now()
-				if err := sr.load(ctx, t.tgt.WithDatabase(db), sw, resume); err != nil {
+				if err := sr.load(ctx, t, db, sw, resume); err != nil {
 					return err
 				}
 				t.fresh[db] = true
@@ -147,7 +147,7 @@ func prepareRun(ctx context.Context, sr *Runner, t *studyTarget, sw *studyWorklo
 		}
 	case study.DatasetReload:
 		if !t.fresh[sw.database()] {
-			if err := sr.load(ctx, t.tgt.WithDatabase(sw.database()), sw.loader(), false); err != nil {
+			if err := sr.load(ctx, t, sw.database(), sw.loader(), false); err != nil {
 				return err
 			}
 		}
@@ -197,10 +197,14 @@ func resumableIn(ctx context.Context, tgt *target.Target, sw *studyWorkload) (bo
 	return load.Resumable(ctx, conn, sw.kind.Name(), sw.data, false)
 }
 
-// load loads the workload's data into tgt; an interrupted load says how to go on.
-func (sr *Runner) load(ctx context.Context, tgt *target.Target, sw *studyWorkload, resume bool) error {
+// load loads the workload's data into database db of t, its progress shown on
+// Out and as live metrics; an interrupted load says how to go on.
+func (sr *Runner) load(ctx context.Context, t *studyTarget, db string, sw *studyWorkload, resume bool) error {
+	tgt := t.tgt.WithDatabase(db)
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return tgt.Connect(ctx) }
-	done, err := load.Fill(ctx, connect, sw.kind.Name(), sw.data, resume, sr.Out, sr.TTY)
+	p := load.NewProgress(sr.Out, sr.TTY, sw.kind.Name(), 0, "rows")
+	sr.Metrics.Load(t.t.Name, sw.w.Name, "rows", p)
+	done, err := sw.data.Load(ctx, connect, resume, p)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: the load did not finish; `study run` again resumes it", engine.ErrInterrupted)

@@ -19,6 +19,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/localfault"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/metrics"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
@@ -43,6 +44,9 @@ type Runner struct {
 	// Prices looks up the prices of targets that name their cloud's price
 	// list; nil looks none up.
 	Prices *pricelist.Lister
+	// Metrics serves the study's progress, its loads' and its runs' figures
+	// live; nil serves none.
+	Metrics *metrics.Server
 	Options
 }
 
@@ -452,6 +456,8 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 			remaining++
 		}
 	}
+	progress := sr.Metrics.Study(s.Name)
+	progress.Plan(len(plan), len(plan)-remaining)
 	if remaining == 0 {
 		// Nothing to make: no server is started and nothing loaded to say so.
 		fmt.Fprintf(out, "all %s were made before\n\n", planSize(plan))
@@ -486,7 +492,7 @@ func (sr *Runner) Run(ctx context.Context, file string) (err error) {
 	if remaining < len(plan) {
 		fmt.Fprintf(out, "%d of %s were made before; continuing with the rest\n", len(plan)-remaining, planSize(plan))
 	}
-	failed, err := sr.makeRuns(ctx, s, st, state, plan, done, targets, wls)
+	failed, err := sr.makeRuns(ctx, s, st, state, plan, done, targets, wls, progress)
 	if err != nil {
 		return err
 	}
@@ -542,7 +548,7 @@ func (sr *Runner) save(ctx context.Context, st *store.Store, s *study.Study, fil
 // the matrix's pause between them, and names those that failed; it stops at the
 // first one interrupted.
 func (sr *Runner) makeRuns(ctx context.Context, s *study.Study, st *store.Store, state *store.Study, plan []study.Cell,
-	done map[string]store.StudyRun, targets []*studyTarget, wls []*studyWorkload) (failed []string, err error) {
+	done map[string]store.StudyRun, targets []*studyTarget, wls []*studyWorkload, progress *metrics.Study) (failed []string, err error) {
 	byWorkload := map[*study.Workload]*studyWorkload{}
 	for _, sw := range wls {
 		byWorkload[sw.w] = sw
@@ -577,6 +583,7 @@ func (sr *Runner) makeRuns(ctx context.Context, s *study.Study, st *store.Store,
 				printStudyRun(sr.Out, sum)
 			}
 		}
+		progress.Ran(err == nil)
 		if err != nil {
 			if errors.Is(err, engine.ErrInterrupted) || ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: run %s stopped early; `study run` again makes it anew", engine.ErrInterrupted, c.Key)
@@ -691,7 +698,7 @@ func cellSpec(sr *Runner, s *study.Study, c study.Cell, t *studyTarget, sw *stud
 // env is where the study's runs on t happen; a local target's faults are done
 // to its cluster.
 func (sr *Runner) env(t *studyTarget) engine.Env {
-	env := engine.Env{OpenStore: sr.OpenStore, Progress: sr.Progress, Out: sr.Out, Log: sr.Log, Clock: sr.Now}
+	env := engine.Env{OpenStore: sr.OpenStore, Progress: sr.Progress, Out: sr.Out, Log: sr.Log, Clock: sr.Now, Metrics: sr.Metrics}
 	if t.cluster != nil {
 		env.Injector = localfault.Injector{Cluster: t.cluster, Log: func(format string, args ...any) { fmt.Fprintf(sr.Log, format+"\n", args...) }}
 	}
