@@ -88,20 +88,12 @@ func newShowCmd(env *Env) *cobra.Command {
 
 // showUnfinished prints what a run that never finished (killed) left behind.
 func showUnfinished(env *Env, d *store.RunDetail, asJSON bool) error {
-	var txns int64
-	for _, iv := range d.Intervals {
-		if iv.Phase == store.PhaseMeasure {
-			txns += iv.Txns
-		}
-	}
+	u := engine.NewUnfinished(d)
 	if asJSON {
-		return json.NewEncoder(env.Stdout).Encode(map[string]any{
-			"run_id": d.ID, "workload": d.Workload, "script": d.Script, "clients": d.Clients,
-			"status": d.Status, "intervals": len(d.Intervals), "transactions": txns, "target": d.Target,
-		})
+		return json.NewEncoder(env.Stdout).Encode(u)
 	}
-	fmt.Fprintf(env.Stdout, "run %d: %s %s, %d clients, status %s (no summary: the run did not finish)\n", d.ID, d.Workload, d.Script, d.Clients, d.Status)
-	fmt.Fprintf(env.Stdout, "intervals stored: %d, transactions in them: %d\n", len(d.Intervals), txns)
+	fmt.Fprintf(env.Stdout, "run %d: %s %s, %d clients, status %s (no summary: the run did not finish)\n", u.RunID, u.Workload, u.Script, u.Clients, u.Status)
+	fmt.Fprintf(env.Stdout, "intervals stored: %d, transactions in them: %d\n", u.Intervals, u.Transactions)
 	return nil
 }
 

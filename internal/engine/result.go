@@ -4,12 +4,23 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
-// MarshalJSON writes the summary with its workload's figures at the top level,
-// before client_machine, where the stored summaries have always had them.
+// SchemaVersion is the version of the JSON that commands print (--json,
+// export's --format json), whose schemas `pgbakeoff schema` prints
+// (internal/schema). Any change to what they print bumps it: a
+// field added, removed or renamed, a type or a meaning changed (docs/design.md,
+// "The result schema").
+const SchemaVersion = 1
+
+// MarshalJSON writes the summary in the current SchemaVersion, with its
+// workload's figures at the top level, before client_machine, where the stored
+// summaries have always had them.
 func (s Summary) MarshalJSON() ([]byte, error) {
 	type plain Summary // without this method
+	s.SchemaVersion = SchemaVersion
 	b, err := json.Marshal(plain(s))
 	if err != nil || s.Figures == nil {
 		return b, err
@@ -57,4 +68,31 @@ func (s *Summary) Headline() string {
 		return s.Figures.Headline(s)
 	}
 	return fmt.Sprintf("%.1f tps, p99 %.3f ms", s.TPS, s.LatencyMs.P99)
+}
+
+// Unfinished is what `show --json` prints of a run that has no summary: its
+// process was killed, or is still running. Transactions are those committed in
+// the measured intervals it stored.
+type Unfinished struct {
+	SchemaVersion int    `json:"schema_version"`
+	RunID         int64  `json:"run_id"`
+	Workload      string `json:"workload"`
+	Script        string `json:"script"`
+	Clients       int    `json:"clients"`
+	Status        string `json:"status"`
+	Target        string `json:"target"`
+	Intervals     int    `json:"intervals"`
+	Transactions  int64  `json:"transactions"`
+}
+
+// NewUnfinished is what the stored run d tells of itself without a summary.
+func NewUnfinished(d *store.RunDetail) Unfinished {
+	u := Unfinished{SchemaVersion: SchemaVersion, RunID: d.ID, Workload: d.Workload, Script: d.Script, Clients: d.Clients,
+		Status: d.Status, Target: d.Target, Intervals: len(d.Intervals)}
+	for _, iv := range d.Intervals {
+		if iv.Phase == store.PhaseMeasure {
+			u.Transactions += iv.Txns
+		}
+	}
+	return u
 }
