@@ -20,6 +20,7 @@ import (
 func newRunsCmd(env *Env) *cobra.Command {
 	var limit int
 	var workload string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List stored runs, newest first",
@@ -34,9 +35,15 @@ func newRunsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(engine.NewRunList(runs))
+			}
 			return printRuns(env.Stdout, runs)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many runs (0 for all)")
 	cmd.Flags().StringVar(&workload, "workload", "", "only this workload")
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
@@ -95,4 +96,41 @@ func NewUnfinished(d *store.RunDetail) Unfinished {
 		}
 	}
 	return u
+}
+
+// RunList is what `runs --json` prints: the stored runs, newest first.
+type RunList struct {
+	SchemaVersion int         `json:"schema_version"`
+	Runs          []ListedRun `json:"runs"`
+}
+
+// ListedRun is one stored run as `runs` lists it. TPS and P99Ms are null for a
+// run without a summary (still running, or its process was killed).
+type ListedRun struct {
+	RunID         int64             `json:"run_id"`
+	Started       time.Time         `json:"started"`
+	Workload      string            `json:"workload"`
+	Script        string            `json:"script"`
+	Clients       int               `json:"clients"`
+	Status        string            `json:"status"`
+	ServerVersion string            `json:"server_version"`
+	Target        string            `json:"target"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	TPS           *float64          `json:"tps"`
+	P99Ms         *float64          `json:"p99_ms"`
+}
+
+// NewRunList lists runs, with the throughput and p99 of those with a summary.
+func NewRunList(runs []store.Run) RunList {
+	l := RunList{SchemaVersion: SchemaVersion, Runs: make([]ListedRun, 0, len(runs))}
+	for _, r := range runs {
+		lr := ListedRun{RunID: r.ID, Started: r.Started, Workload: r.Workload, Script: r.Script, Clients: r.Clients,
+			Status: r.Status, ServerVersion: r.ServerVersion, Target: r.Target, Labels: r.Labels}
+		var s Summary
+		if len(r.Summary) > 0 && json.Unmarshal(r.Summary, &s) == nil {
+			lr.TPS, lr.P99Ms = &s.TPS, &s.LatencyMs.P99
+		}
+		l.Runs = append(l.Runs, lr)
+	}
+	return l
 }
