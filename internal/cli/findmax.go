@@ -31,6 +31,7 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		Short: fmt.Sprintf("Find the highest rate of %s transactions a target carries within a latency objective", w.Name()),
 		Example: fmt.Sprintf(`  pgbakeoff find-max %s --slo 'p99<10ms' --errors '<0.1%%' --clients 64 --dsn "$DSN"
   pgbakeoff find-max %s --slo 'p99.9<50ms' --duration 30s --confirm 3 --budget 20m --dsn "$DSN"`, w.Name(), w.Name())}
+	printsJSON(cmd, "find-max")
 	f := bindRun(w, cmd.Flags())
 	// Shorter runs than run's, since a search makes several: each holds one rate.
 	fl := cmd.Flags()

@@ -74,7 +74,7 @@ target as price: {cloud: ...}, price that target in reports.`,
 	}
 	var pf priceFlags
 	pf.add(cmd.PersistentFlags())
-	cmd.PersistentFlags().BoolVar(&pf.json, "json", false, "print one JSON object")
+	cmd.PersistentFlags().BoolVar(&pf.json, "json", false, "print one JSON object (its schema: pgbakeoff schema prices)")
 	// cloud is the subcommand of a cloud, looking up the query its flags fill.
 	cloud := func(name, short, example string, q *pricelist.Query) *cobra.Command {
 		c := &cobra.Command{Use: name, Short: short, Example: example, Args: cobra.NoArgs,
@@ -82,6 +82,7 @@ target as price: {cloud: ...}, price that target in reports.`,
 				q.Cloud = name
 				return lookupPrice(c, env, &pf, *q)
 			}}
+		printsJSON(c, "prices")
 		return c
 	}
 	cmd.AddCommand(azurePriceCmd(cloud), awsPriceCmd(cloud), gcpPriceCmd(cloud))

@@ -43,7 +43,8 @@ func newRunsCmd(env *Env) *cobra.Command {
 			return printRuns(env.Stdout, runs)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (its schema: pgbakeoff schema runs)")
+	printsJSON(cmd, "runs")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many runs (0 for all)")
 	cmd.Flags().StringVar(&workload, "workload", "", "only this workload")
 	return cmd
@@ -89,7 +90,8 @@ func newShowCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (its schema: pgbakeoff schema show)")
+	printsJSON(cmd, "show")
 	return cmd
 }
 
