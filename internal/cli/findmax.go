@@ -31,6 +31,7 @@ func newFindMaxKindCmd(env *Env, w workload.Workload) *cobra.Command {
 		Short: fmt.Sprintf("Find the highest rate of %s transactions a target carries within a latency objective", w.Name()),
 		Example: fmt.Sprintf(`  pgbakeoff find-max %s --slo 'p99<10ms' --errors '<0.1%%' --clients 64 --dsn "$DSN"
   pgbakeoff find-max %s --slo 'p99.9<50ms' --duration 30s --confirm 3 --budget 20m --dsn "$DSN"`, w.Name(), w.Name())}
+	printsJSON(cmd, "find-max")
 	f := bindRun(w, cmd.Flags())
 	// Shorter runs than run's, since a search makes several: each holds one rate.
 	fl := cmd.Flags()
@@ -155,45 +156,7 @@ func writeFindMax(w io.Writer, res *findmax.Result) {
 }
 
 func writeFindMaxJSON(w io.Writer, res *findmax.Result) {
-	type step struct {
-		RunID   int64   `json:"run_id"`
-		Rate    float64 `json:"rate"`
-		TPS     float64 `json:"tps"`
-		Latency float64 `json:"latency_ms"`
-		Failed  int64   `json:"failed"`
-		Met     bool    `json:"met"`
-		Why     string  `json:"why,omitempty"`
-		Confirm bool    `json:"confirmation,omitempty"`
-	}
-	f := res.Found
-	out := struct {
-		Objective string  `json:"objective"`
-		Quantile  float64 `json:"quantile"`
-		LimitMs   float64 `json:"limit_ms"`
-		// MaxRate is null when no rate met the objective; LowerBound: it is the
-		// closed-loop run's throughput, which met it, and the answer is at least it.
-		MaxRate    *float64 `json:"max_rate"`
-		LowerBound bool     `json:"lower_bound,omitempty"`
-		Answer     string   `json:"answer"`
-		Above      float64  `json:"lowest_rate_not_met"`
-		Ceiling    float64  `json:"ceiling_tps"`
-		Confirmed  int      `json:"confirmed"`
-		Confirm    int      `json:"confirmations_asked"`
-		Budget     bool     `json:"budget_spent"`
-		Unreliable string   `json:"unreliable,omitempty"`
-		Sure       string   `json:"how_sure"`
-		Steps      []step   `json:"runs"`
-	}{Objective: res.Objective.String(), Quantile: res.Objective.Quantile, LimitMs: float64(res.Objective.Limit) / float64(time.Millisecond),
-		LowerBound: f.Bound, Answer: res.Answer(), Above: res.Above, Ceiling: res.Ceiling, Confirmed: f.Confirmed, Confirm: res.Confirm,
-		Budget: res.BudgetSpent, Unreliable: f.Doubt, Sure: res.Sure()}
-	if f.OK {
-		out.MaxRate = &f.Rate
-	}
-	for _, s := range res.Steps {
-		p, _ := s.Summary.LatencyAt(res.Objective.Quantile)
-		out.Steps = append(out.Steps, step{s.Summary.RunID, s.Rate, s.Summary.TPS, p, s.Summary.Failed, s.Met, s.Why, s.Confirm})
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(out)
+	_ = enc.Encode(res.Summary())
 }

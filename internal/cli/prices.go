@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cost"
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 	"github.com/spf13/cobra"
@@ -25,6 +27,7 @@ const (
 
 // priceFlags are the flags of every command that looks prices up.
 type priceFlags struct {
+	json    bool // prices alone: print a pricelist.Quote
 	offline bool
 	cache   string
 	maxAge  time.Duration
@@ -71,13 +74,16 @@ target as price: {cloud: ...}, price that target in reports.`,
 	}
 	var pf priceFlags
 	pf.add(cmd.PersistentFlags())
+	cmd.PersistentFlags().BoolVar(&pf.json, "json", false, "print one JSON object (its schema: pgbakeoff schema prices)")
 	// cloud is the subcommand of a cloud, looking up the query its flags fill.
 	cloud := func(name, short, example string, q *pricelist.Query) *cobra.Command {
-		return &cobra.Command{Use: name, Short: short, Example: example, Args: cobra.NoArgs,
+		c := &cobra.Command{Use: name, Short: short, Example: example, Args: cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				q.Cloud = name
 				return lookupPrice(c, env, &pf, *q)
 			}}
+		printsJSON(c, "prices")
+		return c
 	}
 	cmd.AddCommand(azurePriceCmd(cloud), awsPriceCmd(cloud), gcpPriceCmd(cloud))
 	return cmd
@@ -99,6 +105,13 @@ func lookupPrice(c *cobra.Command, env *Env, pf *priceFlags, q pricelist.Query) 
 			return usageError{err}
 		}
 		return err
+	}
+	if pf.json {
+		qt := pricelist.NewQuote(q, p)
+		qt.SchemaVersion = engine.SchemaVersion
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(qt)
 	}
 	writePrice(env.Stdout, q, p)
 	return nil

@@ -197,7 +197,8 @@ func newExportCmd(env *Env) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	addSelectionFlags(fl, &sel)
-	fl.StringVar(&format, "format", "csv", "csv or json")
+	fl.StringVar(&format, "format", "csv", "csv or json (its schema: pgbakeoff schema export)")
+	printsJSON(cmd, "export")
 	fl.StringVarP(&out, "output", "o", "", "file to write (default: standard output)")
 	return cmd
 }

@@ -168,6 +168,7 @@ func NewRoot(env *Env) *cobra.Command {
 		newShowCmd(env),
 		newMergeCmd(env),
 		newPricesCmd(env),
+		newSchemaCmd(env),
 	} {
 		root.AddCommand(c)
 	}

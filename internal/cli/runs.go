@@ -20,6 +20,7 @@ import (
 func newRunsCmd(env *Env) *cobra.Command {
 	var limit int
 	var workload string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List stored runs, newest first",
@@ -34,9 +35,16 @@ func newRunsCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(engine.NewRunList(runs))
+			}
 			return printRuns(env.Stdout, runs)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (its schema: pgbakeoff schema runs)")
+	printsJSON(cmd, "runs")
 	cmd.Flags().IntVar(&limit, "limit", 50, "at most this many runs (0 for all)")
 	cmd.Flags().StringVar(&workload, "workload", "", "only this workload")
 	return cmd
@@ -82,26 +90,19 @@ func newShowCmd(env *Env) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object (its schema: pgbakeoff schema show)")
+	printsJSON(cmd, "show")
 	return cmd
 }
 
 // showUnfinished prints what a run that never finished (killed) left behind.
 func showUnfinished(env *Env, d *store.RunDetail, asJSON bool) error {
-	var txns int64
-	for _, iv := range d.Intervals {
-		if iv.Phase == store.PhaseMeasure {
-			txns += iv.Txns
-		}
-	}
+	u := engine.NewUnfinished(d)
 	if asJSON {
-		return json.NewEncoder(env.Stdout).Encode(map[string]any{
-			"run_id": d.ID, "workload": d.Workload, "script": d.Script, "clients": d.Clients,
-			"status": d.Status, "intervals": len(d.Intervals), "transactions": txns, "target": d.Target,
-		})
+		return json.NewEncoder(env.Stdout).Encode(u)
 	}
-	fmt.Fprintf(env.Stdout, "run %d: %s %s, %d clients, status %s (no summary: the run did not finish)\n", d.ID, d.Workload, d.Script, d.Clients, d.Status)
-	fmt.Fprintf(env.Stdout, "intervals stored: %d, transactions in them: %d\n", len(d.Intervals), txns)
+	fmt.Fprintf(env.Stdout, "run %d: %s %s, %d clients, status %s (no summary: the run did not finish)\n", u.RunID, u.Workload, u.Script, u.Clients, u.Status)
+	fmt.Fprintf(env.Stdout, "intervals stored: %d, transactions in them: %d\n", u.Intervals, u.Transactions)
 	return nil
 }
 

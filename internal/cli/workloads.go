@@ -151,6 +151,7 @@ func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, d
 func newRunKindCmd(env *Env, w workload.Workload) *cobra.Command {
 	short, example := w.RunHelp()
 	cmd := &cobra.Command{Use: w.Name(), Short: short, Example: example, Args: cobra.NoArgs}
+	printsJSON(cmd, "run")
 	f := bindRun(w, cmd.Flags())
 	sf := bindShard(cmd.Flags())
 	cmd.Flags().String("servers-dir", "", "where the local servers a --fault acts on are registered (default: pgbakeoff's servers directory)")

@@ -24,5 +24,6 @@
 // The Summary is the result model that `run --json`, `show`, `compare`, export
 // and the reports read: stored as JSON with each run, it is versioned with the
 // results store's schema (store.Open refuses a store from a newer pgbakeoff),
-// and workload.ReadSummary reads it back with its workload's figures.
+// and workload.ReadSummary reads it back with its workload's figures. As
+// printed, its JSON is SchemaVersion's, whose JSON Schema internal/schema makes.
 package engine

@@ -3,11 +3,14 @@ package engine_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/schema"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 )
@@ -40,8 +43,9 @@ func copyFixture(t *testing.T) string {
 
 // TestStoreWrittenBefore reads the fixture store as the reading commands do and
 // as a writer would (migrating it first), and reads each run's summary as the
-// commands do: written back, it must be the stored JSON, byte for byte, so a
-// field the result model lost or renamed fails.
+// commands do: written back, it must be the stored JSON, byte for byte, but for
+// the schema_version every summary now begins with, so a field the result model
+// lost or renamed fails; and it must fit `pgbakeoff schema run`.
 func TestStoreWrittenBefore(t *testing.T) {
 	for _, mode := range []string{"read-only", "writer"} {
 		t.Run(mode, func(t *testing.T) {
@@ -73,8 +77,12 @@ func TestStoreWrittenBefore(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(again, d.Summary) {
+				want := append(fmt.Appendf(nil, `{"schema_version":%d,`, engine.SchemaVersion), d.Summary[1:]...)
+				if !bytes.Equal(again, want) {
 					t.Errorf("run %d: the summary read and written back differs from the stored one:\n%s\n%s", r.ID, d.Summary, again)
+				}
+				if err := schema.Validate("run", again); err != nil {
+					t.Errorf("run %d: the summary does not fit `pgbakeoff schema run`: %v", r.ID, err)
 				}
 				seen[sum.Workload] = true
 				if sum.RunID != r.ID || sum.Status != store.StatusCompleted || sum.TPS <= 0 || sum.Transactions <= 0 ||

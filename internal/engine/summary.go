@@ -23,6 +23,11 @@ import (
 
 // Summary is a run's result as `run --json` and `show --json` print it.
 type Summary struct {
+	// SchemaVersion is the version of the JSON the summary is written in
+	// (SchemaVersion; `pgbakeoff schema run`): MarshalJSON sets it, so a summary
+	// stored by an older pgbakeoff is shown in the current one.
+	SchemaVersion int `json:"schema_version"`
+
 	RunID        int64             `json:"run_id"`
 	Workload     string            `json:"workload"`
 	Script       string            `json:"script"`

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/schema"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/sysbench"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
 )
@@ -34,6 +35,9 @@ func TestSummaryGolden(t *testing.T) {
 			js, err := json.MarshalIndent(sum, "", "  ")
 			if err != nil {
 				t.Fatal(err)
+			}
+			if err := schema.Validate("run", js); err != nil {
+				t.Errorf("the summary does not fit `pgbakeoff schema run`: %v", err)
 			}
 			for file, got := range map[string][]byte{"summary-" + name + ".txt": text.Bytes(), "summary-" + name + ".json": append(js, '\n')} {
 				path := filepath.Join("testdata", file)

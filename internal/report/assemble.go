@@ -47,7 +47,7 @@ var reportQuantiles = []float64{50, 75, 90, 95, 99, 99.9, 99.99}
 
 // Assemble reads the selected runs from the store into what renderers show.
 func Assemble(ctx context.Context, st *store.Store, sel Selection, now time.Time) (*Report, error) {
-	r := &Report{Generated: now, Noise: sel.Noise, Aggregate: string(study.AggregateMedian)}
+	r := &Report{SchemaVersion: engine.SchemaVersion, Generated: now, Noise: sel.Noise, Aggregate: string(study.AggregateMedian)}
 	var sr studyRuns
 	var err error
 	if sel.Study != "" {

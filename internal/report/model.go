@@ -11,6 +11,10 @@ import (
 // CLI. Renderers only read it: running and reporting share nothing but the stored
 // data.
 type Report struct {
+	// SchemaVersion is the version of the JSON `export --format json` writes
+	// (engine.SchemaVersion; `pgbakeoff schema export`); Assemble sets it.
+	SchemaVersion int `json:"schema_version"`
+
 	Title     string
 	Generated time.Time
 	// Source says where the runs come from, beyond the title: "study pg11-vs-pg16

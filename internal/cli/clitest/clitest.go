@@ -15,11 +15,13 @@ import (
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
+	"github.com/pgbakeoff/pgbakeoff/internal/schema"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
 // Run executes the command line with args and returns its exit code and output.
-// Ctrl-C never comes: the context ends only with the command.
+// Ctrl-C never comes: the context ends only with the command. JSON it prints
+// (--json, --format json) must fit its schema (FitsSchema).
 func Run(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	return RunInput(t, "", args...)
@@ -32,6 +34,9 @@ func RunInput(t testing.TB, stdin string, args ...string) (code int, stdout, std
 	env := &cli.Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errOut, Getenv: os.Getenv, Now: time.Now, Args: args,
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }}
 	code = cli.Main(env)
+	if name := cli.OutputSchema(args); name != "" && len(bytes.TrimSpace(out.Bytes())) > 0 {
+		FitsSchema(t, name, out.Bytes())
+	}
 	return code, out.String(), errOut.String()
 }
 
@@ -47,6 +52,15 @@ func Loaded(t testing.TB, args ...string) string {
 		}
 		return nil
 	})
+}
+
+// FitsSchema fails the test when doc, one JSON document, does not fit the named
+// schema (`pgbakeoff schema NAME`).
+func FitsSchema(t testing.TB, name string, doc []byte) {
+	t.Helper()
+	if err := schema.Validate(name, doc); err != nil {
+		t.Errorf("the JSON does not fit `pgbakeoff schema %s`: %v\n%s", name, err, doc)
+	}
 }
 
 // WriteFile writes text to path, failing the test if it cannot.

@@ -52,6 +52,7 @@ func TestShardsFromJobEnvironment(t *testing.T) {
 			t.Fatalf("shard %d: %v\n%s", i, err, stdouts[i])
 		}
 		text := stdouts[i].String()
+		clitest.FitsSchema(t, "run", []byte(text[strings.Index(text, "{\n"):]))
 		if err := json.Unmarshal([]byte(text[strings.Index(text, "{\n"):]), &outs[i]); err != nil {
 			t.Fatalf("shard %d: %v\n%s", i, err, text)
 		}

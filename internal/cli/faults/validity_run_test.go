@@ -257,6 +257,7 @@ func TestContaminatedRuns(t *testing.T) {
 	}
 	for range 2 {
 		r := <-done
+		clitest.FitsSchema(t, "run", []byte(r.out))
 		var sum faultSummary
 		if err := json.Unmarshal([]byte(r.out), &sum); err != nil {
 			t.Fatalf("exit %d, no JSON summary: %v\n%s%s", r.code, err, r.out, r.errOut)
