@@ -89,7 +89,7 @@ func prepare(ctx context.Context, spec *Spec, env *Env) (_ *running, err error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := info.CheckSlots(spec.Clients); err != nil {
+	if err := info.CheckSlots(spec.Clients, spec.OwnSessions()); err != nil {
 		return nil, err
 	}
 	r := &running{spec: spec, env: env, info: info, stats: newServerStats()}
