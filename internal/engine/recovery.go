@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/recovery"
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 )
 
 // ms is d in milliseconds.
@@ -41,6 +42,16 @@ func (r *running) startFaults(ctx context.Context) error {
 	}
 	fr := &faultRun{sched: faultSchedule{faults: spec.Faults, injector: r.env.Injector,
 		log: func(format string, args ...any) { fmt.Fprintf(r.env.Log, format+"\n", args...) }}}
+	if spec.Local != nil {
+		// The server's processes and disk are read where the primary now is.
+		// The sampler starts before the faults' schedule begins (onStart).
+		fr.sched.moved = func(l sampler.Local) {
+			if r.smp != nil {
+				fmt.Fprintf(r.env.Log, "fault: sampling the processes of the new primary, in %s\n", l.DataDir)
+				r.smp.Follow(l)
+			}
+		}
+	}
 	t := spec.Target.WithDatabase(spec.Target.Config.Database)
 	t.Config.RuntimeParams["application_name"] = r.appName // the benchmark's session, not another's
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
