@@ -111,6 +111,14 @@ func TestLossWithAsyncStandby(t *testing.T) {
 	stopped, killed := failoverWithSenderStopped(t, c, func() { waitAcked(t, l, 30) })
 	after := l.AckedAfter(stopped) - l.AckedAfter(killed)
 	waitAcked(t, l, 20) // on the new primary
+	// The old primary, whose WAL went past the promotion, was brought back as
+	// a standby that receives what the new primary writes, not one that
+	// streams the old timeline for a moment and stops, over and over.
+	wctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitStreaming(wctx, c.Nodes[0], c.Nodes[1]); err != nil {
+		t.Errorf("the old primary does not follow the new one: %v", err)
+	}
 	l.Stop()
 	r, err := l.Reckon(t.Context())
 	if err != nil {
