@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 )
 
 // FaultKind is what a scheduled fault does to the target.
@@ -135,6 +137,10 @@ type ServerEvents struct {
 	Stopped  time.Time `json:"stopped,omitzero"`
 	Promoted time.Time `json:"promoted,omitzero"`
 	Ready    time.Time `json:"ready,omitzero"`
+	// Primary is the server that is the primary after a failover or a
+	// switchover, another than before: the run's sampler of the local
+	// server's processes and disk (Spec.Local) follows it.
+	Primary *sampler.Local `json:"-"`
 }
 
 // FaultDone is a fault as it was done: when, what the command printed and how
@@ -169,6 +175,8 @@ type faultSchedule struct {
 	faults   []Fault
 	injector Injector
 	log      func(format string, args ...any)
+	// moved, when set, is told of the new primary after a fault that made one.
+	moved func(sampler.Local)
 
 	mu    sync.Mutex
 	done  []FaultDone
@@ -217,6 +225,9 @@ func (s *faultSchedule) do(f Fault) FaultDone {
 	if err != nil {
 		d.Err = err.Error()
 		s.log("warning: fault %s: %v", f, err)
+	}
+	if p := d.Server.Primary; p != nil && s.moved != nil {
+		s.moved(*p)
 	}
 	return d
 }

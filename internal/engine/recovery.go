@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/recovery"
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 )
 
 // ms is d in milliseconds.
@@ -41,6 +42,16 @@ func (r *running) startFaults(ctx context.Context) error {
 	}
 	fr := &faultRun{sched: faultSchedule{faults: spec.Faults, injector: r.env.Injector,
 		log: func(format string, args ...any) { fmt.Fprintf(r.env.Log, format+"\n", args...) }}}
+	if spec.Local != nil {
+		// The server's processes and disk are read where the primary now is.
+		// The sampler starts before the faults' schedule begins (onStart).
+		fr.sched.moved = func(l sampler.Local) {
+			if r.smp != nil {
+				fmt.Fprintf(r.env.Log, "fault: sampling the processes of the new primary, in %s\n", l.DataDir)
+				r.smp.Follow(l)
+			}
+		}
+	}
 	t := spec.Target.WithDatabase(spec.Target.Config.Database)
 	t.Config.RuntimeParams["application_name"] = r.appName // the benchmark's session, not another's
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
@@ -84,8 +95,9 @@ func (fr *faultRun) onTransaction(next func(driver.TxEvent)) func(driver.TxEvent
 }
 
 // finish ends the schedule and the ledger once the clients have ended, and
-// gives what each fault did and cost; problems reading the ledger are warnings.
-func (fr *faultRun) finish(end time.Time, log func(string)) []FaultSummary {
+// gives what each fault did and cost; outages are the clients' connections
+// lost or refused. Problems reading the ledger are warnings.
+func (fr *faultRun) finish(end time.Time, outages []driver.Outage, log func(string)) []FaultSummary {
 	done := fr.sched.end()
 	fr.ledger.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -96,6 +108,13 @@ func (fr *faultRun) finish(end time.Time, log func(string)) []FaultSummary {
 	}
 	var out []FaultSummary
 	t := fr.tracker.Load()
+	for _, o := range outages {
+		// A connection the client closed itself (connfail.Cause "closed") is not
+		// the fault's doing.
+		if t != nil && o.Cause != "closed" {
+			t.LostConnection(o.Start)
+		}
+	}
 	for i, f := range fr.sched.faults {
 		s := FaultSummary{Kind: string(f.Kind), AtS: f.At.Seconds(), Command: RedactCommand(f.Command)}
 		if d, ok := doneOf(done, f); ok {
@@ -109,7 +128,13 @@ func (fr *faultRun) finish(end time.Time, log func(string)) []FaultSummary {
 	if err == nil && len(out) > 0 {
 		// The ledger spans the whole run: its reckoning is the run's, shown with
 		// the last fault, after which it was read.
-		out[len(out)-1].Ledger = ledgerSummary(reck)
+		var stopped []time.Time
+		for _, d := range done {
+			if !d.Server.Stopped.IsZero() {
+				stopped = append(stopped, d.Server.Stopped)
+			}
+		}
+		out[len(out)-1].Ledger = ledgerSummary(reck, stopped)
 	}
 	return out
 }
@@ -162,20 +187,27 @@ type FaultSummary struct {
 
 // LedgerSummary is the ledger's reckoning (recovery.Reckoning).
 type LedgerSummary struct {
-	Acknowledged int64   `json:"acknowledged"`
-	Lost         int64   `json:"lost"`
-	RPOMs        float64 `json:"rpo_ms"`
-	InDoubt      int64   `json:"in_doubt"`
-	Unknown      int64   `json:"unknown"`
+	Acknowledged int64 `json:"acknowledged"`
+	Lost         int64 `json:"lost"`
+	// RPOMs is the recovery point, the window of acknowledged work lost: from
+	// the acknowledgement of the earliest lost commit to the failure (when the
+	// primary was taken away, for a fault pgbakeoff did; else the last commit
+	// the ledger saw acknowledged before its session was lost), and never less
+	// than the ledger's interval between commits (20 ms). 0 when none was lost.
+	RPOMs   float64 `json:"rpo_ms"`
+	InDoubt int64   `json:"in_doubt"`
+	Unknown int64   `json:"unknown"`
 }
 
-func ledgerSummary(r recovery.Reckoning) *LedgerSummary {
-	return &LedgerSummary{Acknowledged: r.Acknowledged, Lost: r.Lost, RPOMs: ms(r.RPO()), InDoubt: r.InDoubt, Unknown: r.Unknown}
+// ledgerSummary is r with its RPO to the first of stopped, the instants
+// primaries were taken away, that follows the earliest lost commit.
+func ledgerSummary(r recovery.Reckoning, stopped []time.Time) *LedgerSummary {
+	return &LedgerSummary{Acknowledged: r.Acknowledged, Lost: r.Lost, RPOMs: ms(r.RPO(stopped...)), InDoubt: r.InDoubt, Unknown: r.Unknown}
 }
 
 func (s *FaultSummary) setDone(d FaultDone, start time.Time) {
 	at := start.Add(d.At)
-	s.Done, s.TookMs, s.Output, s.ExitCode, s.Error = true, ms(d.End.Sub(d.Start)), d.Output, d.ExitCode, RedactCommand(d.Err)
+	s.Done, s.TookMs, s.Output, s.ExitCode, s.Error = true, ms(d.End.Sub(d.Start)), RedactCommand(d.Output), d.ExitCode, RedactCommand(d.Err)
 	since := func(t time.Time) *float64 {
 		if t.IsZero() {
 			return nil
@@ -228,7 +260,7 @@ func (s *Summary) writeRecovery(w io.Writer) {
 		if l := f.Ledger; l != nil {
 			lost := "none lost"
 			if l.Lost > 0 {
-				lost = fmt.Sprintf("%d LOST (acknowledged over %s)", l.Lost, msText(l.RPOMs))
+				lost = fmt.Sprintf("%d LOST, RPO %s (from the earliest one's acknowledgement to the failure)", l.Lost, msText(l.RPOMs))
 			}
 			fmt.Fprintf(w, "  ledger: %d commits acknowledged, %s; of those in flight, %d were committed, %d not\n",
 				l.Acknowledged, lost, l.InDoubt, l.Unknown)

@@ -147,3 +147,37 @@ func hasFlag(flags []engine.Flag, name string) bool {
 func localpgSetting(name, value string) localpg.Setting {
 	return localpg.Setting{Name: name, Value: value}
 }
+
+// TestFaultSlots: a run with faults needs a connection slot for its ledger
+// beside the clients' and pgbakeoff's monitoring sessions. Clients that fill
+// every free slot but those are refused before anything connects when the run
+// has a fault, and fit when it has none.
+func TestFaultSlots(t *testing.T) {
+	pgtest.Long(t)
+	own := pgtest.OwnServer(t, localpgSetting("max_connections", "12"))
+	tg, err := target.Parse(own.Server().TCPDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := tg.Inspect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := info.FreeSlots() - target.MonitorConns
+	spec := engine.NewSpec()
+	spec.Target, spec.Workload, spec.Clients, spec.Duration = tg, tpcb.Workload{}.NewRun(), clients, 5*time.Second
+	spec.Faults = []engine.Fault{{At: time.Second, Kind: engine.FaultCommand, Command: "true"}}
+	results := filepath.Join(t.TempDir(), "r.db")
+	env := engine.Env{Out: io.Discard, Log: io.Discard,
+		OpenStore: func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, results) }}
+	want := fmt.Sprintf("%d clients need %d connection slots (%d more for pgbakeoff's own sessions)", clients, clients+target.MonitorConns+1, target.MonitorConns+1)
+	if _, err := engine.Run(t.Context(), spec, env); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a run with a fault and %d clients on %d free slots: %v; want %q", clients, info.FreeSlots(), err, want)
+	}
+	// Without the fault they fit: the run goes on past the slots, to the data
+	// this server lacks.
+	spec.Faults = nil
+	if _, err := engine.Run(t.Context(), spec, env); err == nil || strings.Contains(err.Error(), "connection slots") {
+		t.Errorf("a run without a fault and %d clients on %d free slots: %v; want the slots to suffice", clients, info.FreeSlots(), err)
+	}
+}

@@ -91,7 +91,7 @@ func prepare(ctx context.Context, spec *Spec, env *Env) (_ *running, err error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := info.CheckSlots(spec.Clients); err != nil {
+	if err := info.CheckSlots(spec.Clients, spec.OwnSessions()); err != nil {
 		return nil, err
 	}
 	r := &running{spec: spec, env: env, info: info, stats: newServerStats()}
@@ -196,10 +196,14 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	if r.faults != nil {
 		// Commits are followed to the window's end, after which none is missing.
 		end := time.Now()
-		if res != nil && !res.WindowEnd.IsZero() {
-			end = res.WindowEnd
+		var outages []driver.Outage
+		if res != nil {
+			outages = res.Outages
+			if !res.WindowEnd.IsZero() {
+				end = res.WindowEnd
+			}
 		}
-		faults = r.faults.finish(end, func(w string) { fmt.Fprintf(env.Log, "warning: %s\n", w) })
+		faults = r.faults.finish(end, outages, func(w string) { fmt.Fprintf(env.Log, "warning: %s\n", w) })
 	}
 	if err != nil {
 		if r.smp != nil {

@@ -143,6 +143,16 @@ func NewSpec() Spec {
 	return Spec{Settings: DefaultSettings(), ShardTimeout: 5 * time.Minute}
 }
 
+// OwnSessions is how many sessions pgbakeoff opens on the target besides the
+// clients': the control session and the sampler's (target.MonitorConns), and
+// with faults the ledger's (recovery.Ledger), which the preflight counts.
+func (s *Spec) OwnSessions() int {
+	if len(s.Faults) > 0 {
+		return target.MonitorConns + 1
+	}
+	return target.MonitorConns
+}
+
 // Validate checks the run's settings, its shard and the workload's options; its
 // errors name what is wrong as FieldErrors where one field is. Run also needs
 // Target and Workload.

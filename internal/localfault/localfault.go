@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
+	"github.com/pgbakeoff/pgbakeoff/internal/sampler"
 )
 
 // Injector does faults to a cluster.
@@ -113,6 +114,7 @@ func (in Injector) failover(ctx context.Context, old *localpg.Server, clean bool
 	if err := in.Cluster.Promote(ctx, next); err != nil {
 		return ev, err
 	}
+	ev.Primary = &sampler.Local{PostmasterPID: next.PID, DataDir: next.DataDir}
 	if at, ok, _ := next.LoggedAt(localpg.LogPromoted, t0); ok {
 		ev.Promoted = at
 	}

@@ -196,12 +196,24 @@ func (c *Cluster) Reclone(ctx context.Context, node, primary *Server) error {
 	return c.Follow(ctx, node, primary)
 }
 
-// WaitStreaming waits until primary streams WAL to node.
+// WaitStreaming waits until primary streams WAL to node and node has received
+// all the WAL primary had written when the wait began. Streaming alone does not
+// tell that node follows: one whose WAL went past the point primary was
+// promoted at streams the old timeline for a moment, up to that point, and
+// stops again, over and over; it never receives primary's newer WAL.
 func (c *Cluster) WaitStreaming(ctx context.Context, node, primary *Server) error {
+	target, err := primary.State(ctx)
+	if err != nil {
+		return err
+	}
 	for {
 		reps, err := primary.Replication(ctx)
 		for _, r := range reps {
-			if r.Name == node.Name && r.State == "streaming" {
+			if r.Name != node.Name || r.State != "streaming" {
+				continue
+			}
+			var st State
+			if st, err = node.State(ctx); err == nil && st.Received >= target.Received {
 				return nil
 			}
 		}

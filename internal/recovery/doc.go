@@ -11,6 +11,9 @@
 // A Ledger runs beside the workload, whatever it is, on a session of its own:
 // it commits numbered rows at a steady rate and remembers which the server
 // acknowledged. After the run, Reckon reads the rows on the primary: an
-// acknowledged row that is missing is a lost commit (their span is the recovery
-// point), a present row whose commit was in flight is one nobody was told of.
+// acknowledged row that is missing is a lost commit, a present row whose commit
+// was in flight is one nobody was told of. The recovery point (Reckoning.RPO)
+// is the window of acknowledged work lost: from the earliest lost commit's
+// acknowledgement to the failure, never less than the interval between the
+// ledger's commits.
 package recovery

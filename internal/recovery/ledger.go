@@ -36,6 +36,7 @@ type Ledger struct {
 	mu       sync.Mutex
 	acked    []ack
 	inFlight []int64
+	gone     []time.Time   // when the session was found lost, in order
 	commits  int64         // acknowledged
 	ackedCh  chan struct{} // closed, and replaced, at each acknowledgement
 	stop     context.CancelFunc
@@ -128,6 +129,7 @@ func (l *Ledger) record(seq int64, err error) {
 		// The server refused it: not committed.
 	default:
 		l.inFlight = append(l.inFlight, seq)
+		l.gone = append(l.gone, time.Now())
 	}
 }
 
@@ -178,21 +180,38 @@ func (l *Ledger) Stop() {
 // Reckoning is what the primary holds of the ledger's commits after the run.
 type Reckoning struct {
 	Acknowledged int64
-	// Lost are acknowledged commits missing on the primary, committed from
-	// LostFrom to LostTo: the span of data lost (the recovery point).
-	Lost             int64
-	LostFrom, LostTo time.Time
+	// Lost are acknowledged commits missing on the primary, the earliest
+	// acknowledged at LostFrom and the latest at LostTo. LastAck is the last
+	// commit acknowledged before the ledger found its session lost, after
+	// LostFrom: the primary's last word before it went away.
+	Lost                      int64
+	LostFrom, LostTo, LastAck time.Time
 	// InDoubt are rows present whose commit was in flight when the session was
 	// lost; Unknown those in flight that are absent (never committed).
 	InDoubt, Unknown int64
+	// Every is the interval between the ledger's commits.
+	Every time.Duration
 }
 
-// RPO is the span of acknowledged commits lost: 0 when none was.
-func (r Reckoning) RPO() time.Duration {
+// RPO is the recovery point: the window of acknowledged work lost, from the
+// acknowledgement of the earliest lost commit to the failure that lost it.
+// The failure is the first of failed (the instants the primary was taken
+// away, where known) at or after LostFrom, else LastAck. A commit is made
+// within Every of the one before it, so the window is never shorter than
+// Every: a single lost commit acknowledged just before the failure has an RPO
+// of Every. 0 when nothing was lost.
+func (r Reckoning) RPO(failed ...time.Time) time.Duration {
 	if r.Lost == 0 {
 		return 0
 	}
-	return r.LostTo.Sub(r.LostFrom)
+	end := r.LastAck
+	for _, t := range slices.SortedFunc(slices.Values(failed), time.Time.Compare) {
+		if !t.Before(r.LostFrom) {
+			end = t
+			break
+		}
+	}
+	return max(end.Sub(r.LostFrom), r.Every)
 }
 
 // Reckon reads the ledger's rows on the primary, compares them with what was
@@ -213,14 +232,16 @@ func (l *Ledger) Reckon(ctx context.Context) (Reckoning, error) {
 		present[seq] = true
 	}
 	l.mu.Lock()
-	r := reckon(l.acked, l.inFlight, present)
+	r := reckon(l.acked, l.inFlight, l.gone, present)
 	l.mu.Unlock()
+	r.Every = l.every
 	_, err = conn.ExecParams(ctx, "delete from "+Table+" where token = $1", [][]byte{[]byte(l.token)}, nil, nil, nil).Close()
 	return r, err
 }
 
-// reckon compares the acknowledged and in-flight commits with the rows present.
-func reckon(acked []ack, inFlight []int64, present map[int64]bool) Reckoning {
+// reckon compares the acknowledged and in-flight commits with the rows present;
+// gone are the instants the ledger found its session lost.
+func reckon(acked []ack, inFlight []int64, gone []time.Time, present map[int64]bool) Reckoning {
 	r := Reckoning{Acknowledged: int64(len(acked))}
 	for _, a := range acked {
 		if present[a.seq] {
@@ -234,6 +255,9 @@ func reckon(acked []ack, inFlight []int64, present map[int64]bool) Reckoning {
 		}
 		r.Lost++
 	}
+	if r.Lost > 0 {
+		r.LastAck = lastAckBefore(acked, r.LostFrom, gone)
+	}
 	for _, seq := range slices.Compact(slices.Sorted(slices.Values(inFlight))) {
 		if present[seq] {
 			r.InDoubt++
@@ -242,6 +266,21 @@ func reckon(acked []ack, inFlight []int64, present map[int64]bool) Reckoning {
 		}
 	}
 	return r
+}
+
+// lastAckBefore is the last acknowledgement before the first loss of the
+// session after from; with no loss after from (the rows vanished under a
+// session that lived on), the last acknowledgement of all.
+func lastAckBefore(acked []ack, from time.Time, gone []time.Time) time.Time {
+	var last time.Time
+	i := slices.IndexFunc(gone, func(g time.Time) bool { return !g.Before(from) })
+	for _, a := range acked {
+		if i >= 0 && !a.at.Before(gone[i]) {
+			break
+		}
+		last = a.at
+	}
+	return last
 }
 
 // sleep waits d unless ctx ends first.

@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"maps"
 	"os"
 	"testing"
 	"time"
@@ -65,6 +66,52 @@ func TestTrackerFigures(t *testing.T) {
 	}
 }
 
+// TestTrackerFirstFailure: the first failure is the first that comes from the
+// fault: a serialization failure, a deadlock or a duplicate key right after it
+// are the workload's own, a write refused by a standby, a connection lost or
+// one refused (with no transaction failing) are the fault's.
+func TestTrackerFirstFailure(t *testing.T) {
+	t0 := time.Unix(5_000_000, 0)
+	fault := t0.Add(10 * time.Second)
+	own := []driver.TxEvent{{End: fault.Add(2 * time.Millisecond), Failed: true, SQLState: "40001"},
+		{End: fault.Add(3 * time.Millisecond), Failed: true, SQLState: "40P01"},
+		{End: fault.Add(4 * time.Millisecond), Failed: true, SQLState: "23505"}}
+	cases := []struct {
+		name   string
+		events []driver.TxEvent
+		lost   []time.Duration // connections lost or refused, from the fault
+		want   time.Duration
+	}{
+		{"workload errors only", own, nil, -1},
+		{"read-only", append(own, driver.TxEvent{End: fault.Add(50 * time.Millisecond), Failed: true, SQLState: "25006"}), nil, 50 * time.Millisecond},
+		{"admin shutdown", append(own, driver.TxEvent{End: fault.Add(40 * time.Millisecond), Failed: true, SQLState: "57P01"}), nil, 40 * time.Millisecond},
+		{"connection failure", append(own, driver.TxEvent{End: fault.Add(60 * time.Millisecond), Failed: true, SQLState: "08006"}), nil, 60 * time.Millisecond},
+		{"refused", own, []time.Duration{-time.Second, 30 * time.Millisecond, 90 * time.Millisecond}, 30 * time.Millisecond},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := NewTracker(t0, []time.Time{fault}, 1, 20*time.Second)
+			for at := t0; at.Before(t0.Add(20 * time.Second)); at = at.Add(10 * time.Millisecond) {
+				tr.Add(driver.TxEvent{End: at})
+			}
+			for _, ev := range c.events {
+				tr.Add(ev)
+			}
+			for _, d := range c.lost {
+				tr.LostConnection(fault.Add(d))
+			}
+			f := tr.Figures(0, t0.Add(20*time.Second))
+			if f.FirstFailure != c.want {
+				t.Errorf("first failure %s after the fault, want %s", f.FirstFailure, c.want)
+			}
+			// The workload's errors still count among those after the fault.
+			if f.Errors["40001"] != 1 || f.Errors["23505"] != 1 {
+				t.Errorf("errors %v", f.Errors)
+			}
+		})
+	}
+}
+
 // TestTrackerNeverRecovered: commits that stop for good are reported as not
 // recovered, the time without them reaching the horizon.
 func TestTrackerNeverRecovered(t *testing.T) {
@@ -110,20 +157,58 @@ func TestTrackerFaultsApart(t *testing.T) {
 	}
 }
 
-// TestReckon: acknowledged rows missing are lost, with the span they were
-// acknowledged in; rows in flight are in doubt when present, unknown when not.
+// TestReckon: acknowledged rows missing are lost; rows in flight are in doubt
+// when present, unknown when not. The RPO runs from the earliest lost commit's
+// acknowledgement to the failure: the primary's end where it is known, else
+// the last acknowledgement before the session was lost; a single lost commit
+// has one of the ledger's intervals at least, not 0.
 func TestReckon(t *testing.T) {
 	t0 := time.Unix(3_000_000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	var acked []ack
 	for i := range int64(10) {
-		acked = append(acked, ack{i + 1, t0.Add(time.Duration(i) * 100 * time.Millisecond)})
+		acked = append(acked, ack{i + 1, ms(int(i) * 100)})
 	}
-	present := map[int64]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 12: true}
-	r := reckon(acked, []int64{11, 12, 12}, present)
-	want := Reckoning{Acknowledged: 10, Lost: 3, LostFrom: t0.Add(700 * time.Millisecond), LostTo: t0.Add(900 * time.Millisecond), InDoubt: 1, Unknown: 1}
-	if r != want || r.RPO() != 200*time.Millisecond {
-		t.Errorf("reckoning %+v (RPO %s), want %+v", r, r.RPO(), want)
+	acked = append(acked, ack{13, ms(1500)}) // on the new primary
+	gone := []time.Time{ms(950)}
+	all := map[int64]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 12: true, 13: true}
+	r := reckon(acked, []int64{11, 12, 12}, gone, all)
+	r.Every = 20 * time.Millisecond
+	want := Reckoning{Acknowledged: 11, Lost: 3, LostFrom: ms(700), LostTo: ms(900), LastAck: ms(900), InDoubt: 1, Unknown: 1, Every: 20 * time.Millisecond}
+	if r != want {
+		t.Errorf("reckoning %+v, want %+v", r, want)
 	}
+	cases := []struct {
+		name    string
+		present map[int64]bool
+		failed  []time.Time
+		want    time.Duration
+	}{
+		{"three lost", all, nil, 200 * time.Millisecond},
+		{"three lost, primary killed", all, []time.Time{ms(200), ms(930)}, 230 * time.Millisecond},
+		{"one lost", merge(all, 8, 9), nil, 20 * time.Millisecond},
+		{"one lost, primary killed", merge(all, 8, 9), []time.Time{ms(960)}, 60 * time.Millisecond},
+		{"one lost long before", merge(all, 9, 10), nil, 200 * time.Millisecond},
+		{"none lost", merge(all, 8, 9, 10), nil, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := reckon(acked, nil, gone, c.present)
+			r.Every = 20 * time.Millisecond
+			if got := r.RPO(c.failed...); got != c.want {
+				t.Errorf("RPO %s, want %s (%+v)", got, c.want, r)
+			}
+		})
+	}
+}
+
+// merge is present with the rows seqs too.
+func merge(present map[int64]bool, seqs ...int64) map[int64]bool {
+	out := maps.Clone(present)
+	for _, s := range seqs {
+		out[s] = true
+	}
+	return out
 }
 
 // TestLedgerThroughCrash: the ledger commits through a server killed and started

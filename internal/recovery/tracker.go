@@ -38,6 +38,7 @@ type Tracker struct {
 
 	mu       sync.Mutex
 	failures [][]failure // per fault, those after it within the horizon
+	losses   []time.Time // connections lost or refused (LostConnection)
 }
 
 type failure struct {
@@ -97,10 +98,22 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 	}
 }
 
+// LostConnection notes a client's connection lost, or refused, at at: a
+// failure that comes from a fault even where no transaction failed with it
+// (a client that connects for each transaction and is refused).
+func (t *Tracker) LostConnection(at time.Time) {
+	t.mu.Lock()
+	t.losses = append(t.losses, at)
+	t.mu.Unlock()
+}
+
 // Figures are what the clients saw of one fault.
 type Figures struct {
-	// FirstFailure is how long after the fault the first transaction failed; -1
-	// when none did.
+	// FirstFailure is how long after the fault the clients first failed for
+	// it: a transaction that failed with a state FaultState tells, or a
+	// connection lost or refused; -1 when none did. The workload's own
+	// errors (a serialization failure, a deadlock, a duplicate key) are not
+	// the fault's.
 	FirstFailure time.Duration
 	// NoCommits is the longest time without any commit, of those that began
 	// within a second before the fault or after it: how long the deployment was
@@ -169,9 +182,17 @@ func (t *Tracker) Figures(i int, end time.Time) Figures {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, fl := range t.failures[i] {
-		if d := fl.at.Sub(at); f.FirstFailure < 0 || d < f.FirstFailure {
+	failed := func(when time.Time) {
+		if d := when.Sub(at); d >= 0 && when.Before(t.nexts[i]) && (f.FirstFailure < 0 || d < f.FirstFailure) {
 			f.FirstFailure = d
+		}
+	}
+	for _, when := range t.losses {
+		failed(when)
+	}
+	for _, fl := range t.failures[i] {
+		if FaultState(fl.state) {
+			failed(fl.at)
 		}
 		if fl.at.After(until) {
 			continue
@@ -261,7 +282,15 @@ func clientGaps(each []atomic.Int64) (median, longest time.Duration) {
 
 // connectionLost tells a SQLSTATE of a transaction lost with its connection: a
 // connection exception (class 08), or the server shutting the session down
-// (57P01-57P03).
+// (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now).
 func connectionLost(state string) bool {
 	return strings.HasPrefix(state, "08") || state == "57P01" || state == "57P02" || state == "57P03"
+}
+
+// FaultState tells a SQLSTATE that a fault causes, as opposed to one of the
+// workload's own errors: a connection lost (connectionLost), or a write
+// refused by a server that is no longer the primary (25006
+// read_only_sql_transaction).
+func FaultState(state string) bool {
+	return connectionLost(state) || state == "25006"
 }

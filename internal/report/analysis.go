@@ -223,6 +223,14 @@ func (g group) label() string {
 	return fmt.Sprintf("%d clients", g.clients)
 }
 
+// clientsText is the group's client count, with its rate for open-loop runs.
+func (g group) clientsText() string {
+	if g.rate > 0 {
+		return fmt.Sprintf("%d at %d tx/s", g.clients, g.rate)
+	}
+	return strconv.Itoa(g.clients)
+}
+
 // id is the group's part of chart names and anchors: "c8", "c8-rate5000".
 func (g group) id() string {
 	if g.rate > 0 {

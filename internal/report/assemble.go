@@ -435,7 +435,8 @@ func fromSummary(run *Run, sum *engine.Summary) {
 	}
 	for _, f := range sum.Faults {
 		rf := Fault{Kind: f.Kind, AtS: f.AtS, T: f.AtS - sum.WarmupS, Done: f.Done, Error: f.Error, NoCommitsMs: f.NoCommitsMs, ResumedMs: f.ResumedMs,
-			ClientMaxMs: f.ClientMaxMs, RecoveredMs: f.RecoveredMs, BeforeTPS: f.BeforeTPS, InDoubt: f.InDoubt, Lost: -1}
+			ClientMaxMs: f.ClientMaxMs, RecoveredMs: f.RecoveredMs, BeforeTPS: f.BeforeTPS, InDoubt: f.InDoubt, Lost: -1,
+			Command: engine.RedactCommand(f.Command), Output: engine.RedactCommand(f.Output), ExitCode: f.ExitCode}
 		if l := f.Ledger; l != nil {
 			rf.Lost, rf.RPOMs = l.Lost, l.RPOMs
 		}

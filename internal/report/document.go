@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 )
 
 // document is a report laid out once for every renderer: the sections of the
@@ -282,7 +284,8 @@ func (a *analysis) serverSection() docSection {
 // recoveryIntro says what the recovery tables show.
 const recoveryIntro = "Runs with faults done on purpose (run --fault), one row each: how long the clients saw no commit " +
 	"(the run's longest gap, and the longest of any client), when the throughput was back to 90% of what it was before, " +
-	"the acknowledged commits the ledger found missing afterwards and over what span they were made, and the transactions " +
+	"the acknowledged commits the ledger found missing afterwards with the recovery point (RPO: from the acknowledgement of the " +
+	"earliest lost commit to the failure, at least the ledger's 20 ms between commits), and the transactions " +
 	"lost with their connection, whose outcome the clients cannot know. These runs are left out of the throughput comparisons."
 
 // recoverySection is a table per workload of the runs with faults; false when
@@ -305,6 +308,9 @@ func (a *analysis) recoverySection() (docSection, bool) {
 		if len(t.Rows) > 0 {
 			any = true
 			s.add(heading("recovery-"+wl.slug, wl.Name, wl.Name), tableOf(t))
+			if outs := a.commandOutputs(wl); len(outs) > 0 {
+				s.add(para(commandsIntro), list("", outs))
+			}
 			s.add(legendOf(haIntro), tableOf(a.haTable(wl)))
 		}
 	}
@@ -312,19 +318,20 @@ func (a *analysis) recoverySection() (docSection, bool) {
 }
 
 // haIntro says what the table of what each target's resilience costs shows.
-const haIntro = "What each target's resilience costs beside what it bought: its latency in the runs without faults " +
-	"(a synchronous standby adds a round trip to every commit), its price, and over its runs with faults the median " +
-	"and longest time without commits and the acknowledged commits lost."
+const haIntro = "What each target's resilience costs beside what it bought, at each client count: its latency in the runs " +
+	"without faults (a synchronous standby adds a round trip to every commit), its price, and over its runs with faults " +
+	"the median and longest time without commits and the acknowledged commits lost."
 
-// haTable is, per target, its steady-state latency and price beside its
-// recovery: the cost of a standby next to what it buys.
+// haTable is, per client count (and rate) and target, the target's
+// steady-state latency and price beside its recovery: the cost of a standby
+// next to what it buys, compared between runs of the same load.
 func (a *analysis) haTable(wl workload) *docTable {
-	t := &docTable{Head: []string{"target", "p50 ms", "p99 ms", "price a month", "faults", "no commits, median", "longest", "lost commits"},
-		Right: []bool{false, true, true, true, true, true, true, true}}
-	for i, tg := range a.targets {
-		var p50, p99, gaps []float64
-		faults, lost := 0, int64(0)
-		for _, g := range wl.groups {
+	t := &docTable{Head: []string{"target", "clients", "p50 ms", "p99 ms", "price a month", "faults", "no commits, median", "longest", "lost commits"},
+		Right: []bool{false, true, true, true, true, true, true, true, true}}
+	for _, g := range wl.groups {
+		for i, tg := range a.targets {
+			var p50, p99, gaps []float64
+			faults, lost := 0, int64(0)
 			for _, run := range g.cells[i].runs {
 				if len(run.Faults) == 0 && counts(run) {
 					p50, p99 = append(p50, run.Latency.P50), append(p99, run.Latency.P99)
@@ -335,17 +342,20 @@ func (a *analysis) haTable(wl workload) *docTable {
 					lost += max(f.Lost, 0)
 				}
 			}
+			if len(p50) == 0 && faults == 0 {
+				continue
+			}
+			price := "-"
+			if tg.Price != nil && tg.Price.Monthly > 0 {
+				price = fmt.Sprintf("%.2f %s", tg.Price.Monthly, tg.Price.Currency)
+			}
+			row := plain(tg.Name, g.clientsText(), medianText(p50, "%.3f"), medianText(p99, "%.3f"), price, strconv.Itoa(faults),
+				medianText(gaps, "%.0f ms"), maxText(gaps, "%.0f ms"), strconv.FormatInt(lost, 10))
+			for j := 1; j < len(row); j++ {
+				row[j].Class = "num"
+			}
+			t.add(row...)
 		}
-		price := "-"
-		if tg.Price != nil && tg.Price.Monthly > 0 {
-			price = fmt.Sprintf("%.2f %s", tg.Price.Monthly, tg.Price.Currency)
-		}
-		row := plain(tg.Name, medianText(p50, "%.3f"), medianText(p99, "%.3f"), price, strconv.Itoa(faults),
-			medianText(gaps, "%.0f ms"), maxText(gaps, "%.0f ms"), strconv.FormatInt(lost, 10))
-		for j := 1; j < len(row); j++ {
-			row[j].Class = "num"
-		}
-		t.add(row...)
 	}
 	return t
 }
@@ -371,6 +381,61 @@ func maxText(vs []float64, format string) string {
 	return fmt.Sprintf(format, slices.Max(vs))
 }
 
+// commandsIntro heads what the fault commands printed.
+const commandsIntro = "What each fault command printed, the end of it (lines joined by ⏎), with any password replaced:"
+
+// maxShownOutput is how much of a fault command's output a report shows: its
+// last lines, no more than this many characters of them.
+const (
+	maxShownOutput = 300
+	maxShownLines  = 5
+)
+
+// commandOutputs are the workload's fault commands, one item each: the run,
+// the command, how it ended and the end of what it printed.
+func (a *analysis) commandOutputs(wl workload) []item {
+	var out []item
+	for _, g := range wl.groups {
+		for i, c := range g.cells {
+			for _, run := range c.runs {
+				for _, f := range run.Faults {
+					if f.Command == "" {
+						continue
+					}
+					text := fmt.Sprintf("%s, %s, run %d: command at %s s, %s", a.targets[i].Name, g.label(), run.ID, num(f.AtS), engine.RedactCommand(f.Command))
+					switch {
+					case !f.Done:
+						text += ": not done"
+					default:
+						text += fmt.Sprintf(": exit %d, %s", f.ExitCode, shownOutput(f.Output))
+					}
+					out = append(out, item{Text: text})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// shownOutput is the end of a command's output as a report shows it: its last
+// lines joined by ⏎, cut to maxShownOutput characters, passwords replaced.
+func shownOutput(output string) string {
+	lines := strings.Split(strings.TrimRight(engine.RedactCommand(output), "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return "no output"
+	}
+	cut := len(lines) > maxShownLines
+	lines = lines[max(len(lines)-maxShownLines, 0):]
+	text := strings.Join(lines, " ⏎ ")
+	if r := []rune(text); len(r) > maxShownOutput {
+		text, cut = string(r[len(r)-maxShownOutput:]), true
+	}
+	if cut {
+		text = "…" + text
+	}
+	return "output " + strconv.Quote(text)
+}
+
 // recoveryRow is one fault of a run in the recovery table.
 func (a *analysis) recoveryRow(target string, g group, run Run, f Fault) []docCell {
 	ms := func(v float64) string {
@@ -390,7 +455,7 @@ func (a *analysis) recoveryRow(target string, g group, run Run, f Fault) []docCe
 	if f.Lost >= 0 {
 		lost = strconv.FormatInt(f.Lost, 10)
 		if f.Lost > 0 {
-			lost += " over " + ms(f.RPOMs)
+			lost += ", RPO " + ms(f.RPOMs)
 		}
 	}
 	cells := plain(target, strconv.Itoa(g.clients), strconv.FormatInt(run.ID, 10), fault, ms(f.NoCommitsMs), ms(f.ClientMaxMs),

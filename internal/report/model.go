@@ -148,10 +148,15 @@ type Fault struct {
 	RecoveredMs float64 // back to 90% of the throughput before
 	BeforeTPS   float64
 	InDoubt     int64 // transactions lost with their connection
-	// From the ledger: acknowledged commits missing afterwards, and their span;
-	// Lost is -1 when the ledger was not read.
+	// From the ledger: acknowledged commits missing afterwards, and the
+	// recovery point (engine.LedgerSummary's RPOMs); Lost is -1 when the
+	// ledger was not read.
 	Lost  int64
 	RPOMs float64
+	// A command fault's command and the end of what it printed, passwords
+	// replaced, and its exit code.
+	Command, Output string
+	ExitCode        int
 }
 
 // Sampled says which server figures a run has.

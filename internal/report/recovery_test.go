@@ -2,16 +2,20 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestRecoverySection: runs with faults get a recovery table, one row a fault,
-// with its figures; the lost commits are marked; a report without faults has no
-// such section; the fault is shaded on the time series from where it was done
-// to where commits resumed.
+// with its figures; the lost commits are marked with their recovery point; a
+// fault command's output is shown, its end only and its passwords replaced;
+// the HA table compares each target's runs at one client count, never a
+// median over all; a report without faults has no such section; the fault is
+// shaded on the time series from where it was done to where commits resumed.
 func TestRecoverySection(t *testing.T) {
 	r := faultReport()
 	var md bytes.Buffer
@@ -20,12 +24,45 @@ func TestRecoverySection(t *testing.T) {
 	}
 	text := md.String()
 	for _, want := range []string{"## Recovery",
-		"| target | p50 ms | p99 ms | price a month | faults | no commits, median | longest | lost commits |",
-		" | 1 | 1520 ms | 1520 ms | 0 |", " | 1 | 9800 ms | 9800 ms | 12 |",
-		"| pg11 | 8 | ", "failover at 20.0 s | 1520 ms | 1710 ms | 2100 ms | 4012.5 | 0 | 6 |",
-		"failover at 20.0 s | 9800 ms | 1710 ms | 2100 ms | 4012.5 | 12 over 240 ms | 6 |"} {
+		"| pg11 | 8 | ", "failover at 20.0 s | 1520 ms | 1710 ms | 2100 ms | 4012.5 | not read | 6 |",
+		"command at 40.0 s | 310 ms | 420 ms | 900 ms | 3990.0 | 0 | 2 |",
+		"failover at 20.0 s | 9800 ms | 1710 ms | 2100 ms | 4012.5 | 12, RPO 240 ms | 6 |",
+		"| target | clients | p50 ms | p99 ms | price a month | faults | no commits, median | longest | lost commits |",
+		`- pg11, 8 clients, run `, `: command at 40.0 s, psql "postgres://admin:xxxxx@db.example.com/app" -f kill.sql: exit 0, output "…`,
+		` ⏎ (8 rows) ⏎  ⏎ COMMIT"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the Markdown report lacks %q", want)
+		}
+	}
+	if strings.Contains(text, "s3cret") || strings.Contains(text, "password=") {
+		t.Errorf("the Markdown report shows a fault command's password, or its output's first lines")
+	}
+	// A row per target and client count, with the medians of that client
+	// count's runs without faults.
+	wl := r.Workloads[1]
+	for _, tg := range r.Targets {
+		for _, clients := range []int{8, 16, 32} {
+			var p50 []float64
+			faults := 0
+			for _, run := range wl.Runs {
+				if run.Target != tg.Name || run.Clients != clients {
+					continue
+				}
+				if len(run.Faults) == 0 {
+					p50 = append(p50, run.Latency.P50)
+				}
+				faults += len(run.Faults)
+			}
+			want := fmt.Sprintf("| %s | %d | %s | ", tg.Name, clients, medianText(p50, "%.3f"))
+			i := strings.Index(text, want)
+			if i < 0 {
+				t.Errorf("the HA table lacks %q", want)
+				continue
+			}
+			row, _, _ := strings.Cut(text[i:], "\n")
+			if cells := strings.Split(row, " | "); len(cells) < 6 || cells[5] != strconv.Itoa(faults) {
+				t.Errorf("HA row %q: want %d faults", row, faults)
+			}
 		}
 	}
 	var page bytes.Buffer
@@ -41,6 +78,24 @@ func TestRecoverySection(t *testing.T) {
 	}
 	if strings.Contains(md.String(), "Recovery") {
 		t.Error("a report without faults has a recovery section")
+	}
+}
+
+// TestShownOutput: a fault command's output as reports show it: its last lines,
+// cut to a length, passwords replaced.
+func TestShownOutput(t *testing.T) {
+	long := strings.Repeat("x", 400)
+	for _, c := range []struct{ in, want string }{
+		{"", "no output"},
+		{"\n\n", "no output"},
+		{"done\n", `output "done"`},
+		{"a\nb\nc\nd\ne\nf\n", `output "…b ⏎ c ⏎ d ⏎ e ⏎ f"`},
+		{"psql postgres://u:pw@h/db --password hunter2\n", `output "psql postgres://u:xxxxx@h/db --password xxxxx"`},
+		{long, `output "…` + long[:maxShownOutput] + `"`},
+	} {
+		if got := shownOutput(c.in); got != c.want {
+			t.Errorf("shownOutput(%q) = %s, want %s", c.in, got, c.want)
+		}
 	}
 }
 
@@ -60,8 +115,17 @@ func faultReport() *Report {
 		f := Fault{Kind: "failover", AtS: 20, T: 20, Done: true, NoCommitsMs: 1520, ResumedMs: 1520, ClientMaxMs: 1710, RecoveredMs: 2100, BeforeTPS: 4012.5, InDoubt: 6, Lost: 0}
 		if run.Target != r.Baseline {
 			f.Lost, f.RPOMs, f.NoCommitsMs, f.ResumedMs = 12, 240, 9800, 9800
+			run.Faults = []Fault{f}
+			continue
 		}
-		run.Faults = []Fault{f}
+		// The baseline's run ends with a command of the user's own, whose
+		// output, from a store written before outputs were redacted, holds a
+		// password.
+		f.Lost = -1
+		cmd := Fault{Kind: "command", AtS: 40, T: 40, Done: true, NoCommitsMs: 310, ResumedMs: 310, ClientMaxMs: 420, RecoveredMs: 900,
+			BeforeTPS: 3990, InDoubt: 2, Command: `psql "postgres://admin:xxxxx@db.example.com/app" -f kill.sql`, ExitCode: 0,
+			Output: "connecting as admin with password=s3cret\nBEGIN\nSET\n pg_terminate_backend\n----------------------\n t\n(8 rows)\n\nCOMMIT\n"}
+		run.Faults = []Fault{f, cmd}
 	}
 	return r
 }

@@ -83,6 +83,8 @@ var reports = []struct {
 	{"three-targets", testReport, 36},
 	{"two-targets", func() *Report { return buildReport(testTargets()[:2]) }, 36},
 	{"one-target-no-prices", singleReport, 34},
+	// the two targets' with faults: their recovery section
+	{"faults", faultReport, 36},
 }
 
 func TestGolden(t *testing.T) {

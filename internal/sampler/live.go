@@ -86,6 +86,7 @@ type Config struct {
 }
 
 // Local is a server on this machine, whose processes and disk can be read.
+// After a failover the primary is another server: Sampler.Follow moves to it.
 type Local struct {
 	// PostmasterPID is used when DataDir has no readable postmaster.pid;
 	// otherwise that file's, so a restarted server is followed.
@@ -149,8 +150,8 @@ type Sampler struct {
 	cfg     Config
 	version int // server_version_num
 	query   string
-	disk    *device // nil when DataDir's device has no counters
 	client  *http.Client
+	next    atomic.Pointer[Local] // the server to read from the next sample on (Follow)
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -165,6 +166,8 @@ type Sampler struct {
 	down     atomic.Pointer[pgconn.PgError]
 
 	// Owned by the sampling goroutine.
+	local  *Local         // the server whose processes and disk are read; nil for none
+	disk   *device        // local's; nil when its data directory's device has no counters
 	conn   *pgconn.PgConn // nil until (re)connected
 	seq    int
 	last   time.Time  // end of the previous interval
@@ -174,12 +177,14 @@ type Sampler struct {
 	result Result
 }
 
-// readings are the sources read at one instant; nil when unreadable.
+// readings are the sources read at one instant; nil when unreadable. cpu and
+// disk are local's, and compare only with readings of the same local.
 type readings struct {
-	db   *dbReading
-	cpu  *cpuReading
-	disk *diskReading
-	node *nodeReading
+	db    *dbReading
+	local *Local
+	cpu   *cpuReading
+	disk  *diskReading
+	node  *nodeReading
 }
 
 const (
@@ -230,14 +235,7 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 			return nil, fmt.Errorf("start sampler: %w", err)
 		}
 	}
-	if cfg.Local != nil && cfg.Local.DataDir != "" {
-		d, err := findDevice(procRoot, cfg.Local.DataDir)
-		if err != nil {
-			s.errs.add("disk: %v", err)
-		} else {
-			s.disk = &d
-		}
-	}
+	s.setLocal(cfg.Local)
 	s.last = time.Now()
 	s.prev = s.read(ctx)
 	s.known = s.prev.db
@@ -321,12 +319,15 @@ func (s *Sampler) sample(ctx context.Context) {
 			s.owed = dbValues(p, db, float64(db.own-p.own)+s.owed, sm.Values)
 		}
 	}
-	if p, c := s.prev.cpu, cur.cpu; p != nil && c != nil {
+	// After Follow, the previous reading is another server's processes and
+	// perhaps another disk's.
+	sameLocal := s.prev.local == cur.local
+	if p, c := s.prev.cpu, cur.cpu; p != nil && c != nil && sameLocal {
 		if secs := c.at.Sub(p.at).Seconds(); secs > 0 {
 			sm.Values["server_cpu"] = float64(busyTicks(p, c)) / userHZ / secs
 		}
 	}
-	if p, c := s.prev.disk, cur.disk; p != nil && c != nil {
+	if p, c := s.prev.disk, cur.disk; p != nil && c != nil && sameLocal {
 		diskValues(p, c, sm.Values)
 	}
 	if p, c := s.prev.node, cur.node; p != nil && c != nil {
@@ -368,6 +369,27 @@ func (s *Sampler) compare(known, db *dbReading) {
 	}
 }
 
+// Follow makes the sampler read the processes and disk of l from its next
+// sample on: the server that is the primary after a failover, which the
+// target's address follows but Config.Local does not. The sample that spans
+// the change has no server_cpu or disk values, since its two ends are two
+// servers'. It may be called while sampling.
+func (s *Sampler) Follow(l Local) { s.next.Store(&l) }
+
+// setLocal makes l the server whose processes and disk are read, and finds
+// the device holding its data.
+func (s *Sampler) setLocal(l *Local) {
+	s.local, s.disk = l, nil
+	if l != nil && l.DataDir != "" {
+		d, err := findDevice(procRoot, l.DataDir)
+		if err != nil {
+			s.errs.add("disk: %v", err)
+		} else {
+			s.disk = &d
+		}
+	}
+}
+
 // noteDown keeps the first error that says the server is not running normally.
 func (s *Sampler) noteDown(err error) {
 	if pe := DownError(err); pe != nil {
@@ -379,7 +401,11 @@ func (s *Sampler) noteDown(err error) {
 func (s *Sampler) read(ctx context.Context) readings {
 	var r readings
 	r.db = s.readDB(ctx)
-	if l := s.cfg.Local; l != nil {
+	if l := s.next.Swap(nil); l != nil {
+		s.setLocal(l)
+	}
+	r.local = s.local
+	if l := s.local; l != nil {
 		pid := postmasterPID(l)
 		c, err := readServerCPU(procRoot, pid)
 		if err != nil {

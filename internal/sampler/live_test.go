@@ -627,6 +627,51 @@ func TestRestart(t *testing.T) {
 	}
 }
 
+// TestFollow: a sampler reading the processes of one server follows another,
+// as after a failover: once the first is stopped, the samples still have the
+// server's CPU, now the second's, and the first's absence is never an error.
+func TestFollow(t *testing.T) {
+	pgtest.Long(t)
+	next := local(t)
+	if next == nil {
+		t.Skip("the test server is not on this machine")
+	}
+	old := pgtest.OwnServer(t).Server()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rec recorder
+	s, err := sampler.Start(ctx, sampler.Config{
+		Connect:  connector(t, pgtest.DSN(t), "sampler-test-monitor"),
+		Interval: 200 * time.Millisecond,
+		Local:    &sampler.Local{PostmasterPID: old.PID, DataDir: old.DataDir},
+		OnSample: rec.add,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hasCPU := func(sm sampler.Sample) bool { _, ok := sm.Values["server_cpu"]; return ok }
+	waitSamples(t, &rec, hasCPU, 2)
+	s.Follow(*next)
+	if err := old.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	waitSamples(t, &rec, func(sm sampler.Sample) bool { return sm.Start.After(stopped) && hasCPU(sm) }, 2)
+	res := s.Stop()
+	gone := fmt.Sprintf("postmaster (pid %d) is not running", old.PID)
+	for _, e := range res.Errors {
+		if strings.Contains(e, gone) {
+			t.Errorf("the old server was still read after Follow: %s", e)
+		}
+	}
+	// No interval compares one server's processes with the other's.
+	for _, sm := range rec.all() {
+		if v, ok := sm.Values["server_cpu"]; ok && v > float64(runtime.NumCPU()) {
+			t.Errorf("sample %d: server_cpu %.1f cores, more than the machine's %d", sm.Seq, v, runtime.NumCPU())
+		}
+	}
+}
+
 // TestHiddenSessions samples as a user who may not see the benchmark's
 // sessions, which is reported, not taken for CPU time.
 func TestHiddenSessions(t *testing.T) {

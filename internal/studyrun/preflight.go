@@ -168,9 +168,13 @@ func preflight(ctx context.Context, sr *Runner, s *study.Study, wls []*studyWork
 			errs = append(errs, s.Errorf(t.Pos, "target %s: %v", t.Name, err))
 			continue
 		}
-		most := 0
+		most, own := 0, 0
 		for _, sw := range wls {
-			most = max(most, slices.Max(s.Clients(sw.w)))
+			clients := slices.Max(s.Clients(sw.w))
+			spec := sw.spec(s, clients, 0)
+			if clients+spec.OwnSessions() > most+own {
+				most, own = clients, spec.OwnSessions()
+			}
 			if sw.w.Database != "" {
 				if err := checkDatabase(ctx, st, sw.w.Database); err != nil {
 					errs = append(errs, s.Errorf(sw.w.Pos, "target %s: workload %s: %v", t.Name, sw.w.Name, err))
@@ -180,9 +184,9 @@ func preflight(ctx context.Context, sr *Runner, s *study.Study, wls []*studyWork
 					t.Name, sw.w.Name, st.tgt.Config.User))
 			}
 		}
-		if need, free := most+target.MonitorConns, info.FreeSlots(); need > free {
-			errs = append(errs, s.Errorf(t.Pos, "target %s: %d clients need %d connection slots (%d more for monitoring) but the server has %d free: max_connections %d - reserved %d - in use %d; lower the client counts or raise max_connections",
-				t.Name, most, need, target.MonitorConns, free, info.MaxConnections, info.Reserved, info.InUse))
+		if need, free := most+own, info.FreeSlots(); need > free {
+			errs = append(errs, s.Errorf(t.Pos, "target %s: %d clients need %d connection slots (%d more for pgbakeoff's own sessions) but the server has %d free: max_connections %d - reserved %d - in use %d; lower the client counts or raise max_connections",
+				t.Name, most, need, own, free, info.MaxConnections, info.Reserved, info.InUse))
 		}
 	}
 	errs = append(errs, checkDisk(ctx, s, targets, wls)...)

@@ -393,9 +393,18 @@ type studyTarget struct {
 	warnedCheckpoint bool
 }
 
-func (st *studyTarget) local() *sampler.Local {
+// local is the target's server on this machine, whose processes and disk the
+// sampler reads: the cluster's primary, which a failover or switchover in an
+// earlier run may have moved to another node. nil for a remote target.
+func (st *studyTarget) local(ctx context.Context) *sampler.Local {
 	if st.srv == nil {
 		return nil
+	}
+	if st.cluster != nil && len(st.cluster.Nodes) > 1 {
+		// When no node answers as the primary, the run finds that out itself.
+		if p, err := st.cluster.Primary(ctx); err == nil {
+			st.srv = p
+		}
 	}
 	return &sampler.Local{PostmasterPID: st.srv.PID, DataDir: st.srv.DataDir}
 }
@@ -677,15 +686,15 @@ func checkEdits(s *study.Study, plan []study.Cell, done map[string]store.StudyRu
 func studyRun(ctx context.Context, sr *Runner, s *study.Study, st *store.Store, state *store.Study, c study.Cell, total int,
 	t *studyTarget, sw *studyWorkload) (*engine.Summary, error) {
 	fmt.Fprintf(sr.Out, "\n[%d/%d] %s\n", c.Seq, total, c.Key)
-	spec := cellSpec(sr, s, c, t, sw)
+	spec := cellSpec(ctx, sr, s, c, t, sw)
 	return makeRun(ctx, sr, st, state, spec, t, sw, store.StudyRun{Key: c.Key, Fingerprint: c.Fingerprint})
 }
 
 // cellSpec is the spec of a cell's runs, with the labels that find them again.
-func cellSpec(sr *Runner, s *study.Study, c study.Cell, t *studyTarget, sw *studyWorkload) engine.Spec {
+func cellSpec(ctx context.Context, sr *Runner, s *study.Study, c study.Cell, t *studyTarget, sw *studyWorkload) engine.Spec {
 	spec := sw.spec(s, c.Clients, c.Rate)
 	spec.Target = t.tgt.WithDatabase(sw.runDatabase())
-	spec.Local, spec.NodeExporter = t.local(), t.t.NodeExporter
+	spec.Local, spec.NodeExporter = t.local(ctx), t.t.NodeExporter
 	spec.Labels = map[string]string{"study": s.Name, "cell": c.Key, "target": t.t.Name, "workload": sw.w.Name,
 		"repeat": strconv.Itoa(c.Repeat)}
 	if c.Rate > 0 {
@@ -750,7 +759,7 @@ func studySearch(ctx context.Context, sr *Runner, s *study.Study, st *store.Stor
 		return nil, s.Errorf(study.Pos{}, "objective: %v", err)
 	}
 	fmt.Fprintf(sr.Out, "\n[%d/%d] %s: the highest rate within %s\n", c.Seq, total, c.Key, obj)
-	spec := cellSpec(sr, s, c, t, sw)
+	spec := cellSpec(ctx, sr, s, c, t, sw)
 	// Each attempt its own: an interrupted one's runs stay in the store.
 	spec.Labels["find_max"] = c.Key + "@" + sr.Now().UTC().Format(time.RFC3339)
 	if err := st.ForgetStudyRuns(ctx, state.ID, c.Key+"/"); err != nil {

@@ -80,12 +80,13 @@ func (t *Target) Inspect(ctx context.Context) (*Info, error) {
 	return info, nil
 }
 
-// CheckSlots fails when clients connections (plus MonitorConns for pgbakeoff's own)
-// do not fit in the server's free connection slots.
-func (i *Info) CheckSlots(clients int) error {
-	if free := i.FreeSlots(); clients+MonitorConns > free {
-		return fmt.Errorf("%d clients need %d connection slots (%d more for monitoring) but the server has %d free: max_connections %d - reserved %d - in use %d; lower --clients or raise max_connections",
-			clients, clients+MonitorConns, MonitorConns, free, i.MaxConnections, i.Reserved, i.InUse)
+// CheckSlots fails when clients connections, plus own for pgbakeoff's own
+// sessions (MonitorConns, and a fault run's ledger), do not fit in the
+// server's free connection slots.
+func (i *Info) CheckSlots(clients, own int) error {
+	if free := i.FreeSlots(); clients+own > free {
+		return fmt.Errorf("%d clients need %d connection slots (%d more for pgbakeoff's own sessions) but the server has %d free: max_connections %d - reserved %d - in use %d; lower --clients or raise max_connections",
+			clients, clients+own, own, free, i.MaxConnections, i.Reserved, i.InUse)
 	}
 	return nil
 }
