@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/pgbench"
@@ -598,7 +599,7 @@ func TestScriptsInCommandLineOrder(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	tg, _ := target.Parse(dsn)
 	ctx := context.Background()
-	if _, err := tpcb.Load(ctx, func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }, tpcb.LoadOptions{Scale: 1, Workers: 1}, nil); err != nil {
+	if _, err := tpcb.Load(ctx, func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }, tpcb.LoadOptions{Scale: 1, Sharding: load.Sharding{Workers: 1}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -634,7 +635,7 @@ func TestPerCommandBuiltins(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	tg, _ := target.Parse(dsn)
 	ctx := context.Background()
-	if _, err := tpcb.Load(ctx, func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }, tpcb.LoadOptions{Scale: 1, Workers: 1}, nil); err != nil {
+	if _, err := tpcb.Load(ctx, func(ctx context.Context) (*pgconn.PgConn, error) { return tg.Connect(ctx) }, tpcb.LoadOptions{Scale: 1, Sharding: load.Sharding{Workers: 1}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	code, out := runPgbench(t, bin, t.TempDir(), dsn, "-n", "-r", "-t", "3", "-b", "tpcb-like", "-b", "select-only")

@@ -22,17 +22,16 @@ type LoadOptions struct {
 	// history a key column (--force_pk).
 	UseFK, ForcePK bool
 	Schema         string // where the tables go (--pgsql_schema); "public" if ""
-	Workers        int    // parallel connections (default 2 if <= 0)
 	// Seed chooses the data, a pure function of (Seed, table set, table,
 	// warehouse, row); 0 is a fixed seed.
 	Seed uint64
 	// Resume goes on with an unfinished load of the same options.
 	Resume bool
-	// Shards, when above 0, loads shard Shard's share of the warehouses of a load
-	// spread over that many machines (and shard 0 the items); Finish builds the
-	// keys of one whose shares are all copied.
-	Shard, Shards int
-	Finish        bool
+	// Sharding: over how many connections (Workers, default 2 if <= 0), and
+	// whether as shard Shard's share of the warehouses of a load spread over
+	// Shards machines (and shard 0 the items), or (Finish) building the keys of
+	// one whose shares are all copied.
+	load.Sharding
 }
 
 // JournalName names sysbench-tpcc's loads in the load journal.
@@ -47,6 +46,9 @@ func (o LoadOptions) schema() string { return cmp.Or(o.Schema, "public") }
 
 // Validate checks the options and fills defaults.
 func (o *LoadOptions) Validate() error {
+	if err := o.Read(); err != nil {
+		return err
+	}
 	if o.Tables < 1 || o.Tables > MaxTables {
 		return engine.FieldErrorf("tables", "must be between 1 and %d, got %d", MaxTables, o.Tables)
 	}
@@ -125,7 +127,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		After: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, phases *load.Phases, _ []load.Task) error {
 			return afterCopy(ctx, connect, conn, opt, j, phases)
 		}}
-	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
+	return load.Load(ctx, connect, plan, opt.Options(opt.Resume), p)
 }
 
 // serverTime creates the schema if it is missing and reads the server's

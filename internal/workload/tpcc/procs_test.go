@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
 )
@@ -22,7 +23,7 @@ func loadedDatabase(t *testing.T) string {
 	t.Helper()
 	dsn := pgtest.NewDatabase(t)
 	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-	if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 2, Workers: 2}, nil); err != nil {
+	if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 2, Sharding: load.Sharding{Workers: 2}}, nil); err != nil {
 		t.Fatalf("load: %v", err)
 	}
 	return dsn
