@@ -76,8 +76,8 @@ const batchRows = 5000
 func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Source {
 	return &load.Source{Table: tableName(table), Columns: "(id, k, c, pad)", Rows: size, BatchRows: batchRows, Binary: true,
 		Append: func(buf []byte, first, last int64) []byte {
+			var r rand.PCG // one a batch: as a rand.Source it lives on the heap
 			for i := first; i < last; i++ {
-				var r rand.PCG
 				r.Seed(load.Mix(seed^uint64(table)<<40), load.Mix(uint64(i)))
 				buf = append(buf, 0, 4, 0, 0, 0, 4)
 				buf = binary.BigEndian.AppendUint32(buf, uint32(i+1))
