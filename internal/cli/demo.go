@@ -170,7 +170,7 @@ func startDemoServers(ctx context.Context, env *Env, servers []*demoServer, o de
 		}
 		fmt.Fprintf(env.Stdout, "\nserver %s: PostgreSQL %s, port %d, log %s\n", s.label, srv.Version, srv.Port, srv.LogFile)
 		ds := tpcb.Workload{}.NewLoad().(*tpcb.Dataset)
-		ds.Opt.Scale = o.scale
+		ds.Scale = o.scale
 		if err := loadDataset(ctx, env, s.t, tpcb.Workload{}.Name(), ds, false); err != nil {
 			return err
 		}

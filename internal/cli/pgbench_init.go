@@ -67,7 +67,7 @@ func runPgbenchInit(ctx context.Context, env *Env, o *pgbenchOptions, dsn string
 // does otherwise than pgbench would.
 func pgbenchDataset(o *pgbenchOptions) (*tpcb.Dataset, []string, error) {
 	ds := tpcb.Workload{}.NewLoad().(*tpcb.Dataset)
-	opt := &ds.Opt
+	opt := &ds.LoadOptions
 	ints := []struct {
 		value, name string
 		min         int

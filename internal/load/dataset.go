@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 	"github.com/spf13/pflag"
 )
 
@@ -74,15 +73,6 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// CheckJobs checks a load's --jobs: the loaders take 0 for their default, a user
-// who types it means a mistake.
-func CheckJobs(n int) error {
-	if n < 1 {
-		return engine.FieldErrorf("jobs", "must be at least 1, got %d", n)
-	}
-	return nil
 }
 
 // Fill loads ds through connect, showing its rows on w as a progress bar

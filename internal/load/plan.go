@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/spf13/pflag"
 )
 
 // Plan is a workload's data as the workload declares it: its tables, the rows
@@ -179,23 +178,4 @@ func (p *Plan) finish(ctx context.Context, connect Connector, o Options) (Phases
 	}
 	phases.End()
 	return phases, nil
-}
-
-// BindFlags binds init's options of how a load runs, alike for every workload:
-// its connections (-j/--jobs), its share of a load spread over several machines
-// (--shard i/N, a share of units) and the finish of one (--finish, which does
-// after).
-func BindFlags(fs *pflag.FlagSet, workers *int, shard *string, finish *bool, units, after string) {
-	fs.IntVarP(workers, "jobs", "j", *workers, "parallel loading connections")
-	fs.StringVar(shard, "shard", "", "load shard i of N of a load spread over N machines, as 2/4: its share of the "+units+", without keys; then --finish")
-	fs.BoolVar(finish, "finish", false, "once every shard has loaded its share: "+after+", once")
-}
-
-// ReadFlags checks --jobs and reads --shard beside --finish into the shard and
-// the count.
-func ReadFlags(workers int, shard string, finish bool) (index, count int, err error) {
-	if err := CheckJobs(workers); err != nil {
-		return 0, 0, err
-	}
-	return ShareFlag(shard, finish)
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/pgbakeoff/pgbakeoff/internal/engine"
 )
 
 // Share is one machine's part of a load spread over several (init --shard i/N):
@@ -153,16 +152,4 @@ func FinishShare(ctx context.Context, conn *pgconn.PgConn, workload, params, ini
 			strings.Join(missing, ", "), init, shards)
 	}
 	return j, nil
-}
-
-// ShareFlag reads init's --shard i/N beside --finish into the shard and count.
-func ShareFlag(v string, finish bool) (shard, shards int, err error) {
-	if v == "" {
-		return 0, 0, nil
-	}
-	if finish {
-		return 0, 0, fmt.Errorf("--shard loads one share and --finish ends the load: give one or the other")
-	}
-	s, err := engine.ParseShard(v)
-	return s.Index, s.Count, err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/engine"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/pgbench"
@@ -675,7 +676,7 @@ func loadedTPCB(t *testing.T) string {
 	t.Helper()
 	return pgtest.Loaded(t, "tpcb-1", func(dsn string) error {
 		connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-		_, err := tpcb.Load(context.Background(), connect, tpcb.LoadOptions{Scale: 1, Workers: 1}, nil)
+		_, err := tpcb.Load(context.Background(), connect, tpcb.LoadOptions{Scale: 1, Sharding: load.Sharding{Workers: 1}}, nil)
 		return err
 	})
 }

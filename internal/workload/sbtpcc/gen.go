@@ -125,15 +125,26 @@ func (g *gen) text(buf []byte, prefix string, n int) []byte {
 	return g.letters(append(buf, prefix...), n)
 }
 
-// repeated appends one random letter n times: string.rep(rand.string("@"), n).
+// repeated appends one random letter n times (n at most maxRun):
+// string.rep(rand.string("@"), n).
 func (g *gen) repeated(buf []byte, n int) []byte {
 	buf = binary.BigEndian.AppendUint32(buf, uint32(n))
-	c := byte('a' + g.between(0, 25))
-	for range n {
-		buf = append(buf, c)
-	}
-	return buf
+	return append(buf, runs[g.between(0, 25)][:n]...)
 }
+
+// maxRun is the longest text of one letter: c_data's 500.
+const maxRun = 500
+
+// runs are each letter repeated maxRun times, copied from rather than appended a
+// byte at a time.
+var runs = func() (r [26][maxRun]byte) {
+	for i := range r {
+		for k := range r[i] {
+			r[i][k] = byte('a' + i)
+		}
+	}
+	return r
+}()
 
 // field appends s as a text field.
 func field(buf []byte, s []byte) []byte {

@@ -191,3 +191,23 @@ func TestRowValues(t *testing.T) {
 		between("i_name length", int64(len(r[2])), 0, 24)
 	}
 }
+
+// BenchmarkWarehouse generates the rows of one warehouse of a table set, as the
+// loader's COPY streams do: the client's CPU per warehouse, which the server's
+// cores share on one machine. The items, a table set's whole, are a tenth of it.
+func BenchmarkWarehouse(b *testing.B) {
+	p := newPopulation(0, 1, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	srcs := p.sources(names("public"), 1)
+	var buf []byte
+	var bytes int64
+	for b.Loop() {
+		bytes = 0
+		for _, src := range srcs {
+			for first := int64(0); first < src.Rows; first += src.BatchRows {
+				buf = src.Append(buf[:0], first, min(first+src.BatchRows, src.Rows))
+				bytes += int64(len(buf))
+			}
+		}
+	}
+	b.SetBytes(bytes)
+}

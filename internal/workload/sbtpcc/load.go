@@ -22,17 +22,16 @@ type LoadOptions struct {
 	// history a key column (--force_pk).
 	UseFK, ForcePK bool
 	Schema         string // where the tables go (--pgsql_schema); "public" if ""
-	Workers        int    // parallel connections (default 2 if <= 0)
 	// Seed chooses the data, a pure function of (Seed, table set, table,
 	// warehouse, row); 0 is a fixed seed.
 	Seed uint64
 	// Resume goes on with an unfinished load of the same options.
 	Resume bool
-	// Shards, when above 0, loads shard Shard's share of the warehouses of a load
-	// spread over that many machines (and shard 0 the items); Finish builds the
-	// keys of one whose shares are all copied.
-	Shard, Shards int
-	Finish        bool
+	// Sharding: over how many connections (Workers, default 2 if <= 0), and
+	// whether as shard Shard's share of the warehouses of a load spread over
+	// Shards machines (and shard 0 the items), or (Finish) building the keys of
+	// one whose shares are all copied.
+	load.Sharding
 }
 
 // JournalName names sysbench-tpcc's loads in the load journal.
@@ -47,6 +46,9 @@ func (o LoadOptions) schema() string { return cmp.Or(o.Schema, "public") }
 
 // Validate checks the options and fills defaults.
 func (o *LoadOptions) Validate() error {
+	if err := o.Read(); err != nil {
+		return err
+	}
 	if o.Tables < 1 || o.Tables > MaxTables {
 		return engine.FieldErrorf("tables", "must be between 1 and %d, got %d", MaxTables, o.Tables)
 	}
@@ -125,7 +127,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		After: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, phases *load.Phases, _ []load.Task) error {
 			return afterCopy(ctx, connect, conn, opt, j, phases)
 		}}
-	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
+	return load.Load(ctx, connect, plan, opt.Options(opt.Resume), p)
 }
 
 // serverTime creates the schema if it is missing and reads the server's
@@ -143,31 +145,55 @@ func serverTime(ctx context.Context, connect load.Connector, schema string) (tim
 	return time.Parse("2006-01-02 15:04:05.000000", string(res[1].Rows[0][0]))
 }
 
-// afterCopy builds the keys and indexes, then the foreign keys, analyzes and
-// marks the data whole: alike after a single load and at a sharded one's finish.
+// afterCopy builds the indexes, makes the primary keys and adds the foreign keys
+// (UseFK) unchecked, then checks the foreign keys and analyzes, each table in
+// one step, and marks the data whole: alike after a single load and at a
+// sharded one's finish. A foreign key added valid would check the rows as it is
+// added, under a lock on both its tables that keeps every other key of them
+// waiting: one connection would check a set's keys while the others had nothing
+// to do.
 func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn, opt LoadOptions, j *load.Journal, phases *load.Phases) error {
 	s := names(opt.schema())
-	phases.Begin("keys")
-	var keys, fks, analyze []string
-	for n := 1; n <= opt.Tables; n++ {
-		keys = append(keys, keySQL(s, n, opt.ForcePK)...)
-		fks = append(fks, fkSQL(s, n))
-		for _, b := range bases {
-			analyze = append(analyze, "analyze "+s.t(b, n))
+	var builds, keys, checks []string
+	for k := range keySQL(s, 1, opt.ForcePK) { // every set's costliest index first
+		for n := 1; n <= opt.Tables; n++ {
+			builds = append(builds, keySQL(s, n, opt.ForcePK)[k])
 		}
+	}
+	for n := 1; n <= opt.Tables; n++ {
+		sql := pkSQL(s, n, opt.ForcePK)
+		if opt.UseFK {
+			sql = append(sql, fkSQL(s, n)...)
+		}
+		keys = append(keys, strings.Join(sql, ";\n"))
+	}
+	for _, base := range checkOrder {
+		for n := 1; n <= opt.Tables; n++ {
+			checks = append(checks, checkSQL(s, n, base, opt.UseFK))
+		}
+	}
+	phases.Begin("keys")
+	// order_line's secondary index is about half of a set's build: up to two
+	// connections a set, each has work enough to the end and builds one index
+	// at a time without the server's workers, which would only crowd it; more
+	// connections leave cores idle for the workers of the last builds.
+	buildConnect := connect
+	if opt.Workers > 1 && opt.Workers <= 2*opt.Tables {
+		buildConnect = load.SerialBuilds(connect)
+	}
+	if err := load.Exec(ctx, buildConnect, builds, opt.Workers, j); err != nil {
+		return fmt.Errorf("keys: %w", err)
 	}
 	if err := load.Exec(ctx, connect, keys, opt.Workers, j); err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
+	check := "analyze"
 	if opt.UseFK {
-		phases.Begin("foreign keys")
-		if err := load.Exec(ctx, connect, fks, opt.Workers, j); err != nil {
-			return fmt.Errorf("foreign keys: %w", err)
-		}
+		check = "foreign keys and analyze"
 	}
-	phases.Begin("analyze")
-	if err := load.Exec(ctx, connect, analyze, opt.Workers, j); err != nil {
-		return fmt.Errorf("analyze: %w", err)
+	phases.Begin(check)
+	if err := load.Exec(ctx, connect, checks, opt.Workers, j); err != nil {
+		return fmt.Errorf("%s: %w", check, err)
 	}
 	return load.MarkLoaded(ctx, conn, s.t("warehouse", 1), "", j)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/sbtpcc"
 )
@@ -17,7 +18,7 @@ func TestLoadValues(t *testing.T) {
 	pgtest.Long(t)
 	t.Parallel()
 	start := time.Now()
-	dsn := loaded(t, sbtpcc.LoadOptions{Tables: 2, Scale: 2, UseFK: true, Schema: "sb", Workers: 2})
+	dsn := loaded(t, sbtpcc.LoadOptions{Tables: 2, Scale: 2, UseFK: true, Schema: "sb", Sharding: load.Sharding{Workers: 2}})
 	t.Logf("loaded 2 table sets of 2 warehouses in %s", time.Since(start).Round(time.Millisecond))
 	conn, err := pgconn.Connect(context.Background(), dsn)
 	if err != nil {
@@ -78,9 +79,9 @@ func TestLoadValues(t *testing.T) {
 func TestShardedLoad(t *testing.T) {
 	pgtest.Long(t)
 	t.Parallel()
-	whole := loaded(t, sbtpcc.LoadOptions{Tables: 1, Scale: 2, Workers: 2})
+	whole := loaded(t, sbtpcc.LoadOptions{Tables: 1, Scale: 2, Sharding: load.Sharding{Workers: 2}})
 	dsn := pgtest.NewDatabase(t)
-	for _, o := range []sbtpcc.LoadOptions{{Shard: 1, Shards: 2}, {Shard: 0, Shards: 2}, {Finish: true}} {
+	for _, o := range []sbtpcc.LoadOptions{{Sharding: load.Sharding{Shard: 1, Shards: 2}}, {Sharding: load.Sharding{Shard: 0, Shards: 2}}, {Sharding: load.Sharding{Finish: true}}} {
 		o.Tables, o.Scale, o.Workers = 1, 2, 2
 		if _, err := sbtpcc.Load(context.Background(), connector(dsn), o, nil); err != nil {
 			t.Fatalf("load %+v: %v", o, err)

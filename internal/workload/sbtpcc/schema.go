@@ -89,52 +89,111 @@ func createSQL(s names, n int, forcePK bool) []string {
 	}
 }
 
-// keySQL builds table set n's primary keys and the indexes prepare adds, with
-// their names, one statement group per table so that tables build in parallel.
-func keySQL(s names, n int, forcePK bool) []string {
-	i := strconv.Itoa(n)
-	pk := func(base, cols string) string {
-		return "alter table " + s.t(base, n) + " add primary key (" + cols + ")"
-	}
-	ix := func(name, base, cols string) string {
-		return "create index " + name + i + " on " + s.t(base, n) + " (" + cols + ")"
-	}
-	hist := []string{ix("fkey_history_1", "history", "h_c_w_id, h_c_d_id, h_c_id"), ix("fkey_history_2", "history", "h_w_id, h_d_id")}
-	if forcePK {
-		hist = append([]string{pk("history", "id")}, hist...)
-	}
-	return []string{
-		pk("order_line", "ol_w_id, ol_d_id, ol_o_id, ol_number") + ";\n" + ix("fkey_order_line_2", "order_line", "ol_supply_w_id, ol_i_id"),
-		pk("stock", "s_w_id, s_i_id") + ";\n" + ix("fkey_stock_2", "stock", "s_i_id"),
-		pk("customer", "c_w_id, c_d_id, c_id") + ";\n" + ix("idx_customer", "customer", "c_w_id, c_d_id, c_last, c_first"),
-		pk("orders", "o_w_id, o_d_id, o_id") + ";\n" + ix("idx_orders", "orders", "o_w_id, o_d_id, o_c_id, o_id"),
-		strings.Join(hist, ";\n"),
-		pk("new_orders", "no_w_id, no_d_id, no_o_id"),
-		pk("item", "i_id"),
-		pk("district", "d_w_id, d_id"),
-		pk("warehouse", "w_id"),
-	}
+// indexes are prepare's keys and indexes of a table set, the costliest to build
+// first; a primary key has no name here, and history has one only with
+// --force-pk.
+var indexes = [...]struct{ base, name, cols string }{
+	{"order_line", "fkey_order_line_2", "ol_supply_w_id, ol_i_id"},
+	{"order_line", "", "ol_w_id, ol_d_id, ol_o_id, ol_number"},
+	{"stock", "", "s_w_id, s_i_id"},
+	{"stock", "fkey_stock_2", "s_i_id"},
+	{"customer", "", "c_w_id, c_d_id, c_id"},
+	{"customer", "idx_customer", "c_w_id, c_d_id, c_last, c_first"},
+	{"orders", "", "o_w_id, o_d_id, o_id"},
+	{"orders", "idx_orders", "o_w_id, o_d_id, o_c_id, o_id"},
+	{"history", "fkey_history_1", "h_c_w_id, h_c_d_id, h_c_id"},
+	{"history", "fkey_history_2", "h_w_id, h_d_id"},
+	{"history", "", "id"},
+	{"item", "", "i_id"},
+	{"new_orders", "", "no_w_id, no_d_id, no_o_id"},
+	{"district", "", "d_w_id, d_id"},
+	{"warehouse", "", "w_id"},
 }
 
-// fkSQL adds table set n's foreign keys (--use_fk), named as prepare names them,
-// in one statement group: each takes locks on two tables of the set.
-func fkSQL(s names, n int) string {
-	i := strconv.Itoa(n)
-	fk := func(base, name, cols, ref, refCols string) string {
-		return "alter table " + s.t(base, n) + " add constraint " + name + "_" + i + " foreign key (" + cols + ") references " + s.t(ref, n) + " (" + refCols + ")"
+// keySQL builds table set n's indexes, each a step of its own, so that the
+// connections share out one table's as well as different tables' (CREATE INDEX
+// locks the table against writes, not against another CREATE INDEX). A primary
+// key's is a unique index named as PostgreSQL names the key's, which pkSQL then
+// makes the key.
+func keySQL(s names, n int, forcePK bool) []string {
+	var sql []string
+	for _, ix := range indexes {
+		switch {
+		case ix.base == "history" && ix.name == "" && !forcePK:
+		case ix.name == "":
+			sql = append(sql, "create unique index "+s.pkey(ix.base, n)+" on "+s.t(ix.base, n)+" ("+ix.cols+")")
+		default:
+			sql = append(sql, "create index "+ix.name+strconv.Itoa(n)+" on "+s.t(ix.base, n)+" ("+ix.cols+")")
+		}
 	}
-	return strings.Join([]string{
-		fk("new_orders", "fkey_new_orders_1", "no_w_id, no_d_id, no_o_id", "orders", "o_w_id, o_d_id, o_id"),
-		fk("orders", "fkey_orders_1", "o_w_id, o_d_id, o_c_id", "customer", "c_w_id, c_d_id, c_id"),
-		fk("customer", "fkey_customer_1", "c_w_id, c_d_id", "district", "d_w_id, d_id"),
-		fk("history", "fkey_history_1", "h_c_w_id, h_c_d_id, h_c_id", "customer", "c_w_id, c_d_id, c_id"),
-		fk("history", "fkey_history_2", "h_w_id, h_d_id", "district", "d_w_id, d_id"),
-		fk("district", "fkey_district_1", "d_w_id", "warehouse", "w_id"),
-		fk("order_line", "fkey_order_line_1", "ol_w_id, ol_d_id, ol_o_id", "orders", "o_w_id, o_d_id, o_id"),
-		fk("order_line", "fkey_order_line_2", "ol_supply_w_id, ol_i_id", "stock", "s_w_id, s_i_id"),
-		fk("stock", "fkey_stock_1", "s_w_id", "warehouse", "w_id"),
-		fk("stock", "fkey_stock_2", "s_i_id", "item", "i_id"),
-	}, ";\n")
+	return sql
+}
+
+// pkSQL makes table set n's unique indexes of keySQL its primary keys: in the
+// catalog the same as a key added with its columns, without reading a row (the
+// columns are NOT NULL), but under a lock that waits for every other command on
+// the table, so once every index is built.
+func pkSQL(s names, n int, forcePK bool) []string {
+	var sql []string
+	for _, ix := range indexes {
+		if ix.name == "" && (ix.base != "history" || forcePK) {
+			sql = append(sql, "alter table "+s.t(ix.base, n)+" add primary key using index "+s.pkey(ix.base, n))
+		}
+	}
+	return sql
+}
+
+// pkey is the name of table set n's table base's primary key (and its index),
+// unqualified: "order_line3_pkey".
+func (s names) pkey(base string, n int) string { return base + strconv.Itoa(n) + "_pkey" }
+
+// foreignKeys are prepare's foreign keys (--use_fk) of a table set, named
+// fkey_<name>_<set>.
+var foreignKeys = [...]struct{ base, name, cols, ref, refCols string }{
+	{"order_line", "fkey_order_line_1", "ol_w_id, ol_d_id, ol_o_id", "orders", "o_w_id, o_d_id, o_id"},
+	{"order_line", "fkey_order_line_2", "ol_supply_w_id, ol_i_id", "stock", "s_w_id, s_i_id"},
+	{"stock", "fkey_stock_1", "s_w_id", "warehouse", "w_id"},
+	{"stock", "fkey_stock_2", "s_i_id", "item", "i_id"},
+	{"customer", "fkey_customer_1", "c_w_id, c_d_id", "district", "d_w_id, d_id"},
+	{"history", "fkey_history_1", "h_c_w_id, h_c_d_id, h_c_id", "customer", "c_w_id, c_d_id, c_id"},
+	{"history", "fkey_history_2", "h_w_id, h_d_id", "district", "d_w_id, d_id"},
+	{"orders", "fkey_orders_1", "o_w_id, o_d_id, o_c_id", "customer", "c_w_id, c_d_id, c_id"},
+	{"new_orders", "fkey_new_orders_1", "no_w_id, no_d_id, no_o_id", "orders", "o_w_id, o_d_id, o_id"},
+	{"district", "fkey_district_1", "d_w_id", "warehouse", "w_id"},
+}
+
+// fkSQL adds table set n's foreign keys without checking the rows (NOT VALID):
+// each locks two tables of the set against the others (SHARE ROW EXCLUSIVE),
+// so they go one after the other, and none reads a row. checkSQL checks them
+// then.
+func fkSQL(s names, n int) []string {
+	i := strconv.Itoa(n)
+	var add []string
+	for _, fk := range foreignKeys {
+		add = append(add, "alter table "+s.t(fk.base, n)+" add constraint "+fk.name+"_"+i+
+			" foreign key ("+fk.cols+") references "+s.t(fk.ref, n)+" ("+fk.refCols+") not valid")
+	}
+	return add
+}
+
+// checkOrder is the order in which the tables are checked and analyzed (checkSQL):
+// the costliest first, so that the connections run out of work together.
+var checkOrder = [...]string{"order_line", "stock", "customer", "item", "history", "orders", "new_orders", "district", "warehouse"}
+
+// checkSQL checks table set n's table base against its foreign keys, when fks,
+// and analyzes it, in one statement group. The groups of different tables run in
+// parallel: VALIDATE CONSTRAINT and ANALYZE lock the table they read against
+// each other (SHARE UPDATE EXCLUSIVE), and VALIDATE the table it looks the keys
+// up in only against ALTER and DROP (ROW SHARE). A key validated so is in the
+// catalog what prepare's, added valid, is.
+func checkSQL(s names, n int, base string, fks bool) string {
+	var stmts []string
+	for _, fk := range foreignKeys {
+		if fks && fk.base == base {
+			stmts = append(stmts, "alter table "+s.t(base, n)+" validate constraint "+fk.name+"_"+strconv.Itoa(n))
+		}
+	}
+	return strings.Join(append(stmts, "analyze "+s.t(base, n)), ";\n")
 }
 
 // ErrNotLoaded means the schema has no sysbench-tpcc tables.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/sbtpcc"
 )
@@ -111,7 +112,7 @@ func TestSysbenchTPCC(t *testing.T) {
 	sb.run(t, dbName(t, prepared), "--threads=1", "prepare")
 	t.Logf("tpcc.lua prepare: %s", time.Since(start).Round(time.Second))
 
-	ours := loaded(t, sbtpcc.LoadOptions{Tables: 1, Scale: 1, UseFK: true, Workers: 2})
+	ours := loaded(t, sbtpcc.LoadOptions{Tables: 1, Scale: 1, UseFK: true, Sharding: load.Sharding{Workers: 2}})
 	if a, b := pgtest.Query(t, prepared, catalog), pgtest.Query(t, ours, catalog); a != b || !strings.Contains(a, "fkey_order_line_2_1 FOREIGN KEY") {
 		t.Errorf("pgbakeoff's tables differ from tpcc.lua's:\n%s", diff(a, b))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/sbtpcc"
@@ -117,7 +118,7 @@ func only(t *testing.T, o sbtpcc.RunOptions, name string) []*driver.Script {
 func TestTransactions(t *testing.T) {
 	pgtest.Long(t)
 	t.Parallel()
-	dsn := loaded(t, sbtpcc.LoadOptions{Tables: 2, Scale: 2, UseFK: true, Workers: 2})
+	dsn := loaded(t, sbtpcc.LoadOptions{Tables: 2, Scale: 2, UseFK: true, Sharding: load.Sharding{Workers: 2}})
 	o := sbtpcc.RunOptions{Tables: 2, Scale: 2, TrxLevel: "RR"}
 
 	// stocklevel: BEGIN, two SELECTs, COMMIT. delivery of a warehouse with new

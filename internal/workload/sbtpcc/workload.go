@@ -43,7 +43,7 @@ func (Workload) NewRun() engine.Workload {
 }
 
 func (Workload) NewLoad() load.Dataset {
-	return &Dataset{Opt: LoadOptions{Tables: 1, Scale: 1, UseFK: true, Schema: "public", Workers: 2}}
+	return &Dataset{LoadOptions{Tables: 1, Scale: 1, UseFK: true, Schema: "public", Sharding: load.Sharding{Workers: 2}}}
 }
 
 func (Workload) NewFigures() engine.Figures { return &Figures{} }
@@ -216,35 +216,21 @@ func (r *Run) distName() string {
 }
 
 // Dataset is `init sysbench-tpcc`'s options.
-type Dataset struct {
-	Opt   LoadOptions
-	shard string // --shard i/N, read into Opt by Validate
-}
+type Dataset struct{ LoadOptions }
 
 func (d *Dataset) Flags(fs *pflag.FlagSet) {
-	o := &d.Opt
+	o := &d.LoadOptions
 	fs.IntVar(&o.Tables, "tables", o.Tables, "table sets warehouse1..N to item1..N")
 	fs.IntVar(&o.Scale, "scale", o.Scale, "warehouses in each table set (about 80 MB each)")
 	fs.BoolVar(&o.UseFK, "use-fk", o.UseFK, "add tpcc.lua's foreign keys")
 	fs.BoolVar(&o.ForcePK, "force-pk", o.ForcePK, "give history a primary key column, id")
 	fs.StringVar(&o.Schema, "schema", o.Schema, "schema of the tables, created if missing (tpcc.lua's --pgsql_schema)")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "data seed (0: the fixed default, so loads are reproducible)")
-	load.BindFlags(fs, &d.Opt.Workers, &d.shard, &d.Opt.Finish, "warehouses", "build the keys and analyze")
-}
-
-// Sharded: the load is one shard's share, or the finish of a sharded load.
-func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
-
-func (d *Dataset) Validate() error {
-	var err error
-	if d.Opt.Shard, d.Opt.Shards, err = load.ReadFlags(d.Opt.Workers, d.shard, d.Opt.Finish); err != nil {
-		return err
-	}
-	return d.Opt.Validate()
+	o.BindFlags(fs, "warehouses", "build the keys and analyze")
 }
 
 func (d *Dataset) Describe() string {
-	o := d.Opt
+	o := d.LoadOptions
 	sets := engine.Plural(o.Tables, "table set")
 	switch {
 	case o.Finish:
@@ -257,15 +243,13 @@ func (d *Dataset) Describe() string {
 
 // Bytes: a warehouse takes about 80 MB with its indexes, a table set's items 10.
 func (d *Dataset) Bytes() int64 {
-	return int64(d.Opt.Tables) * (int64(d.Opt.Scale)*(80<<20) + 10<<20)
+	return int64(d.Tables) * (int64(d.Scale)*(80<<20) + 10<<20)
 }
 
-func (d *Dataset) Params() string { return d.Opt.Params() }
-
-func (d *Dataset) Marked() string { return names(d.Opt.schema()).t("warehouse", 1) }
+func (d *Dataset) Marked() string { return names(d.schema()).t("warehouse", 1) }
 
 func (d *Dataset) Load(ctx context.Context, connect load.Connector, resume bool, p *load.Progress) (string, error) {
-	o := d.Opt
+	o := d.LoadOptions
 	o.Resume = resume
 	phases, err := Load(ctx, connect, o, p)
 	return phases.String(), err

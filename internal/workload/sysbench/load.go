@@ -18,7 +18,6 @@ import (
 type LoadOptions struct {
 	Tables    int
 	TableSize int64
-	Workers   int // parallel connections (default 2 if <= 0)
 	// Seed chooses the data, a pure function of (Seed, table, id); 0 is a fixed seed.
 	Seed uint64
 	// Dist is the distribution of k over [1, TableSize]; sysbench's prepare draws k
@@ -27,11 +26,11 @@ type LoadOptions struct {
 	// Resume goes on with an unfinished load of the same options instead of
 	// starting over; without one to go on with, the load starts over.
 	Resume bool
-	// Shards, when above 0, loads shard Shard's share of the tables of a load spread
-	// over that many machines; Finish builds the keys of one whose shares are all
-	// copied (see shard.go).
-	Shard, Shards int
-	Finish        bool
+	// Sharding: over how many connections (Workers, default 2 if <= 0), and
+	// whether as shard Shard's share of the tables of a load spread over Shards
+	// machines, or (Finish) building the keys of one whose shares are all copied
+	// (see shard.go).
+	load.Sharding
 }
 
 // JournalName names sysbench's loads in the load journal.
@@ -49,6 +48,9 @@ const maxTables = 999999
 
 // Validate checks the options and fills defaults.
 func (o *LoadOptions) Validate() error {
+	if err := o.Read(); err != nil {
+		return err
+	}
 	if o.Tables < 1 || o.Tables > maxTables {
 		return engine.FieldErrorf("tables", "must be between 1 and %d, got %d", maxTables, o.Tables)
 	}
@@ -74,8 +76,8 @@ const batchRows = 5000
 func rowSource(seed uint64, table int, size int64, keys *keydist.Dist) *load.Source {
 	return &load.Source{Table: tableName(table), Columns: "(id, k, c, pad)", Rows: size, BatchRows: batchRows, Binary: true,
 		Append: func(buf []byte, first, last int64) []byte {
+			var r rand.PCG // one a batch: as a rand.Source it lives on the heap
 			for i := first; i < last; i++ {
-				var r rand.PCG
 				r.Seed(load.Mix(seed^uint64(table)<<40), load.Mix(uint64(i)))
 				buf = append(buf, 0, 4, 0, 0, 0, 4)
 				buf = binary.BigEndian.AppendUint32(buf, uint32(i+1))
@@ -137,7 +139,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		After: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, phases *load.Phases, _ []load.Task) error {
 			return afterCopy(ctx, connect, conn, opt, j, phases)
 		}}
-	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
+	return load.Load(ctx, connect, plan, opt.Options(opt.Resume), p)
 }
 
 // afterCopy builds the tables' keys and secondary indexes, analyzes them and

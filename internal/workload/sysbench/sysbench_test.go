@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/driver"
 	"github.com/pgbakeoff/pgbakeoff/internal/keydist"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/sysbench"
@@ -55,8 +56,8 @@ func TestLoad(t *testing.T) {
 	t.Parallel()
 	special, _ := keydist.Parse("special")
 	for _, opt := range []sysbench.LoadOptions{
-		{Tables: 3, TableSize: 2000, Workers: 2, Dist: special},
-		{Tables: 1, TableSize: 12345, Workers: 3},
+		{Tables: 3, TableSize: 2000, Dist: special, Sharding: load.Sharding{Workers: 2}},
+		{Tables: 1, TableSize: 12345, Sharding: load.Sharding{Workers: 3}},
 	} {
 		t.Run(fmt.Sprintf("tables=%d/workers=%d", opt.Tables, opt.Workers), func(t *testing.T) {
 			t.Parallel()

@@ -42,7 +42,7 @@ func (Workload) NewRun() engine.Workload {
 }
 
 func (Workload) NewLoad() load.Dataset {
-	return &Dataset{Opt: LoadOptions{Tables: 1, TableSize: 10000, Workers: 2}, Dist: defaultDist}
+	return &Dataset{LoadOptions: LoadOptions{Tables: 1, TableSize: 10000, Sharding: load.Sharding{Workers: 2}}, dist: defaultDist}
 }
 
 func (Workload) NewFigures() engine.Figures { return &Figures{} }
@@ -177,54 +177,50 @@ func (r *Run) fit(found Layout) (tables int, size int64, err error) {
 
 // Dataset is `init sysbench`'s options.
 type Dataset struct {
-	Opt   LoadOptions
-	Dist  string // of the k column, as sysbench's --rand-type at prepare
-	shard string // --shard i/N, read into Opt by Validate
+	LoadOptions
+	dist string // --dist of the k column as typed (sysbench's --rand-type at prepare), read into Dist by Validate
 }
 
 func (d *Dataset) Flags(fs *pflag.FlagSet) {
-	o := &d.Opt
+	o := &d.LoadOptions
 	fs.IntVar(&o.Tables, "tables", o.Tables, "tables sbtest1..N")
 	fs.Int64Var(&o.TableSize, "table-size", o.TableSize, "rows per table")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "data seed (0: the fixed default, so loads are reproducible)")
-	fs.StringVar(&d.Dist, "dist", d.Dist, "distribution of the k column, as sysbench's --rand-type at prepare")
-	load.BindFlags(fs, &d.Opt.Workers, &d.shard, &d.Opt.Finish, "tables", "build the keys and analyze")
+	fs.StringVar(&d.dist, "dist", d.dist, "distribution of the k column, as sysbench's --rand-type at prepare")
+	o.BindFlags(fs, "tables", "build the keys and analyze")
 }
 
-// Sharded: the load is one shard's share, or the finish of a sharded load.
-func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
-
 func (d *Dataset) Validate() error {
-	var err error
-	if d.Opt.Shard, d.Opt.Shards, err = load.ReadFlags(d.Opt.Workers, d.shard, d.Opt.Finish); err != nil {
+	// The flags of how the load runs first, then --dist, then the rest, as they
+	// are named in the errors; Read again in LoadOptions.Validate reads the same.
+	if err := d.Read(); err != nil {
 		return err
 	}
-	spec, err := keydist.Parse(d.Dist)
+	spec, err := keydist.Parse(d.dist)
 	if err != nil {
 		return engine.FieldErrorf("dist", ": %w", err)
 	}
-	d.Opt.Dist = spec
-	return d.Opt.Validate()
+	d.Dist = spec
+	return d.LoadOptions.Validate()
 }
 
 func (d *Dataset) Describe() string {
-	switch o := d.Opt; {
+	switch o := d.LoadOptions; {
 	case o.Finish:
 		return fmt.Sprintf("the keys of a sharded sysbench load of %s", engine.Plural(o.Tables, "table"))
 	case o.Shards > 0:
 		return fmt.Sprintf("sysbench tables %s of %d rows (shard %d/%d)", load.Share{Shard: o.Shard, Shards: o.Shards, Units: o.Tables}.Describe(), o.TableSize, o.Shard, o.Shards)
 	}
-	return fmt.Sprintf("sysbench %s of %d rows", engine.Plural(d.Opt.Tables, "table"), d.Opt.TableSize)
+	return fmt.Sprintf("sysbench %s of %d rows", engine.Plural(d.Tables, "table"), d.TableSize)
 }
 
 // Bytes: a row of 4+4+120+60 bytes of data takes about 220 bytes in the heap and
 // 40 more in the two indexes.
-func (d *Dataset) Bytes() int64   { return int64(d.Opt.Tables) * d.Opt.TableSize * 260 }
-func (d *Dataset) Params() string { return d.Opt.Params() }
+func (d *Dataset) Bytes() int64   { return int64(d.Tables) * d.TableSize * 260 }
 func (d *Dataset) Marked() string { return "sbtest1" }
 
 func (d *Dataset) Load(ctx context.Context, connect load.Connector, resume bool, p *load.Progress) (string, error) {
-	o := d.Opt
+	o := d.LoadOptions
 	o.Resume = resume
 	phases, err := Load(ctx, connect, o, p)
 	return phases.String(), err

@@ -2,7 +2,7 @@
 // and the same three builtin scripts, so a database loaded by `pgbench -i` runs here
 // and one loaded here runs under pgbench.
 //
-//	opt := tpcb.LoadOptions{Scale: 10, Workers: 2}
+//	opt := tpcb.LoadOptions{Scale: 10, Sharding: load.Sharding{Workers: 2}}
 //	err := tpcb.Load(ctx, connect, opt, progress)
 //	scale, err := tpcb.DetectScale(ctx, conn)
 package tpcb

@@ -103,7 +103,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 		After: func(ctx context.Context, conn *pgconn.PgConn, j *load.Journal, phases *load.Phases, _ []load.Task) error {
 			return afterCopy(ctx, connect, conn, opt, j, phases)
 		}}
-	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
+	return load.Load(ctx, connect, plan, opt.Options(opt.Resume), p)
 }
 
 // afterCopy vacuums and analyzes, then adds the keys, as `pgbench -i` does once

@@ -33,15 +33,14 @@ type LoadOptions struct {
 	PartitionMethod string // "range" (default when Partitions > 0) or "hash"
 	Unlogged        bool
 	ForeignKeys     bool
-	Workers         int // parallel COPY connections
 	// Resume goes on with an unfinished load of the same options instead of
 	// starting over; without one to go on with, the load starts over.
 	Resume bool
-	// Shards, when above 0, loads shard Shard's share of the branches of a load
-	// spread over that many machines; Finish vacuums and builds the keys of one
-	// whose shares are all copied (see shard.go).
-	Shard, Shards int
-	Finish        bool
+	// Sharding: over how many connections (Workers, at least 1), and whether
+	// as shard Shard's share of the branches of a load spread over Shards
+	// machines, or (Finish) vacuuming and building the keys of one whose shares
+	// are all copied (see shard.go).
+	load.Sharding
 }
 
 // JournalName names TPC-B's loads in the load journal.
@@ -56,6 +55,9 @@ func (o LoadOptions) Params() string {
 
 // Validate checks the options and fills defaults.
 func (o *LoadOptions) Validate() error {
+	if err := o.Read(); err != nil {
+		return err
+	}
 	if o.Scale < 1 {
 		return engine.FieldErrorf("scale", "must be at least 1, got %d", o.Scale)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
 )
@@ -16,7 +17,7 @@ import (
 func TestShardedLoad(t *testing.T) {
 	pgtest.Long(t)
 	whole, sharded := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
-	opt := tpcb.LoadOptions{Scale: 3, Workers: 2, Partitions: 2, PartitionMethod: "hash"}
+	opt := tpcb.LoadOptions{Scale: 3, Partitions: 2, PartitionMethod: "hash", Sharding: load.Sharding{Workers: 2}}
 	if _, err := tpcb.Load(context.Background(), connector(t, whole), opt, nil); err != nil {
 		t.Fatal(err)
 	}

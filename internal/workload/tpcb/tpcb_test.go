@@ -34,7 +34,7 @@ func TestLoad(t *testing.T) {
 		opt   tpcb.LoadOptions
 		check map[string]string // query -> expected first value
 	}{
-		{"scale=2", tpcb.LoadOptions{Scale: 2, Workers: 2}, map[string]string{
+		{"scale=2", tpcb.LoadOptions{Scale: 2, Sharding: load.Sharding{Workers: 2}}, map[string]string{
 			"select count(*) from pgbench_accounts":                                "200000",
 			"select count(*) from pgbench_tellers":                                 "20",
 			"select count(*) from pgbench_branches":                                "2",
@@ -47,16 +47,16 @@ func TestLoad(t *testing.T) {
 			"select count(*) from pg_indexes where indexname like 'pgbench_%pkey'": "3",
 			"select format_type(atttypid, atttypmod) from pg_attribute where attrelid = 'pgbench_accounts'::regclass and attname = 'aid'": "integer",
 		}},
-		{"partitions=3/range", tpcb.LoadOptions{Scale: 1, Partitions: 3, Workers: 2}, map[string]string{
+		{"partitions=3/range", tpcb.LoadOptions{Scale: 1, Partitions: 3, Sharding: load.Sharding{Workers: 2}}, map[string]string{
 			"select count(*) from pg_inherits where inhparent = 'pgbench_accounts'::regclass": "3",
 			"select count(*) from pgbench_accounts_3":                                         "33332",
 			"select count(*) from pgbench_accounts":                                           "100000",
 		}},
-		{"partitions=2/hash", tpcb.LoadOptions{Scale: 1, Partitions: 2, PartitionMethod: "hash", Workers: 2}, map[string]string{
+		{"partitions=2/hash", tpcb.LoadOptions{Scale: 1, Partitions: 2, PartitionMethod: "hash", Sharding: load.Sharding{Workers: 2}}, map[string]string{
 			"select count(*) from pg_inherits where inhparent = 'pgbench_accounts'::regclass": "2",
 			"select count(*) from pgbench_accounts":                                           "100000",
 		}},
-		{"fillfactor=90/unlogged/foreign-keys", tpcb.LoadOptions{Scale: 1, FillFactor: 90, Unlogged: true, ForeignKeys: true, Workers: 1}, map[string]string{
+		{"fillfactor=90/unlogged/foreign-keys", tpcb.LoadOptions{Scale: 1, FillFactor: 90, Unlogged: true, ForeignKeys: true, Sharding: load.Sharding{Workers: 1}}, map[string]string{
 			"select reloptions::text from pg_class where relname = 'pgbench_accounts'":            "{fillfactor=90}",
 			"select relpersistence from pg_class where relname = 'pgbench_tellers'":               "u",
 			"select count(*) from pg_constraint where contype = 'f' and conname like 'pgbench_%'": "5",
@@ -98,11 +98,11 @@ func TestReload(t *testing.T) {
 	pgtest.Long(t)
 	dsn := pgtest.NewDatabase(t)
 	ctx := context.Background()
-	if _, err := tpcb.Load(ctx, connector(t, dsn), tpcb.LoadOptions{Scale: 1, Partitions: 3, ForeignKeys: true, Workers: 2}, nil); err != nil {
+	if _, err := tpcb.Load(ctx, connector(t, dsn), tpcb.LoadOptions{Scale: 1, Partitions: 3, ForeignKeys: true, Sharding: load.Sharding{Workers: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	pgtest.Query(t, dsn, "create schema pgbakeoff_dropping_1_dead; create table pgbakeoff_dropping_1_dead.t (x int)")
-	if _, err := tpcb.Load(ctx, connector(t, dsn), tpcb.LoadOptions{Scale: 2, Workers: 2}, nil); err != nil {
+	if _, err := tpcb.Load(ctx, connector(t, dsn), tpcb.LoadOptions{Scale: 2, Sharding: load.Sharding{Workers: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for q, want := range map[string]string{
@@ -129,7 +129,7 @@ func TestReload(t *testing.T) {
 func TestSchemaMatchesPgbench(t *testing.T) {
 	pgbench := pgtest.Pgbench(t)
 	ours, theirs := pgtest.NewDatabase(t), pgtest.NewDatabase(t)
-	if _, err := tpcb.Load(context.Background(), connector(t, ours), tpcb.LoadOptions{Scale: 1, Workers: 2, Partitions: 2}, nil); err != nil {
+	if _, err := tpcb.Load(context.Background(), connector(t, ours), tpcb.LoadOptions{Scale: 1, Partitions: 2, Sharding: load.Sharding{Workers: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	runPgbench(t, pgbench, theirs, "-i", "-s", "1", "--partitions", "2", "-q")
@@ -194,7 +194,7 @@ func TestOurDatabaseRunsUnderPgbench(t *testing.T) {
 	pgtest.Long(t)
 	pgbench := pgtest.Pgbench(t)
 	dsn := pgtest.NewDatabase(t)
-	if _, err := tpcb.Load(context.Background(), connector(t, dsn), tpcb.LoadOptions{Scale: 2, Workers: 2}, nil); err != nil {
+	if _, err := tpcb.Load(context.Background(), connector(t, dsn), tpcb.LoadOptions{Scale: 2, Sharding: load.Sharding{Workers: 2}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	out := runPgbench(t, pgbench, dsn, "-n", "-b", "tpcb-like", "-c", "2", "-t", "100", "-M", "prepared")

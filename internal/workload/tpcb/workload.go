@@ -35,7 +35,7 @@ func (Workload) LoadHelp() (short, example string) {
 func (Workload) NewRun() engine.Workload { return &Run{Dist: "uniform"} }
 
 func (Workload) NewLoad() load.Dataset {
-	return &Dataset{Opt: LoadOptions{Scale: 1, FillFactor: 100, PartitionMethod: "range", Workers: 2}}
+	return &Dataset{LoadOptions{Scale: 1, FillFactor: 100, PartitionMethod: "range", Sharding: load.Sharding{Workers: 2}}}
 }
 
 // Run is a TPC-B run's own options.
@@ -104,54 +104,39 @@ func (r *Run) Setup(ctx context.Context, spec *engine.Spec, _ *engine.Env, ctl *
 }
 
 // Dataset is `init tpcb`'s options.
-type Dataset struct {
-	Opt   LoadOptions
-	shard string // --shard i/N, read into Opt by Validate
-}
+type Dataset struct{ LoadOptions }
 
 func (d *Dataset) Flags(fs *pflag.FlagSet) {
-	o := &d.Opt
+	o := &d.LoadOptions
 	fs.IntVarP(&o.Scale, "scale", "s", o.Scale, "scale factor: 100,000 accounts each")
 	fs.IntVar(&o.FillFactor, "fillfactor", o.FillFactor, "fill factor of the accounts, tellers and branches tables")
 	fs.IntVar(&o.Partitions, "partitions", o.Partitions, "partition pgbench_accounts into this many partitions")
 	fs.StringVar(&o.PartitionMethod, "partition-method", o.PartitionMethod, "range or hash")
 	fs.BoolVar(&o.Unlogged, "unlogged", o.Unlogged, "create unlogged tables")
 	fs.BoolVar(&o.ForeignKeys, "foreign-keys", o.ForeignKeys, "add foreign keys between the tables")
-	load.BindFlags(fs, &d.Opt.Workers, &d.shard, &d.Opt.Finish, "branches", "vacuum and build the keys")
-}
-
-// Sharded: the load is one shard's share, or the finish of a sharded load.
-func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
-
-func (d *Dataset) Validate() error {
-	var err error
-	if d.Opt.Shard, d.Opt.Shards, err = load.ReadFlags(d.Opt.Workers, d.shard, d.Opt.Finish); err != nil {
-		return err
-	}
-	return d.Opt.Validate()
+	o.BindFlags(fs, "branches", "vacuum and build the keys")
 }
 
 func (d *Dataset) Describe() string {
-	switch o := d.Opt; {
+	switch o := d.LoadOptions; {
 	case o.Finish:
 		return fmt.Sprintf("the keys of a sharded TPC-B load of scale %d", o.Scale)
 	case o.Shards > 0:
 		return fmt.Sprintf("TPC-B branches %s (shard %d/%d)", load.Share{Shard: o.Shard, Shards: o.Shards, Units: o.Scale}.Describe(), o.Shard, o.Shards)
 	}
-	return fmt.Sprintf("TPC-B scale %d", d.Opt.Scale)
+	return fmt.Sprintf("TPC-B scale %d", d.Scale)
 }
 
 // Bytes: pgbench's scale 1 takes about 16 MB with its keys; a fill factor leaves
 // room.
 func (d *Dataset) Bytes() int64 {
-	return int64(d.Opt.Scale) * (16 << 20) * 100 / int64(max(10, d.Opt.FillFactor))
+	return int64(d.Scale) * (16 << 20) * 100 / int64(max(10, d.FillFactor))
 }
 
-func (d *Dataset) Params() string { return d.Opt.Params() }
 func (d *Dataset) Marked() string { return "pgbench_branches" }
 
 func (d *Dataset) Load(ctx context.Context, connect load.Connector, resume bool, p *load.Progress) (string, error) {
-	o := d.Opt
+	o := d.LoadOptions
 	o.Resume = resume
 	phases, err := Load(ctx, connect, o, p)
 	return phases.String(), err

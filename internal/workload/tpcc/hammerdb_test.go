@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
 )
@@ -23,7 +24,7 @@ func hammerdbDatabase(t *testing.T) string {
 	t.Helper()
 	return pgtest.Loaded(t, "tpcc-hammerdb", func(dsn string) error {
 		connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-		if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 1, Workers: 2}, nil); err != nil {
+		if _, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 1, Sharding: load.Sharding{Workers: 2}}, nil); err != nil {
 			return err
 		}
 		conn, err := connect(context.Background())

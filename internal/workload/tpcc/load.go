@@ -19,7 +19,6 @@ import (
 // LoadOptions shape the initial database.
 type LoadOptions struct {
 	Warehouses int
-	Workers    int // parallel connections for COPY, indexes and ANALYZE (default 2 if <= 0)
 	// Partition hash-partitions order_line by warehouse as HammerDB's partitioned
 	// schema does (partitions ol_0, ol_1, ...; see orderLinePartitions).
 	Partition bool
@@ -32,11 +31,11 @@ type LoadOptions struct {
 	// Resume goes on with an unfinished load of the same options instead of
 	// starting over (keeping its time); without one to go on with, it starts over.
 	Resume bool
-	// Shards, when above 0, loads shard Shard's share of the warehouses of a load
-	// spread over that many machines, or with Finish builds the keys of one whose
-	// shares are all copied (see shard.go).
-	Shard, Shards int
-	Finish        bool
+	// Sharding: over how many connections COPY, indexes and ANALYZE run
+	// (Workers, default 2 if <= 0), and whether as shard Shard's share of the
+	// warehouses of a load spread over Shards machines, or (Finish) building the
+	// keys of one whose shares are all copied (see shard.go).
+	load.Sharding
 }
 
 // JournalName names TPC-C's loads in the load journal.
@@ -53,6 +52,9 @@ const maxWarehouses = 1 << 30
 
 // Validate checks the options and fills defaults.
 func (o *LoadOptions) Validate() error {
+	if err := o.Read(); err != nil {
+		return err
+	}
 	if o.Warehouses < 1 {
 		return engine.FieldErrorf("warehouses", "must be at least 1, got %d", o.Warehouses)
 	}
@@ -124,7 +126,7 @@ func Load(ctx context.Context, connect load.Connector, opt LoadOptions, p *load.
 			}
 			return afterCopy(ctx, connect, conn, rows, partitions, opt.Workers, j, phases)
 		}}
-	return load.Load(ctx, connect, plan, load.Options{Workers: opt.Workers, Resume: opt.Resume, Shard: opt.Shard, Shards: opt.Shards, Finish: opt.Finish}, p)
+	return load.Load(ctx, connect, plan, opt.Options(opt.Resume), p)
 }
 
 // journalPopulation is the population of the load whose journal is j: its rows

@@ -67,8 +67,8 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	// The partitioned load replaces a smaller one, partitioned differently.
-	loadInto(t, parted, LoadOptions{Warehouses: 1, Partition: true, Workers: 1, Time: loadTime})
-	loadInto(t, parted, LoadOptions{Warehouses: 2, Partition: true, Workers: 3, Time: loadTime})
+	loadInto(t, parted, LoadOptions{Warehouses: 1, Partition: true, Time: loadTime, Sharding: load.Sharding{Workers: 1}})
+	loadInto(t, parted, LoadOptions{Warehouses: 2, Partition: true, Time: loadTime, Sharding: load.Sharding{Workers: 3}})
 
 	counts := map[string]string{
 		"select count(*) from warehouse": "2",
@@ -324,7 +324,7 @@ func TestValidate(t *testing.T) {
 		{"warehouses=0", LoadOptions{}, "warehouses must be at least 1, got 0", 0},
 		{"warehouses=-3", LoadOptions{Warehouses: -3}, "warehouses must be at least 1, got -3", 0},
 		{"warehouses=1/workers=0", LoadOptions{Warehouses: 1}, "", 2},
-		{"warehouses=5/workers=8", LoadOptions{Warehouses: 5, Workers: 8}, "", 8},
+		{"warehouses=5/workers=8", LoadOptions{Warehouses: 5, Sharding: load.Sharding{Workers: 8}}, "", 8},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

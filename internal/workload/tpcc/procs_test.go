@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcc"
 )
@@ -22,7 +23,7 @@ func loadedDatabase(t *testing.T) string {
 	t.Helper()
 	return pgtest.Loaded(t, "tpcc-2", func(dsn string) error {
 		connect := func(ctx context.Context) (*pgconn.PgConn, error) { return pgconn.Connect(ctx, dsn) }
-		_, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 2, Workers: 2}, nil)
+		_, err := tpcc.Load(context.Background(), connect, tpcc.LoadOptions{Warehouses: 2, Sharding: load.Sharding{Workers: 2}}, nil)
 		return err
 	})
 }

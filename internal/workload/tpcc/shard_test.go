@@ -20,11 +20,11 @@ func TestShardedLoad(t *testing.T) {
 	loadInto(t, whole, LoadOptions{Warehouses: 2, Time: loadTime})
 	shard := func(i int) error {
 		p := load.NewProgress(&strings.Builder{}, false, "tpcc", 0, "rows")
-		_, err := Load(context.Background(), connector(sharded), LoadOptions{Warehouses: 2, Shard: i, Shards: 2, Time: loadTime}, p)
+		_, err := Load(context.Background(), connector(sharded), LoadOptions{Warehouses: 2, Time: loadTime, Sharding: load.Sharding{Shard: i, Shards: 2}}, p)
 		return err
 	}
 	finish := func() error {
-		_, err := Load(context.Background(), connector(sharded), LoadOptions{Warehouses: 2, Finish: true}, nil)
+		_, err := Load(context.Background(), connector(sharded), LoadOptions{Warehouses: 2, Sharding: load.Sharding{Finish: true}}, nil)
 		return err
 	}
 	if err := shard(0); err != nil {

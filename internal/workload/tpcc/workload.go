@@ -44,7 +44,9 @@ func (Workload) NewRun() engine.Workload {
 	return &Run{Opt: RunOptions{Mode: ModeServer, Mix: "spec"}, Dist: "nurand"}
 }
 
-func (Workload) NewLoad() load.Dataset { return &Dataset{Opt: LoadOptions{Warehouses: 1, Workers: 2}} }
+func (Workload) NewLoad() load.Dataset {
+	return &Dataset{LoadOptions: LoadOptions{Warehouses: 1, Sharding: load.Sharding{Workers: 2}}}
+}
 
 func (Workload) NewFigures() engine.Figures { return &Figures{} }
 
@@ -282,60 +284,52 @@ func (f *Figures) MergeShards(shards []engine.Figures, merged *engine.Summary) e
 
 // Dataset is `init tpcc`'s options.
 type Dataset struct {
-	Opt LoadOptions
+	LoadOptions
 	// ProceduresOnly (re)creates the server-mode functions and loads nothing.
 	ProceduresOnly bool
-	shard          string // --shard i/N, read into Opt by Validate
 }
 
 func (d *Dataset) Flags(fs *pflag.FlagSet) {
-	o := &d.Opt
+	o := &d.LoadOptions
 	fs.IntVarP(&o.Warehouses, "warehouses", "w", o.Warehouses, "warehouses (about 100 MB each)")
 	fs.BoolVar(&o.Partition, "partition", o.Partition, "partition order_line by warehouse, as HammerDB offers for large counts")
 	fs.Uint64Var(&o.Seed, "seed", o.Seed, "data seed (0: the fixed default, so loads are reproducible)")
 	fs.BoolVar(&d.ProceduresOnly, "procedures-only", d.ProceduresOnly, "only (re)create the server-mode functions, keeping the data")
-	load.BindFlags(fs, &d.Opt.Workers, &d.shard, &d.Opt.Finish, "warehouses", "build the keys, analyze and create the functions")
+	o.BindFlags(fs, "warehouses", "build the keys, analyze and create the functions")
 }
-
-// Sharded: the load is one shard's share, or the finish of a sharded load.
-func (d *Dataset) Sharded() bool { return d.Opt.Shards > 0 || d.Opt.Finish }
 
 func (d *Dataset) Validate() error {
 	if d.ProceduresOnly {
 		return nil
 	}
-	var err error
-	if d.Opt.Shard, d.Opt.Shards, err = load.ReadFlags(d.Opt.Workers, d.shard, d.Opt.Finish); err != nil {
-		return err
-	}
-	return d.Opt.Validate()
+	return d.LoadOptions.Validate()
 }
 
 func (d *Dataset) Describe() string {
 	if d.ProceduresOnly {
 		return "the five TPC-C functions"
 	}
-	switch o := d.Opt; {
+	switch o := d.LoadOptions; {
 	case o.Finish:
 		return fmt.Sprintf("the keys of a sharded TPC-C load of %d warehouses", o.Warehouses)
 	case o.Shards > 0:
 		return fmt.Sprintf("TPC-C warehouses %s (shard %d/%d)", load.Share{Shard: o.Shard, Shards: o.Shards, Units: o.Warehouses}.Describe(), o.Shard, o.Shards)
 	}
-	return fmt.Sprintf("TPC-C %d warehouses", d.Opt.Warehouses)
+	return fmt.Sprintf("TPC-C %d warehouses", d.Warehouses)
 }
 
 func (d *Dataset) Bytes() int64 {
 	if d.ProceduresOnly {
 		return 0
 	}
-	return int64(d.Opt.Warehouses) * (100 << 20)
+	return int64(d.Warehouses) * (100 << 20)
 }
 
 func (d *Dataset) Params() string {
 	if d.ProceduresOnly {
 		return ""
 	}
-	return d.Opt.Params()
+	return d.LoadOptions.Params()
 }
 
 func (d *Dataset) Marked() string { return "warehouse" }
@@ -352,7 +346,7 @@ func (d *Dataset) Load(ctx context.Context, connect load.Connector, resume bool,
 		}
 		return "created the five TPC-C functions", nil
 	}
-	o := d.Opt
+	o := d.LoadOptions
 	o.Resume = resume
 	phases, err := Load(ctx, connect, o, p)
 	return phases.String(), err
