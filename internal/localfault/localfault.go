@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -62,12 +61,13 @@ func (in Injector) Inject(ctx context.Context, kind engine.FaultKind) (engine.Se
 	return engine.ServerEvents{}, in.Can(kind)
 }
 
-// crash kills the primary's postmaster and starts it again: it recovers from
-// its WAL.
+// crash kills the primary, its postmaster and backends at once as a crash of
+// its machine would (localpg.Server.Crash), and starts it again: it recovers
+// from its WAL.
 func (in Injector) crash(ctx context.Context, s *localpg.Server) (engine.ServerEvents, error) {
 	var ev engine.ServerEvents
 	t0 := time.Now()
-	if err := s.Signal(syscall.SIGKILL); err != nil {
+	if err := s.Crash(); err != nil {
 		return ev, err
 	}
 	ev.Stopped = time.Now()
@@ -105,7 +105,7 @@ func (in Injector) failover(ctx context.Context, old *localpg.Server, clean bool
 	if clean {
 		err = old.Stop(ctx)
 	} else {
-		err = old.Signal(syscall.SIGKILL)
+		err = old.Crash()
 	}
 	if err != nil {
 		return ev, err

@@ -182,7 +182,8 @@ func waitCaughtUp(t *testing.T, c *localpg.Cluster) {
 // fault 2 s in: a failover, a switchover back, a crash and a restart. The
 // clients follow the primary through its DSN, every run ends once its window
 // and its fault are over, with the recovery measured, and nothing acknowledged
-// is lost; the run's sampler follows the primary. The window outlasts a
+// is lost but what the asynchronous standby had not received when its primary
+// was killed; the run's sampler follows the primary. The window outlasts a
 // promotion that waits out wal_retrieve_retry_interval (docs/design.md), and
 // the fault may take as long as re-cloning the old primary does.
 func TestFaultsOnCluster(t *testing.T) {
@@ -231,8 +232,15 @@ func TestFaultsOnCluster(t *testing.T) {
 			if !f.Done || f.Error != "" || f.ServerReadyMs == nil || f.NoCommitsMs <= 0 || f.RecoveredMs < 0 || sum.Transactions == 0 {
 				t.Errorf("%s: %+v, %d transactions\n%s", kind, f, sum.Transactions, log.String())
 			}
-			if l := f.Ledger; l == nil || l.Lost != 0 || l.Acknowledged < 100 {
-				t.Errorf("%s: ledger %+v", kind, l)
+			// A failover kills an asynchronous primary with its WAL sender: the
+			// commits the standby had not received yet are lost, at most the
+			// ledger's last moment's. The other faults lose nothing.
+			maxLost := int64(0)
+			if kind == engine.FaultFailover {
+				maxLost = 10
+			}
+			if l := f.Ledger; l == nil || l.Lost < 0 || l.Lost > maxLost || l.Acknowledged < 100 {
+				t.Errorf("%s: ledger %+v, want at most %d lost", kind, l, maxLost)
 			}
 			if (kind == engine.FaultFailover || kind == engine.FaultSwitchover) && f.ServerPromotedMs == nil {
 				t.Errorf("%s: no promotion seen in the new primary's log", kind)

@@ -562,6 +562,14 @@ func (s *Server) Signal(sig syscall.Signal) error {
 	return nil
 }
 
+// Crash kills the server as a crash of its machine would: the postmaster and,
+// on Linux, every backend and worker at once, so the shared memory is free and
+// the server can start again at once. A postmaster killed alone leaves its
+// backends running, holding that memory until each notices, which with
+// hundreds of sessions on a busy machine takes tens of seconds: a delay of the
+// test bench, not of PostgreSQL's recovery.
+func (s *Server) Crash() error { return s.killAll() }
+
 // signalAndWait sends sig to the postmaster and waits until it is gone.
 func (s *Server) signalAndWait(ctx context.Context, sig syscall.Signal, pid int) error {
 	if err := kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {

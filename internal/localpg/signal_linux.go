@@ -41,3 +41,13 @@ func (s *Server) SignalAll(sig syscall.Signal) error {
 	}
 	return errors.Join(errs...)
 }
+
+// killAll kills the postmaster and every process it started. The postmaster is
+// stopped first so that it forks no backend between the look for its children
+// and their kill.
+func (s *Server) killAll() error {
+	if err := s.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	return s.SignalAll(syscall.SIGKILL)
+}
