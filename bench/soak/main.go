@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,7 @@ func run() error {
 	clients := flag.Int("clients", 1000, "TPC-B clients")
 	every := flag.Duration("every", 5*time.Minute, "a fault this often, a crash and a failover in turn")
 	version := flag.String("version", "16", "PostgreSQL major version")
+	keep := flag.String("results", "", "results store to keep the run in (default: a temporary one, removed)")
 	flag.Parse()
 	ctx := context.Background()
 	bin, install, dir, cleanup, err := benchkit.SetupInstall(ctx, *version)
@@ -62,7 +64,10 @@ func run() error {
 	for at, i := *every, 0; at < *duration; at, i = at+*every, i+1 {
 		spec.Faults = append(spec.Faults, engine.Fault{At: at, Kind: []engine.FaultKind{engine.FaultCrash, engine.FaultFailover}[i%2]})
 	}
-	results := filepath.Join(dir, "results.db")
+	results := *keep
+	if results == "" {
+		results = filepath.Join(dir, "results.db")
+	}
 	var log bytes.Buffer
 	env := engine.Env{Injector: localfault.Injector{Cluster: c}, Out: io.Discard, Log: &log,
 		OpenStore: func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, results) }}
@@ -78,9 +83,10 @@ func run() error {
 
 // point is the client process's memory and open files at one time.
 type point struct {
-	at    time.Duration
-	rssKB int64
-	files int
+	at     time.Duration
+	rssKB  int64
+	files  int
+	liveKB int64 // the Go heap's live bytes at the last collection
 }
 
 // sampleSelf samples this process every interval until stop, which returns the
@@ -98,7 +104,7 @@ func sampleSelf(interval time.Duration) func() []point {
 			case <-done:
 				return
 			case <-t.C:
-				p := point{at: time.Since(start), rssKB: rss(), files: openFiles()}
+				p := point{at: time.Since(start), rssKB: rss(), files: openFiles(), liveKB: liveHeap() / 1024}
 				mu.Lock()
 				points = append(points, p)
 				mu.Unlock()
@@ -121,6 +127,12 @@ func judge(ctx context.Context, sum *engine.Summary, points []point, every time.
 		fmt.Printf("fault %d: %s at %.0f s: no commits %.0f ms, back to 90%% after %.0f ms, lost %d\n", i+1, f.Kind, f.AtS, f.NoCommitsMs, f.RecoveredMs, lost(f))
 		if !f.Done || f.RecoveredMs < 0 {
 			problems = append(problems, fmt.Sprintf("fault %d (%s) not recovered from", i+1, f.Kind))
+		}
+	}
+	// A line a minute: where the memory went, should it grow.
+	for i, p := range points {
+		if i%6 == 5 {
+			fmt.Printf("  at %4.0f s: RSS %6d kB, live heap %6d kB, open files %d\n", p.at.Seconds(), p.rssKB, p.liveKB, p.files)
 		}
 	}
 	var base *point
@@ -150,8 +162,18 @@ func judge(ctx context.Context, sum *engine.Summary, points []point, every time.
 	if err != nil {
 		return err
 	}
-	fmt.Printf("intervals stored: %d for a %.0f s window and its warm-up\n", len(d.Intervals), sum.DurationS)
-	if float64(len(d.Intervals)) < sum.DurationS {
+	// Intervals are about a second each, longer when the client's tick was late:
+	// stored, they cover the run without a gap.
+	var covered time.Duration
+	gaps := 0
+	for i, iv := range d.Intervals {
+		covered += iv.End.Sub(iv.Start)
+		if i > 0 && iv.Start.Sub(d.Intervals[i-1].End) > 10*time.Millisecond {
+			gaps++
+		}
+	}
+	fmt.Printf("intervals stored: %d covering %.1f s for a %.0f s window and its warm-up, %d gaps\n", len(d.Intervals), covered.Seconds(), sum.DurationS, gaps)
+	if gaps > 0 || covered.Seconds() < sum.DurationS-1 {
 		problems = append(problems, "intervals are missing")
 	}
 	if len(problems) > 0 {
@@ -177,6 +199,16 @@ func rss() int64 {
 		}
 	}
 	return 0
+}
+
+// liveHeap is the Go heap's live bytes as of its last collection.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64())
 }
 
 // openFiles is how many files this process has open.
