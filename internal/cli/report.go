@@ -102,13 +102,15 @@ func reportFormat(out string) (string, error) {
 func newCompareCmd(env *Env) *cobra.Command {
 	var sel report.Selection
 	var slower string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "compare",
 		Short: "Print the targets side by side: aggregates, spread, ratios and whether differences exceed the noise",
 		Args:  cobra.NoArgs,
 		Example: `  pgbakeoff compare --study pg11-vs-pg16 --baseline pg11
   pgbakeoff compare --run 3,4,7,8 --noise 0.1
-  pgbakeoff compare --label build=before --label build=after --baseline before --fail-if-slower 5%`,
+  pgbakeoff compare --label build=before --label build=after --baseline before --fail-if-slower 5%
+  pgbakeoff compare --study pg11-vs-pg16 --json`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkSelection(sel); err != nil {
 				return usageError{err}
@@ -124,6 +126,9 @@ func newCompareCmd(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if asJSON {
+				return compareJSON(env, r, limit, slower)
+			}
 			if err := report.Terminal(env.Stdout, r); err != nil || slower == "" {
 				return err
 			}
@@ -131,8 +136,29 @@ func newCompareCmd(env *Env) *cobra.Command {
 		},
 	}
 	addSelectionFlags(cmd.Flags(), &sel)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the comparison as JSON (its schema: pgbakeoff schema compare); the gate's lines go to stderr")
+	printsJSON(cmd, "compare")
 	cmd.Flags().StringVar(&slower, "fail-if-slower", "", "exit with code 3 when a target is slower than the baseline by more than this (as 5%), and the difference is beyond the noise by the test the tables use")
 	return cmd
+}
+
+// compareJSON prints the comparison as one JSON object, with the gate's
+// judgement when --fail-if-slower is given (text, as typed; limit, parsed),
+// whose lines go to stderr so that stdout holds the object alone; a failed
+// gate still exits with ExitGate.
+func compareJSON(env *Env, r *report.Report, limit float64, text string) error {
+	c := report.Compared(r)
+	var verdicts []report.Verdict
+	if text != "" {
+		verdicts = report.Verdicts(r)
+		c.Gate = report.Judge(verdicts, limit)
+	}
+	enc := json.NewEncoder(env.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil || text == "" {
+		return err
+	}
+	return slowerGate(env.Stderr, verdicts, limit, text)
 }
 
 // slowerGate says for each target against the baseline whether it is slower by
@@ -146,7 +172,7 @@ func slowerGate(w io.Writer, verdicts []report.Verdict, limit float64, text stri
 		what := fmt.Sprintf("%s against %s, %s at %s", v.Target, v.Baseline, v.Workload, v.Group)
 		by := fmt.Sprintf("%.1f%% %s", 100*math.Abs(v.Slower()), map[bool]string{true: "slower", false: "faster"}[v.Slower() > 0])
 		switch {
-		case v.Outcome == stats.Slower && v.Slower() > limit:
+		case v.Fails(limit):
 			failed++
 			fmt.Fprintf(w, "gate slower<%s: FAILED, %s: %s, beyond the noise\n", text, what, by)
 		case v.Outcome == stats.Slower:

@@ -40,7 +40,7 @@ too; it changes whenever what is printed changes. The same files are in docs/sch
 					return usageError{fmt.Errorf("--list lists every schema: give no name with it")}
 				}
 				for _, o := range schema.Outputs() {
-					fmt.Fprintf(env.Stdout, "%-9s %s\n", o.Name, o.Title)
+					fmt.Fprintf(env.Stdout, "%-12s %s\n", o.Name, o.Title)
 				}
 				return nil
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -21,14 +22,26 @@ func newStudyCmd(env *Env) *cobra.Command {
 	sr := &studyrun.Runner{}
 	run := newStudyRunCmd(env, sr)
 
+	var statusJSON bool
 	status := &cobra.Command{
 		Use:   "status FILE",
 		Short: "Show which runs of a study are made and what they measured so far",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return studyRunner(cmd, env, sr).Status(cmd.Context(), args[0])
+			if !statusJSON {
+				return studyRunner(cmd, env, sr).Status(cmd.Context(), args[0])
+			}
+			ss, err := studyRunner(cmd, env, sr).ReadStatus(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(ss)
 		},
 	}
+	status.Flags().BoolVar(&statusJSON, "json", false, "print the plan and each run's state as JSON (its schema: pgbakeoff schema study-status)")
+	printsJSON(status, "study-status")
 	plan := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Show what a study would run, how long it would take and how much data it loads",

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/studyrun"
 )
 
 // cancelOn is a writer that cancels the command's context once its output
@@ -143,6 +145,7 @@ func TestStudy(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "8 runs, 2 made, ") {
 		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
 	}
+	checkStatusJSON(t, file, results, first)
 
 	// Running again makes the other six runs, and loads nothing again.
 	code, out, errOut = run(t, runArgs...)
@@ -207,6 +210,36 @@ func TestStudy(t *testing.T) {
 	code, _, errOut = run(t, runArgs...)
 	if code != cli.ExitUsage || !strings.Contains(errOut, "changed what finished runs measured") || !strings.Contains(errOut, "--restart") {
 		t.Errorf("edited study: exit %d, stderr %s", code, errOut)
+	}
+}
+
+// checkStatusJSON checks `study status --json` of the interrupted mini study
+// against what the store holds of it (first): each cell's state and run, and
+// the datasets both targets loaded.
+func checkStatusJSON(t *testing.T, file, results string, first map[string]store.StudyRun) {
+	t.Helper()
+	code, out, errOut := run(t, "study", "status", file, "--json", "--results", results)
+	status := readStatus(t, code, out, errOut)
+	if status.Study != "mini" || status.Planned != 8 || status.Made != 2 || len(status.Cells) != 8 ||
+		!slices.Equal(status.Targets, []string{"small", "big"}) || !slices.Equal(status.Workloads, []string{"rw", "ro"}) {
+		t.Errorf("status --json: %+v; want mini's 8 cells, 2 made", status)
+	}
+	for _, c := range status.Cells {
+		d, ok := first[c.Key]
+		state := studyrun.StateToRun
+		if ok {
+			state = d.Status
+		}
+		if c.State != state || ok && d.RunID != 0 && (c.RunID == nil || *c.RunID != d.RunID) {
+			t.Errorf("cell %s: %+v; the store holds %+v", c.Key, c, d)
+		}
+	}
+	targets := map[string]bool{}
+	for _, d := range status.Datasets {
+		targets[d.Target] = true
+	}
+	if !targets["small"] || !targets["big"] || len(targets) != 2 {
+		t.Errorf("datasets %+v: want those of small and big", status.Datasets)
 	}
 }
 

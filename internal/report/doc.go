@@ -18,7 +18,9 @@
 // completed and are not invalid count: a cell shows the aggregate of those runs
 // with their coefficient of variation, "!" when they vary by more than the noise
 // threshold, and the headline metric's verdict from stats.Compare. The runs left
-// out are listed with their reasons under the table of their cell.
+// out are listed with their reasons under the table of their cell. Compared is
+// the same tables as figures, which `compare --json` prints, and Judge the
+// --fail-if-slower gate on Verdicts.
 //
 // A Report is laid out once as a document (document.go), and Terminal, Markdown
 // and HTML only write that document out; the page goes through html/template.

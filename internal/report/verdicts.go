@@ -27,6 +27,12 @@ func (v Verdict) Slower() float64 {
 	return 1 - v.Ratio
 }
 
+// Fails tells whether the verdict fails --fail-if-slower at limit (0.05 for
+// 5%): the target is slower beyond the noise, and by more than limit.
+func (v Verdict) Fails(limit float64) bool {
+	return v.Outcome == stats.Slower && v.Slower() > limit
+}
+
 // Verdicts are every target's verdicts against the baseline, workload by
 // workload and group by group.
 func Verdicts(r *Report) []Verdict {

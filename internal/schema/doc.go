@@ -1,6 +1,6 @@
 // Package schema is the JSON Schema (draft 2020-12) of every JSON document
-// pgbakeoff prints: a run's summary (`run --json`), `show`, `runs`, `find-max`
-// and `prices` with --json, and `export --format json`. Each schema is generated from the Go
+// pgbakeoff prints: a run's summary (`run --json`), `show`, `runs`, `find-max`,
+// `prices`, `compare` and `study status` with --json, and `export --format json`. Each schema is generated from the Go
 // types that print the document, with encoding/json's rules (omitempty fields
 // are optional, nil slices, maps and pointers print null), so the two cannot
 // drift; every object is closed (no property the type lacks), and every

@@ -12,6 +12,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/findmax"
 	"github.com/pgbakeoff/pgbakeoff/internal/pricelist"
 	"github.com/pgbakeoff/pgbakeoff/internal/report"
+	"github.com/pgbakeoff/pgbakeoff/internal/studyrun"
 	"github.com/pgbakeoff/pgbakeoff/internal/suggest"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
@@ -32,6 +33,8 @@ var outputs = []Output{
 	{"find-max", "pgbakeoff find-max WORKLOAD --json: the highest rate within an objective, and the runs that found it", findMaxSchema},
 	{"export", "pgbakeoff export --format json: everything a report shows", exportSchema},
 	{"prices", "pgbakeoff prices CLOUD --json: a deployment's price in its cloud's list", pricesSchema},
+	{"compare", "pgbakeoff compare --json: the targets' figures side by side, their ratios and verdicts, and --fail-if-slower's gate", compareSchema},
+	{"study-status", "pgbakeoff study status FILE --json: a study's plan and the state of each of its runs", studyStatusSchema},
 }
 
 // BundleName is the name of the document holding every schema (Bundle).
@@ -195,6 +198,18 @@ func pricesSchema(g *generator) *jsonschema.Schema {
 
 func exportSchema(g *generator) *jsonschema.Schema {
 	s := g.reflect(&report.Report{})
+	g.versioned(s)
+	return s
+}
+
+func compareSchema(g *generator) *jsonschema.Schema {
+	s := g.reflect(&report.Comparison{})
+	g.versioned(s)
+	return s
+}
+
+func studyStatusSchema(g *generator) *jsonschema.Schema {
+	s := g.reflect(&studyrun.Status{})
 	g.versioned(s)
 	return s
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/report"
 	"github.com/pgbakeoff/pgbakeoff/internal/schema"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
+	"github.com/pgbakeoff/pgbakeoff/internal/studyrun"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload"
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -172,12 +173,18 @@ func TestEveryFieldFits(t *testing.T) {
 	list.SchemaVersion = engine.SchemaVersion
 	quote := full[pricelist.Quote]()
 	quote.SchemaVersion = engine.SchemaVersion
+	cmp := full[report.Comparison]()
+	cmp.SchemaVersion = engine.SchemaVersion
+	status := full[studyrun.Status]()
+	status.SchemaVersion = engine.SchemaVersion
 	cases := map[string][]byte{
-		"find-max": marshal(t, fm),
-		"export":   marshal(t, rep),
-		"show":     marshal(t, unfinished),
-		"prices":   marshal(t, quote),
-		"runs":     marshal(t, list),
+		"find-max":     marshal(t, fm),
+		"export":       marshal(t, rep),
+		"show":         marshal(t, unfinished),
+		"prices":       marshal(t, quote),
+		"runs":         marshal(t, list),
+		"compare":      marshal(t, cmp),
+		"study-status": marshal(t, status),
 	}
 	for kind, doc := range fullSummaries(t) {
 		cases["run/workload="+kind] = doc
@@ -211,6 +218,12 @@ func TestValidateRejects(t *testing.T) {
 	fm := full[findmax.Summary]()
 	fm.SchemaVersion = engine.SchemaVersion
 	findMax := marshal(t, fm)
+	cmp := full[report.Comparison]()
+	cmp.SchemaVersion = engine.SchemaVersion
+	comparison := marshal(t, cmp)
+	st := full[studyrun.Status]()
+	st.SchemaVersion = engine.SchemaVersion
+	status := marshal(t, st)
 	cases := []struct {
 		name, schema string
 		doc          []byte
@@ -232,6 +245,14 @@ func TestValidateRejects(t *testing.T) {
 		{"show/unfinished", "show", marshal(t, engine.NewUnfinished(full[store.RunDetail]())), true},
 		{"find-max/no-rate", "find-max", edit(t, findMax, func(m map[string]any) { m["max_rate"] = nil }), true},
 		{"find-max/a-run's-summary", "find-max", tpcb, false},
+		{"compare/no-gate", "compare", edit(t, comparison, func(m map[string]any) { delete(m, "gate") }), true},
+		{"compare/gate-without-passed", "compare", edit(t, comparison, func(m map[string]any) { delete(m["gate"].(map[string]any), "passed") }), false},
+		{"compare/ratio-as-text", "compare", edit(t, comparison, func(m map[string]any) {
+			m["gate"].(map[string]any)["verdicts"].([]any)[0].(map[string]any)["ratio"] = "NaN"
+		}), false},
+		{"study-status/not-started", "study-status", edit(t, status, func(m map[string]any) { m["last_run"] = nil }), true},
+		{"study-status/count-as-text", "study-status", edit(t, status, func(m map[string]any) { m["made"] = "2" }), false},
+		{"study-status/a-run's-summary", "study-status", tpcb, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

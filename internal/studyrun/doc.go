@@ -14,5 +14,5 @@
 // dataset is recorded in the results store with a fingerprint of what it
 // measured, so an interrupted study continues where it stopped and an edited
 // one refuses to mix results. Plan and Status show what a study would do and
-// what it has made.
+// what it has made; ReadStatus is that progress as a value (`study status --json`).
 package studyrun

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -287,68 +285,6 @@ func cellNote(cr *cellRuns) string {
 		parts = append(parts, fmt.Sprintf("%d to run", cr.pending))
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
-}
-
-// Status shows what the study in file has made so far.
-func (sr *Runner) Status(ctx context.Context, file string) error {
-	s, _, err := loadValidStudy(file)
-	if err != nil {
-		return err
-	}
-	plan := s.Plan()
-	_, statErr := os.Stat(sr.Results)
-	if errors.Is(statErr, fs.ErrNotExist) && !store.IsPostgres(sr.Results) {
-		fmt.Fprintf(sr.Out, "study %s: not started; %s to make (`pgbakeoff study run %s`)\n", s.Name, planSize(plan), file)
-		return nil
-	}
-	st, err := sr.OpenReading(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	state, err := st.FindStudy(ctx, s.Name)
-	if errors.Is(err, store.ErrNotFound) {
-		fmt.Fprintf(sr.Out, "study %s: not started; %s to make (`pgbakeoff study run %s`)\n", s.Name, planSize(plan), file)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	done, err := st.StudyRuns(ctx, state.ID)
-	if err != nil {
-		return err
-	}
-	counts := map[string]int{}
-	var edited []string
-	for _, c := range plan {
-		d, ok := done[c.Key]
-		switch {
-		case !ok:
-			counts["to run"]++
-		case d.Fingerprint != c.Fingerprint:
-			counts["edited since"]++
-			edited = append(edited, c.Key)
-		case d.Status == store.StatusCompleted:
-			counts["made"]++
-		default:
-			counts[d.Status+", to run again"]++
-		}
-	}
-	fmt.Fprintf(sr.Out, "study %s (%s, last run %s): %s", s.Name, file, state.Updated.Local().Format(time.DateTime), planSize(plan))
-	for _, k := range []string{"made", "to run", store.StatusInterrupted + ", to run again", store.StatusFailed + ", to run again", "edited since"} {
-		if counts[k] > 0 {
-			fmt.Fprintf(sr.Out, ", %d %s", counts[k], k)
-		}
-	}
-	fmt.Fprintln(sr.Out)
-	if len(edited) > 0 {
-		fmt.Fprintf(sr.Out, "the file changed what these runs measured: %s\n", strings.Join(edited, ", "))
-	}
-	if spec, err := os.ReadFile(file); err == nil && string(spec) != state.Spec {
-		fmt.Fprintf(sr.Out, "the file differs from the one last run\n")
-	}
-	fmt.Fprintln(sr.Out)
-	return printStudyResults(ctx, sr, s, st, state.ID)
 }
 
 // Plan shows what the study in file would do, without connecting to anything.
