@@ -28,13 +28,13 @@ type Output struct {
 // outputs are the schemas, in the order `pgbakeoff schema --list` lists them.
 var outputs = []Output{
 	{"run", "pgbakeoff run WORKLOAD --json: a run's summary", runSchema},
-	{"runs", "pgbakeoff runs --json: the stored runs, newest first", runsSchema},
+	{"runs", "pgbakeoff runs --json: the stored runs, newest first", versionedOf(&engine.RunList{})},
 	{"show", "pgbakeoff show ID --json: a stored run's summary, or what a run that did not finish left", showSchema},
-	{"find-max", "pgbakeoff find-max WORKLOAD --json: the highest rate within an objective, and the runs that found it", findMaxSchema},
-	{"export", "pgbakeoff export --format json: everything a report shows", exportSchema},
-	{"prices", "pgbakeoff prices CLOUD --json: a deployment's price in its cloud's list", pricesSchema},
-	{"compare", "pgbakeoff compare --json: the targets' figures side by side, their ratios and verdicts, and --fail-if-slower's gate", compareSchema},
-	{"study-status", "pgbakeoff study status FILE --json: a study's plan and the state of each of its runs", studyStatusSchema},
+	{"find-max", "pgbakeoff find-max WORKLOAD --json: the highest rate within an objective, and the runs that found it", versionedOf(&findmax.Summary{})},
+	{"export", "pgbakeoff export --format json: everything a report shows", versionedOf(&report.Report{})},
+	{"prices", "pgbakeoff prices CLOUD --json: a deployment's price in its cloud's list", versionedOf(&pricelist.Quote{})},
+	{"compare", "pgbakeoff compare --json: the targets' figures side by side, their ratios and verdicts, and --fail-if-slower's gate", versionedOf(&report.Comparison{})},
+	{"study-status", "pgbakeoff study status FILE --json: a study's plan and the state of each of its runs", versionedOf(&studyrun.Status{})},
 }
 
 // BundleName is the name of the document holding every schema (Bundle).
@@ -178,42 +178,6 @@ func showSchema(g *generator) *jsonschema.Schema {
 	return &jsonschema.Schema{Definitions: defs, OneOf: []*jsonschema.Schema{{Ref: "#/$defs/run"}, {Ref: "#/$defs/unfinished"}}}
 }
 
-func runsSchema(g *generator) *jsonschema.Schema {
-	s := g.reflect(&engine.RunList{})
-	g.versioned(s)
-	return s
-}
-
-func findMaxSchema(g *generator) *jsonschema.Schema {
-	s := g.reflect(&findmax.Summary{})
-	g.versioned(s)
-	return s
-}
-
-func pricesSchema(g *generator) *jsonschema.Schema {
-	s := g.reflect(&pricelist.Quote{})
-	g.versioned(s)
-	return s
-}
-
-func exportSchema(g *generator) *jsonschema.Schema {
-	s := g.reflect(&report.Report{})
-	g.versioned(s)
-	return s
-}
-
-func compareSchema(g *generator) *jsonschema.Schema {
-	s := g.reflect(&report.Comparison{})
-	g.versioned(s)
-	return s
-}
-
-func studyStatusSchema(g *generator) *jsonschema.Schema {
-	s := g.reflect(&studyrun.Status{})
-	g.versioned(s)
-	return s
-}
-
 // compiled are the schemas ready to validate with, by name.
 var compiled = sync.OnceValues(func() (map[string]*validator.Schema, error) {
 	c := validator.NewCompiler()
@@ -258,4 +222,13 @@ func Validate(name string, doc []byte) error {
 		return fmt.Errorf("not one JSON document: %w", err)
 	}
 	return schemas[name].Validate(v)
+}
+
+// versionedOf is the schema of one Go type's document, with its schema_version.
+func versionedOf(v any) func(g *generator) *jsonschema.Schema {
+	return func(g *generator) *jsonschema.Schema {
+		s := g.reflect(v)
+		g.versioned(s)
+		return s
+	}
 }
