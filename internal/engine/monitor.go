@@ -20,21 +20,39 @@ import (
 // driver and the sampler call it from their own goroutines.
 type runMonitor struct {
 	mu        sync.Mutex
-	intervals []driver.Interval // without their histograms
-	samples   []sampler.Sample
+	intervals []monitorInterval
+	samples   []monitorSample
 	firstErr  error
 }
 
+// monitorInterval is what the evidence needs of an interval.
+type monitorInterval struct {
+	start, end time.Time
+	committed  int64
+	lag        time.Duration
+}
+
+// monitorSample is what the evidence needs of a server sample: a long run keeps
+// one a second, so not its maps.
+type monitorSample struct {
+	start, end                             time.Time
+	checkpoints, autovacuums, autoanalyzes float64
+	others                                 float64 // other sessions active, on average
+	polled                                 bool    // others was read
+}
+
 func (m *runMonitor) interval(iv driver.Interval) {
-	iv.Latency, iv.ByScript, iv.Totals, iv.Errors = nil, nil, nil, nil
 	m.mu.Lock()
-	m.intervals = append(m.intervals, iv)
+	m.intervals = append(m.intervals, monitorInterval{iv.Start, iv.End, iv.Committed, iv.Lag})
 	m.mu.Unlock()
 }
 
 func (m *runMonitor) sample(sm sampler.Sample) {
+	o, polled := sm.Values["other_sessions"]
+	ms := monitorSample{start: sm.Start, end: sm.End, checkpoints: sm.Values["checkpoints"],
+		autovacuums: sm.Values["autovacuums"], autoanalyzes: sm.Values["autoanalyzes"], others: o, polled: polled}
 	m.mu.Lock()
-	m.samples = append(m.samples, sm)
+	m.samples = append(m.samples, ms)
 	m.mu.Unlock()
 }
 
@@ -61,31 +79,31 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 	var e evidence
 	const slack = 50 * time.Millisecond
 	for _, iv := range m.intervals {
-		secs := iv.End.Sub(iv.Start).Seconds()
-		if iv.Start.Before(res.WindowStart.Add(-slack)) || iv.End.After(res.WindowEnd.Add(slack)) || secs < 0.5 {
+		secs := iv.end.Sub(iv.start).Seconds()
+		if iv.start.Before(res.WindowStart.Add(-slack)) || iv.end.After(res.WindowEnd.Add(slack)) || secs < 0.5 {
 			continue
 		}
-		e.rates = append(e.rates, rate{at: iv.End.Sub(res.WindowStart).Round(time.Second), tps: float64(iv.Committed) / secs, lag: iv.Lag})
+		e.rates = append(e.rates, rate{at: iv.end.Sub(res.WindowStart).Round(time.Second), tps: float64(iv.committed) / secs, lag: iv.lag})
 	}
 	// A sample counts when its middle lies in the window: the last one may run on
 	// while the clients disconnect.
 	var others, polled float64 // other sessions' active seconds, and the seconds polled
 	for _, sm := range m.samples {
 		// Autovacuum's work over the whole run, for the commits it adds to the span.
-		e.autovacuumWork += int(sm.Values["autovacuums"] + sm.Values["autoanalyzes"])
-		mid := sm.Start.Add(sm.End.Sub(sm.Start) / 2)
+		e.autovacuumWork += int(sm.autovacuums + sm.autoanalyzes)
+		mid := sm.start.Add(sm.end.Sub(sm.start) / 2)
 		if mid.Before(res.WindowStart) || !mid.Before(res.WindowEnd) {
 			continue
 		}
-		if n := int(sm.Values["checkpoints"]); n > 0 {
+		if n := int(sm.checkpoints); n > 0 {
 			e.checkpoints += n
-			e.checkpointsAt = append(e.checkpointsAt, sm.End.Sub(res.WindowStart))
+			e.checkpointsAt = append(e.checkpointsAt, sm.end.Sub(res.WindowStart))
 		}
-		e.autovacuums += int(sm.Values["autovacuums"])
-		e.autoanalyzes += int(sm.Values["autoanalyzes"])
-		if o, ok := sm.Values["other_sessions"]; ok {
-			secs := sm.End.Sub(sm.Start).Seconds()
-			others += o * secs
+		e.autovacuums += int(sm.autovacuums)
+		e.autoanalyzes += int(sm.autoanalyzes)
+		if sm.polled {
+			secs := sm.end.Sub(sm.start).Seconds()
+			others += sm.others * secs
 			polled += secs
 		}
 	}
