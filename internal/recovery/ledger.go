@@ -32,6 +32,7 @@ type Ledger struct {
 	connect Connector
 	token   string
 	every   time.Duration
+	start   time.Time // acknowledgements are kept in milliseconds since it
 
 	mu       sync.Mutex
 	acked    []ack
@@ -43,10 +44,14 @@ type Ledger struct {
 	done     chan struct{}
 }
 
+// ack is an acknowledged commit: its row and when, in milliseconds since the
+// ledger's start. Eight bytes, as a long run keeps one for every commit.
 type ack struct {
-	seq int64
-	at  time.Time
+	seq uint32
+	ms  uint32
 }
+
+func (a ack) at(start time.Time) time.Time { return start.Add(time.Duration(a.ms) * time.Millisecond) }
 
 // StartLedger creates the ledger's table when it lacks one and starts committing
 // rate rows a second, under token (unique to the run), until Stop.
@@ -62,7 +67,7 @@ func StartLedger(ctx context.Context, connect Connector, token string, rate floa
 		return nil, fmt.Errorf("ledger: create %s: %w", Table, err)
 	}
 	lctx, stop := context.WithCancel(context.Background())
-	l := &Ledger{connect: connect, token: token, every: time.Duration(float64(time.Second) / rate), stop: stop, done: make(chan struct{}), ackedCh: make(chan struct{})}
+	l := &Ledger{connect: connect, token: token, every: time.Duration(float64(time.Second) / rate), stop: stop, done: make(chan struct{}), ackedCh: make(chan struct{}), start: time.Now()}
 	go l.run(lctx, conn)
 	return l, nil
 }
@@ -121,7 +126,7 @@ func (l *Ledger) record(seq int64, err error) {
 	pe, refused := errors.AsType[*pgconn.PgError](err)
 	switch {
 	case err == nil:
-		l.acked = append(l.acked, ack{seq, time.Now()})
+		l.acked = append(l.acked, ack{uint32(seq), uint32(time.Since(l.start).Milliseconds())})
 		l.commits++
 		close(l.ackedCh)
 		l.ackedCh = make(chan struct{})
@@ -164,7 +169,7 @@ func (l *Ledger) AckedAfter(t time.Time) int64 {
 	defer l.mu.Unlock()
 	var n int64
 	for _, a := range l.acked {
-		if a.at.After(t) {
+		if a.at(l.start).After(t) {
 			n++
 		}
 	}
@@ -232,7 +237,7 @@ func (l *Ledger) Reckon(ctx context.Context) (Reckoning, error) {
 		present[seq] = true
 	}
 	l.mu.Lock()
-	r := reckon(l.acked, l.inFlight, l.gone, present)
+	r := reckon(l.start, l.acked, l.inFlight, l.gone, present)
 	l.mu.Unlock()
 	r.Every = l.every
 	_, err = conn.ExecParams(ctx, "delete from "+Table+" where token = $1", [][]byte{[]byte(l.token)}, nil, nil, nil).Close()
@@ -240,23 +245,24 @@ func (l *Ledger) Reckon(ctx context.Context) (Reckoning, error) {
 }
 
 // reckon compares the acknowledged and in-flight commits with the rows present;
-// gone are the instants the ledger found its session lost.
-func reckon(acked []ack, inFlight []int64, gone []time.Time, present map[int64]bool) Reckoning {
+// gone are the instants the ledger found its session lost, start the ledger's.
+func reckon(start time.Time, acked []ack, inFlight []int64, gone []time.Time, present map[int64]bool) Reckoning {
 	r := Reckoning{Acknowledged: int64(len(acked))}
 	for _, a := range acked {
-		if present[a.seq] {
+		if present[int64(a.seq)] {
 			continue
 		}
-		if r.Lost == 0 || a.at.Before(r.LostFrom) {
-			r.LostFrom = a.at
+		at := a.at(start)
+		if r.Lost == 0 || at.Before(r.LostFrom) {
+			r.LostFrom = at
 		}
-		if a.at.After(r.LostTo) {
-			r.LostTo = a.at
+		if at.After(r.LostTo) {
+			r.LostTo = at
 		}
 		r.Lost++
 	}
 	if r.Lost > 0 {
-		r.LastAck = lastAckBefore(acked, r.LostFrom, gone)
+		r.LastAck = lastAckBefore(start, acked, r.LostFrom, gone)
 	}
 	for _, seq := range slices.Compact(slices.Sorted(slices.Values(inFlight))) {
 		if present[seq] {
@@ -271,14 +277,14 @@ func reckon(acked []ack, inFlight []int64, gone []time.Time, present map[int64]b
 // lastAckBefore is the last acknowledgement before the first loss of the
 // session after from; with no loss after from (the rows vanished under a
 // session that lived on), the last acknowledgement of all.
-func lastAckBefore(acked []ack, from time.Time, gone []time.Time) time.Time {
+func lastAckBefore(start time.Time, acked []ack, from time.Time, gone []time.Time) time.Time {
 	var last time.Time
 	i := slices.IndexFunc(gone, func(g time.Time) bool { return !g.Before(from) })
 	for _, a := range acked {
-		if i >= 0 && !a.at.Before(gone[i]) {
+		if i >= 0 && !a.at(start).Before(gone[i]) {
 			break
 		}
-		last = a.at
+		last = a.at(start)
 	}
 	return last
 }

@@ -166,13 +166,13 @@ func TestReckon(t *testing.T) {
 	t0 := time.Unix(3_000_000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	var acked []ack
-	for i := range int64(10) {
-		acked = append(acked, ack{i + 1, ms(int(i) * 100)})
+	for i := range uint32(10) {
+		acked = append(acked, ack{i + 1, i * 100})
 	}
-	acked = append(acked, ack{13, ms(1500)}) // on the new primary
+	acked = append(acked, ack{13, 1500}) // on the new primary
 	gone := []time.Time{ms(950)}
 	all := map[int64]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 12: true, 13: true}
-	r := reckon(acked, []int64{11, 12, 12}, gone, all)
+	r := reckon(t0, acked, []int64{11, 12, 12}, gone, all)
 	r.Every = 20 * time.Millisecond
 	want := Reckoning{Acknowledged: 11, Lost: 3, LostFrom: ms(700), LostTo: ms(900), LastAck: ms(900), InDoubt: 1, Unknown: 1, Every: 20 * time.Millisecond}
 	if r != want {
@@ -193,7 +193,7 @@ func TestReckon(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := reckon(acked, nil, gone, c.present)
+			r := reckon(t0, acked, nil, gone, c.present)
 			r.Every = 20 * time.Millisecond
 			if got := r.RPO(c.failed...); got != c.want {
 				t.Errorf("RPO %s, want %s (%+v)", got, c.want, r)
