@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -46,6 +47,7 @@ func run() error {
 	every := flag.Duration("every", 5*time.Minute, "a fault this often, a crash and a failover in turn")
 	version := flag.String("version", "16", "PostgreSQL major version")
 	keep := flag.String("results", "", "results store to keep the run in (default: a temporary one, removed)")
+	heaps := flag.String("heapprofiles", "", "directory to write the client's heap profile to each minute (heap-MM.pprof), to find what grows: go tool pprof -base")
 	flag.Parse()
 	ctx := context.Background()
 	bin, install, dir, cleanup, err := benchkit.SetupInstall(ctx, *version)
@@ -72,7 +74,7 @@ func run() error {
 	env := engine.Env{Injector: localfault.Injector{Cluster: c}, Out: io.Discard, Log: &log,
 		OpenStore: func(ctx context.Context) (*store.Store, error) { return store.Open(ctx, results) }}
 	fmt.Printf("PostgreSQL %s, a primary and a standby, TPC-B scale 50, %d clients for %s, %d faults\n", install.Version, *clients, *duration, len(spec.Faults))
-	stop := sampleSelf(10 * time.Second)
+	stop := sampleSelf(10*time.Second, *heaps)
 	sum, err := engine.Run(ctx, spec, env)
 	points := stop()
 	if err != nil {
@@ -90,8 +92,8 @@ type point struct {
 }
 
 // sampleSelf samples this process every interval until stop, which returns the
-// samples.
-func sampleSelf(interval time.Duration) func() []point {
+// samples; with heaps, it writes a heap profile there each minute.
+func sampleSelf(interval time.Duration, heaps string) func() []point {
 	var mu sync.Mutex
 	var points []point
 	done := make(chan struct{})
@@ -105,6 +107,9 @@ func sampleSelf(interval time.Duration) func() []point {
 				return
 			case <-t.C:
 				p := point{at: time.Since(start), rssKB: rss(), files: openFiles(), liveKB: liveHeap() / 1024}
+				if heaps != "" && len(points)%6 == 5 {
+					writeHeap(filepath.Join(heaps, fmt.Sprintf("heap-%02d.pprof", (len(points)+1)/6)))
+				}
 				mu.Lock()
 				points = append(points, p)
 				mu.Unlock()
@@ -209,6 +214,19 @@ func liveHeap() int64 {
 		return 0
 	}
 	return int64(s[0].Value.Uint64())
+}
+
+// writeHeap writes the heap profile as of the last collection to path.
+func writeHeap(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+	}
 }
 
 // openFiles is how many files this process has open.
