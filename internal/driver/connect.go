@@ -46,7 +46,11 @@ func (c *client) connect(ctx context.Context) error {
 		}
 	}
 	c.r.mu.Unlock()
-	w := pgwire.New(hc.Conn, c.r.cfg.ThreadPerClient || c.onLoop)
+	c.mu.Lock()
+	prev := c.spare
+	c.spare = nil
+	c.mu.Unlock()
+	w := pgwire.New(hc.Conn, c.r.cfg.ThreadPerClient || c.onLoop, prev)
 	if c.r.waits != nil {
 		w.ChooseWait(c.r.waits, c.waits)
 	}
@@ -100,7 +104,7 @@ func (c *client) close() {
 	defer c.mu.Unlock()
 	if c.w != nil {
 		c.w.Terminate()
-		c.w = nil
+		c.w, c.spare = nil, c.w
 	}
 }
 
@@ -117,7 +121,7 @@ func (c *client) dropConn() {
 	c.mu.Lock()
 	if c.w != nil {
 		c.w.Close()
-		c.w = nil
+		c.w, c.spare = nil, c.w
 	}
 	c.mu.Unlock()
 }

@@ -119,6 +119,15 @@ func (c *Conn) Close() {
 	c.nc.Close()
 }
 
+// buffers are prev's buffers, emptied, for a new connection; new ones when prev
+// is nil.
+func buffers(prev *Conn) (out, in, kept []byte, rowAt []int) {
+	if prev == nil {
+		return make([]byte, 0, 1024), make([]byte, 16384), nil, nil
+	}
+	return prev.out[:0], prev.in, prev.kept[:0], prev.rowAt[:0]
+}
+
 // SetDeadline makes reads and writes fail with os.ErrDeadlineExceeded from t on.
 func (c *Conn) SetDeadline(t time.Time) {
 	if c.blocking {

@@ -14,8 +14,10 @@ import (
 // Linux alone.
 
 // New takes over nc, a connection pgx has set up; blocking is ignored here.
-func New(nc net.Conn, blocking bool) *Conn {
-	c := &Conn{out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
+// prev, a closed connection no longer in use, lends its buffers (nil: new ones).
+func New(nc net.Conn, blocking bool, prev *Conn) *Conn {
+	c := &Conn{status: 'I', fd: -1}
+	c.out, c.in, c.kept, c.rowAt = buffers(prev)
 	c.nc = keepConn{Conn: nc, w: c}
 	return c
 }

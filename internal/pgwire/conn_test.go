@@ -18,6 +18,12 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 // open connects to dsn with pgx and takes the connection over.
 func open(t *testing.T, dsn string, blocking bool) (*Conn, uint32) {
 	t.Helper()
+	return openAfter(t, dsn, blocking, nil)
+}
+
+// openAfter is open with prev's buffers.
+func openAfter(t *testing.T, dsn string, blocking bool, prev *Conn) (*Conn, uint32) {
+	t.Helper()
 	conn, err := pgconn.Connect(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -27,7 +33,7 @@ func open(t *testing.T, dsn string, blocking bool) (*Conn, uint32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := New(hc.Conn, blocking)
+	c := New(hc.Conn, blocking, prev)
 	c.ChooseWait(&WaitChooser{}, new(atomic.Int64))
 	t.Cleanup(c.Close)
 	return c, pid
@@ -105,6 +111,35 @@ func TestLongAnswer(t *testing.T) {
 	})
 }
 
+// TestBuffersLent: a connection made after another closed takes its buffers,
+// grown as they were, and starts with nothing of its answers.
+func TestBuffersLent(t *testing.T) {
+	dsn := pgtest.NewDatabase(t)
+	ways(t, func(t *testing.T, blocking bool) {
+		first, _ := open(t, dsn, blocking)
+		first.KeepRows(true)
+		first.AppendQuery([]byte("SELECT repeat('x', 40000)"))
+		if err := first.RoundTrip(); err != nil || first.Err() != nil {
+			t.Fatal(err, first.Err())
+		}
+		grown := len(first.in)
+		first.AppendQuery([]byte("SELECT 1")) // left unsent in the buffer
+		first.Close()
+		c, _ := openAfter(t, dsn, blocking, first)
+		if len(c.in) != grown || grown <= 16384 {
+			t.Errorf("read buffer of %d bytes, want the first connection's, grown to %d", len(c.in), grown)
+		}
+		c.KeepRows(true)
+		c.AppendQuery([]byte("SELECT 'second'"))
+		if err := c.RoundTrip(); err != nil || c.Err() != nil {
+			t.Fatal(err, c.Err())
+		}
+		if c.KeptRows() != 1 || string(c.Value(0, 0)) != "second" {
+			t.Errorf("%d rows, first %q; want the one row of the second connection's answer", c.KeptRows(), c.Value(0, 0))
+		}
+	})
+}
+
 // TestQueued: exchanges queued ahead are answered first, their errors kept and
 // their rows not, and the last one's results are kept apart with their columns;
 // the commits are those of the transactions that ended well.
@@ -167,7 +202,7 @@ func TestStatement(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := New(hc.Conn, false)
+			c := New(hc.Conn, false, nil)
 			defer c.Close()
 			st, err := NewStatement(p, "s", sql, 2)
 			if err != nil {

@@ -14,8 +14,10 @@ import (
 
 // New takes over nc, a connection pgx has set up: through its raw socket where
 // there is one (not for TLS), or, with blocking, as a blocking duplicate.
-func New(nc net.Conn, blocking bool) *Conn {
-	c := &Conn{nc: nc, out: make([]byte, 0, 1024), in: make([]byte, 16384), status: 'I', fd: -1}
+// prev, a closed connection no longer in use, lends its buffers (nil: new ones).
+func New(nc net.Conn, blocking bool, prev *Conn) *Conn {
+	c := &Conn{nc: nc, status: 'I', fd: -1}
+	c.out, c.in, c.kept, c.rowAt = buffers(prev)
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return c
