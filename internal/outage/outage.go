@@ -65,7 +65,10 @@ type Book struct {
 	live, down   int
 	allDownSince time.Time // zero unless every running client is down
 	lastErr      string    // the cause of the last failed attempt
-	outages      []Outage
+	outages      []kept
+	epoch        time.Time         // the kept outages' times are offsets from it
+	words        []string          // their causes and errors, each once
+	wordAt       map[string]uint32 // the index of each in words
 	// The wall time some client was down, as Seconds counts it: whole stretches
 	// before anyDownSince, and the one going on since it (zero when none is).
 	downBefore   time.Duration
@@ -76,7 +79,42 @@ type Book struct {
 
 // NewBook makes an empty book; scrub removes the password from the errors it keeps.
 func NewBook(scrub func(string) string) *Book {
-	return &Book{scrub: scrub, changed: make(chan struct{}, 1), connErrs: map[string]*ConnectErrorCount{}}
+	return &Book{scrub: scrub, changed: make(chan struct{}, 1), connErrs: map[string]*ConnectErrorCount{},
+		epoch: time.Now(), wordAt: map[string]uint32{}}
+}
+
+// kept is an outage as the book keeps it: a long run of many clients through
+// many faults keeps one per client and fault, so its times are offsets and its
+// words are shared, 40 bytes in all.
+type kept struct {
+	start, end                 int64 // nanoseconds since the book's epoch
+	client, attempts, failedTx int32
+	cause, err                 uint32 // indexes in the book's words
+	recovered                  bool
+}
+
+// keep is o as kept; b.mu is held.
+func (b *Book) keep(o Outage) kept {
+	return kept{start: int64(o.Start.Sub(b.epoch)), end: int64(o.End.Sub(b.epoch)),
+		client: int32(o.Client), attempts: int32(o.Attempts), failedTx: int32(o.FailedTx),
+		cause: b.word(o.Cause), err: b.word(o.Error), recovered: o.Recovered}
+}
+
+// word is w's index in the book's words, added if new; b.mu is held.
+func (b *Book) word(w string) uint32 {
+	i, ok := b.wordAt[w]
+	if !ok {
+		i = uint32(len(b.words))
+		b.words = append(b.words, w)
+		b.wordAt[w] = i
+	}
+	return i
+}
+
+// outage is k as it was given; b.mu is held.
+func (b *Book) outage(k kept) Outage {
+	return Outage{Client: int(k.client), Start: b.epoch.Add(time.Duration(k.start)), End: b.epoch.Add(time.Duration(k.end)),
+		Cause: b.words[k.cause], Error: b.words[k.err], Attempts: int(k.attempts), FailedTx: int(k.failedTx), Recovered: k.recovered}
 }
 
 // Running notes that n clients have begun, each with a connection.
@@ -98,7 +136,7 @@ func (b *Book) Lost() {
 func (b *Book) Ended(o Outage) {
 	b.mu.Lock()
 	b.down--
-	b.outages = append(b.outages, o)
+	b.outages = append(b.outages, b.keep(o))
 	if o.Recovered {
 		b.reconnects++
 	}
@@ -192,7 +230,10 @@ func (b *Book) TickConnectErrors() int64 { return b.tickErr.Swap(0) }
 // Outages are the outages that have ended, in the order they began.
 func (b *Book) Outages() []Outage {
 	b.mu.Lock()
-	o := append([]Outage(nil), b.outages...)
+	o := make([]Outage, len(b.outages))
+	for i, k := range b.outages {
+		o[i] = b.outage(k)
+	}
 	b.mu.Unlock()
 	sort.Slice(o, func(i, j int) bool { return o[i].Start.Before(o[j].Start) })
 	return o

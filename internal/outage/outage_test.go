@@ -105,3 +105,34 @@ func TestReconnected(t *testing.T) {
 		t.Errorf("nobody down, yet the time down went from %s to %s", down, again)
 	}
 }
+
+// TestOutagesKept: the book gives back each outage as it was ended, times,
+// words and counts, in the order they began.
+func TestOutagesKept(t *testing.T) {
+	b := NewBook(func(s string) string { return s })
+	t0 := time.Now()
+	want := []Outage{
+		{Client: 7, Start: t0.Add(time.Second), End: t0.Add(1500 * time.Millisecond), Cause: "57P01", Error: "FATAL: terminating connection", Attempts: 3, FailedTx: 1, Recovered: true},
+		{Client: 2, Start: t0.Add(-time.Millisecond), End: t0.Add(2 * time.Second), Cause: "connection refused", Error: "dial: refused", Attempts: 9},
+		{Client: 3, Start: t0.Add(time.Second + time.Microsecond), End: t0.Add(3 * time.Second), Cause: "57P01", Error: "FATAL: terminating connection", Attempts: 1, Recovered: true},
+	}
+	for _, o := range want {
+		b.Lost()
+		b.Ended(o)
+	}
+	got := b.Outages()
+	order := []int{1, 0, 2}
+	for i, o := range got {
+		w := want[order[i]]
+		if !o.Start.Equal(w.Start) || !o.End.Equal(w.End) || o.End.Sub(o.Start) != w.End.Sub(w.Start) {
+			t.Errorf("outage %d: %s to %s, want %s to %s", i, o.Start, o.End, w.Start, w.End)
+		}
+		o.Start, o.End = w.Start, w.End
+		if o != w {
+			t.Errorf("outage %d: %+v, want %+v", i, o, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d outages, want %d", len(got), len(want))
+	}
+}
