@@ -295,10 +295,17 @@ func unquoteConf(v string) string {
 
 // runAfterCrash starts s, trying again for a while when it exits at once
 // because the backends of a killed postmaster still hold its shared memory.
+// Crash recovery replays the WAL written since the last checkpoint, which
+// under load takes minutes: the wait for it is ctx's to bound (ten minutes
+// without a deadline), not a start's minute.
 func (s *Server) runAfterCrash(ctx context.Context, acct account) error {
+	wait := 10 * time.Minute
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		err := s.run(ctx, acct, time.Minute)
+		err := s.run(ctx, acct, wait)
 		if err == nil || time.Now().After(deadline) || !errors.Is(err, errExitedAtStart) {
 			return err
 		}
