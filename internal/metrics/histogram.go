@@ -34,10 +34,7 @@ type histogramValue struct {
 func newHistogramValue(h *hdrhistogram.Histogram) histogramValue {
 	v := histogramValue{classic: make([]uint64, len(classicBounds))}
 	native := map[int]int64{}
-	for _, b := range h.Distribution() {
-		if b.Count == 0 {
-			continue
-		}
+	for _, b := range bars(h) {
 		// A bar holds the values From..To; From stands for them all, as it is
 		// the value recorded for whole microseconds below 2048.
 		secs := (time.Duration(b.From) * unit).Seconds()
@@ -57,6 +54,34 @@ func newHistogramValue(h *hdrhistogram.Histogram) histogramValue {
 	}
 	v.spans, v.deltas = spans(native)
 	return v
+}
+
+// bars are h's buckets that hold values, as Distribution gives them, but read from
+// one copy of its counts: Distribution makes a bar of every bucket up to the
+// largest value, some 800 kB at each scrape of a run, for a few dozen that count.
+func bars(h *hdrhistogram.Histogram) []hdrhistogram.Bar {
+	var out []hdrhistogram.Bar
+	for i, n := range h.Export().Counts {
+		if n != 0 {
+			from, to := indexRange(i)
+			out = append(out, hdrhistogram.Bar{From: from, To: to, Count: n})
+		}
+	}
+	return out
+}
+
+// indexRange is the values counted at index i of an HDR histogram made by
+// histogram.New (unit 1, three significant digits: 2^11 sub-buckets, the first
+// bucket whole and every later one its upper half, each twice as wide).
+func indexRange(i int) (from, to int64) {
+	const halfMag = 10
+	bucket := i>>halfMag - 1
+	sub := i&(1<<halfMag-1) + 1<<halfMag
+	if bucket < 0 {
+		bucket, sub = 0, i
+	}
+	from = int64(sub) << bucket
+	return from, from + 1<<bucket - 1
 }
 
 // nativeIndex is the native bucket holding x > 0: bucket i holds

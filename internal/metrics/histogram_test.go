@@ -1,9 +1,12 @@
 package metrics
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/pgbakeoff/pgbakeoff/internal/histogram"
 )
 
@@ -74,4 +77,35 @@ func TestHistogramValue(t *testing.T) {
 			t.Errorf("native bucket %d: %d, want %d (all: %v)", i, got[i], c, got)
 		}
 	}
+}
+
+// TestBars: the buckets read from a histogram's counts are Distribution's that
+// hold values, from a microsecond to the hour histogram.New reaches.
+func TestBars(t *testing.T) {
+	h := histogram.New()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		if err := h.RecordValue(int64(1 + rng.ExpFloat64()*float64(rng.IntN(5000)+1)*float64(rng.IntN(1000)+1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []int64{1, 2047, 2048, 2049, 4095, 4096, int64(time.Hour / unit)} {
+		if err := h.RecordValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := slices.DeleteFunc(h.Distribution(), func(b hdrhistogram.Bar) bool { return b.Count == 0 })
+	got := bars(h)
+	if !slices.Equal(got, want) {
+		t.Fatalf("%d bars, want %d; first difference %v", len(got), len(want), firstDiff(got, want))
+	}
+}
+
+func firstDiff(a, b []hdrhistogram.Bar) [2]hdrhistogram.Bar {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return [2]hdrhistogram.Bar{a[i], b[i]}
+		}
+	}
+	return [2]hdrhistogram.Bar{}
 }
