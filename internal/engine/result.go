@@ -14,7 +14,7 @@ import (
 // (internal/schema). Any change to what they print bumps it: a
 // field added, removed or renamed, a type or a meaning changed (docs/design.md,
 // "The result schema").
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // MarshalJSON writes the summary in the current SchemaVersion, with its
 // workload's figures at the top level, before client_machine, where the stored

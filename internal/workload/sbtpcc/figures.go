@@ -12,7 +12,7 @@ import (
 // report splits them, and its ignored errors.
 type Figures struct {
 	Tables       int     `json:"tables"`
-	Scale        int     `json:"scale"`
+	Scale        int     `json:"-"` // the summary's scale`
 	TrxLevel     string  `json:"trx_level"`
 	Dist         string  `json:"dist"`
 	ReadQueries  int64   `json:"read_queries"`
