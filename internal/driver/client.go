@@ -24,10 +24,7 @@ type client struct {
 	r      *runner
 	mu     sync.Mutex // guards swaps of w against the runner's deadline setting
 	w      *pgwire.Conn
-	// spare is the last connection closed, whose buffers the next one takes: a
-	// thousand clients reconnecting at once would otherwise allocate their
-	// buffers again all together.
-	spare *pgwire.Conn
+	spare  *pgwire.Conn // the last closed: the next takes its buffers, not new ones all at once after a crash
 	rng    *rand.PCG
 	hist   *histogram.Worker
 	vals   []int64
