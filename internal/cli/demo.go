@@ -171,7 +171,7 @@ func startDemoServers(ctx context.Context, env *Env, servers []*demoServer, o de
 		fmt.Fprintf(env.Stdout, "\nserver %s: PostgreSQL %s, port %d, log %s\n", s.label, srv.Version, srv.Port, srv.LogFile)
 		ds := tpcb.Workload{}.NewLoad().(*tpcb.Dataset)
 		ds.Scale = o.scale
-		if err := loadDataset(ctx, env, s.t, tpcb.Workload{}.Name(), ds, false); err != nil {
+		if err := loadDataset(ctx, env, s.t, tpcb.Workload{}.Name(), ds, false, nil); err != nil {
 			return err
 		}
 	}

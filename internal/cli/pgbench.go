@@ -84,7 +84,7 @@ var (
 	pgbenchRunOnly = []string{"builtin", "client", "connect", "define", "file", "jobs", "log", "latency-limit", "protocol",
 		"skip-some-updates", "progress", "report-per-command", "rate", "select-only", "time", "transactions", "vacuum-all",
 		"sampling-rate", "aggregate-interval", "progress-timestamp", "log-prefix", "random-seed", "failures-detailed",
-		"max-tries", "verbose-errors", "exit-on-abort", "continue-on-error", "reconnect", "fail-if", "metrics-listen"}
+		"max-tries", "verbose-errors", "exit-on-abort", "continue-on-error", "reconnect", "fail-if"}
 )
 
 func newPgbenchFlags() *pgbenchOptions {

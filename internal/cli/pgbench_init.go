@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgbakeoff/pgbakeoff/internal/load"
 	"github.com/pgbakeoff/pgbakeoff/internal/target"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
@@ -30,6 +29,11 @@ func runPgbenchInit(ctx context.Context, env *Env, o *pgbenchOptions, dsn string
 	for _, n := range notes {
 		fmt.Fprintf(env.Stderr, "pgbakeoff: %s\n", n)
 	}
+	ms, err := listenMetrics(o.metricsListen)
+	if err != nil {
+		return bad(err)
+	}
+	defer ms.Close()
 	ctx, stop := env.Interrupt(ctx)
 	defer stop()
 	conn, err := t.Connect(ctx)
@@ -51,8 +55,7 @@ func runPgbenchInit(ctx context.Context, env *Env, o *pgbenchOptions, dsn string
 		fmt.Fprintf(env.Stderr, "the previous load into %s %s\n", t, note)
 	}
 	fmt.Fprintf(env.Stderr, "loading %s into %s\n", ds.Describe(), t)
-	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
-	done, err := load.Fill(ctx, connect, "tpcb", ds, resume, env.Stderr, env.TTY && !o.quiet)
+	done, err := fill(ctx, t, "tpcb", ds, resume, env.Stderr, env.TTY && !o.quiet, ms)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: the load did not finish; run it again to resume it", ErrInterrupted)

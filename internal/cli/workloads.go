@@ -90,19 +90,25 @@ func parentCmd(use, short string) *cobra.Command {
 
 // newInitKindCmd is `init <kind>`.
 func newInitKindCmd(env *Env, w workload.Workload, l workload.Loader) *cobra.Command {
-	var dsn string
+	var dsn, metricsAddr string
 	var reload bool
 	short, example := l.LoadHelp()
 	cmd := &cobra.Command{Use: w.Name(), Short: short, Example: example, Args: cobra.NoArgs}
 	fl := cmd.Flags()
 	fl.StringVar(&dsn, "dsn", "", "target: libpq URI or key=value DSN (default: PG* environment variables)")
 	fl.BoolVar(&reload, "reload", false, "load from the start even where an unfinished load could be resumed")
+	metricsFlag(fl, &metricsAddr)
 	ds := l.NewLoad()
 	ds.Flags(fl)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := ds.Validate(); err != nil {
 			return usageError{err}
 		}
+		ms, err := listenMetrics(metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer ms.Close()
 		// Connect once first so a bad target fails before anything is dropped.
 		ctx, stop, t, conn, err := openTarget(cmd, env, dsn)
 		if err != nil {
@@ -123,19 +129,18 @@ func newInitKindCmd(env *Env, w workload.Workload, l workload.Loader) *cobra.Com
 		if note != "" {
 			fmt.Fprintf(env.Stderr, "the previous load into %s %s\n", t, note)
 		}
-		return loadDataset(ctx, env, t, w.Name(), ds, resume)
+		return loadDataset(ctx, env, t, w.Name(), ds, resume, ms)
 	}
 	return cmd
 }
 
 // loadDataset loads ds into t with a progress bar and prints its phases; an
 // interrupted load says so, since its data is not usable.
-func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, ds load.Dataset, resume bool) error {
+func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, ds load.Dataset, resume bool, ms *metrics.Server) error {
 	if ds.Params() != "" {
 		fmt.Fprintf(env.Stderr, "loading %s into %s\n", ds.Describe(), t)
 	}
-	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
-	done, err := load.Fill(ctx, connect, name, ds, resume, env.Stdout, env.TTY)
+	done, err := fill(ctx, t, name, ds, resume, env.Stdout, env.TTY, ms)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: the load did not finish; run init again to resume it", ErrInterrupted)
@@ -144,6 +149,15 @@ func loadDataset(ctx context.Context, env *Env, t *target.Target, name string, d
 	}
 	fmt.Fprintln(env.Stdout, done)
 	return nil
+}
+
+// fill loads ds into t with a progress bar on w (redrawn in place when tty),
+// its rows served on ms as they are copied, and says what it did.
+func fill(ctx context.Context, t *target.Target, name string, ds load.Dataset, resume bool, w io.Writer, tty bool, ms *metrics.Server) (string, error) {
+	p := load.NewProgress(w, tty, name, 0, "rows")
+	ms.Load(t.Address()+"/"+t.Config.Database, name, "rows", p) // never the DSN
+	connect := func(ctx context.Context) (*pgconn.PgConn, error) { return t.Connect(ctx) }
+	return ds.Load(ctx, connect, resume, p)
 }
 
 // newRunKindCmd is `run <kind>`: run the workload, then print the summary (as

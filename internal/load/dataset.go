@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/spf13/pflag"
@@ -73,10 +72,4 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// Fill loads ds through connect, showing its rows on w as a progress bar
-// labelled name (redrawn in place when tty), and says what it did.
-func Fill(ctx context.Context, connect Connector, name string, ds Dataset, resume bool, w io.Writer, tty bool) (string, error) {
-	return ds.Load(ctx, connect, resume, NewProgress(w, tty, name, 0, "rows"))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -431,4 +432,94 @@ matrix: {clients: [2], warmup: 0s, duration: 3s, repeat: 1}
 	if got := final.value("pgbakeoff_transactions_total", measure); !active || !(got > 0) {
 		t.Errorf("the study's run: active in a scrape %v, %v transactions; want it seen running and committing", active, got)
 	}
+}
+
+// TestLoadsScraped: `init` and `pgbench -i` serve their load's progress while
+// they copy: the rows done never above the total, under the target's address
+// and database, never its DSN or password.
+func TestLoadsScraped(t *testing.T) {
+	pgtest.Long(t)
+	for _, c := range []struct {
+		name string
+		args func(dsn, addr string) []string
+	}{
+		{"init", func(dsn, addr string) []string {
+			return []string{"init", "tpcb", "--scale", "3", "--metrics-listen", addr, "--dsn", dsn}
+		}},
+		{"pgbench-i", func(dsn, addr string) []string {
+			return []string{"pgbench", "-i", "-s", "3", "-q", "--metrics-listen", addr, dsn}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dsn := pgtest.NewDatabase(t)
+			tg, err := target.Parse(dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := freeAddr(t)
+			done := make(chan struct{})
+			var code int
+			var out, errOut string
+			go func() {
+				defer close(done)
+				code, out, errOut = clitest.Run(t, c.args(withPassword(t, dsn), addr)...)
+			}()
+			cell := map[string]string{"target": tg.Address() + "/" + tg.Config.Database, "workload": "tpcb"}
+			var seen []float64 // the rows done, scrape by scrape, once planned
+			for running := true; running; {
+				select {
+				case <-done:
+					running = false
+				case <-time.After(50 * time.Millisecond):
+				}
+				b, ok := tryScrape(addr)
+				if !ok {
+					continue // not listening yet, or gone
+				}
+				if bytes.Contains(b, []byte(secret)) {
+					t.Fatalf("a scrape holds the password:\n%s", b)
+				}
+				var p expfmt.TextParser
+				fams, err := p.TextToMetricFamilies(bytes.NewReader(b))
+				if err != nil {
+					t.Fatalf("parse the scrape: %v\n%s", err, b)
+				}
+				s := scrape{b, fams}
+				// The total is 0 until the load has planned its copies.
+				if d, total := s.value("pgbakeoff_load_done", cell), s.value("pgbakeoff_load_total", cell); total > 0 {
+					if total != 300033 || d > total {
+						t.Errorf("%v of %v rows; want at most the 300,033 of scale 3 (its accounts, tellers and branches)", d, total)
+					}
+					seen = append(seen, d)
+				}
+			}
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			if len(seen) == 0 {
+				t.Fatalf("no scrape during the load showed it under %v", cell)
+			}
+		})
+	}
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// tryScrape is one text answer of the endpoint at addr, if it answers.
+func tryScrape(addr string) ([]byte, bool) {
+	resp, err := http.Get("http://" + addr + metrics.Path)
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return b, err == nil && resp.StatusCode == http.StatusOK
 }
