@@ -32,11 +32,16 @@ func TestStudyExamples(t *testing.T) {
 		{`(?m)^  duration: .*$`, "  duration: 2s"},
 		{`(?m)^  pause: .*$`, "  pause: 0s"},
 		// Smaller loads, each on the same side of its target's shared_buffers as
-		// the file's: the same plans, copies and checkpoints over less data.
+		// the file's: the same plans, copies and checkpoints over less data. The
+		// targets of 256 MB get less: 160 MB, which one TPC-C warehouse (about
+		// 110 MB) fits in and two do not, and 128 MB, which sysbench-tpcc at
+		// scale 1 (about 85 MB) fits in and scale 2 does not.
 		{`load: \{warehouses: 4\}`, "load: {warehouses: 2}"},
-		{`load: \{warehouses: 8\}`, "load: {warehouses: 3}"},
+		{`load: \{warehouses: 8\}`, "load: {warehouses: 2}"},
+		{`settings: \{shared_buffers: 256MB\}`, "settings: {shared_buffers: 160MB}"},
 		{`load: \{tables: 1, scale: 2\}`, "load: {tables: 1, scale: 1}"},
-		{`load: \{tables: 1, scale: 8\}`, "load: {tables: 1, scale: 4}"},
+		{`load: \{tables: 1, scale: 8\}`, "load: {tables: 1, scale: 2}"},
+		{`(?m)^(\s+)shared_buffers: 256MB$`, "${1}shared_buffers: 128MB"},
 		// The sweep's ends: the same plan, a table and a chart over two counts.
 		{`(?m)^  clients: \[4, 8, 16, 32, 64\]$`, "  clients: [4, 64]"},
 		{`(?m)^  clients: \[4, 8, 16, 32\] .*$`, "  clients: [4, 32]"},

@@ -103,6 +103,7 @@ func failoverWithSenderStopped(t *testing.T, c *localpg.Cluster, wait func()) (s
 // WAL left as the sender stopped), and the ledger finds them.
 func TestLossWithAsyncStandby(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // a paced ledger on a cluster of its own: the test waits on it and on the failover
 	c := pgtest.OwnCluster(t, 1, localpg.SyncOff)
 	l := ledgerOn(t, c)
 	waitAcked(t, l, 20)
@@ -136,6 +137,7 @@ func TestLossWithAsyncStandby(t *testing.T) {
 // the primary died was never acknowledged.
 func TestNoLossWithSyncStandby(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // a paced ledger on a cluster of its own: the test waits on it and on the failover
 	c := pgtest.OwnCluster(t, 1, localpg.SyncOn)
 	l := ledgerOn(t, c)
 	waitAcked(t, l, 20)

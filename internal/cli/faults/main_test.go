@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	// Times print in UTC, here and in the pgbakeoff processes the tests start.
 	time.Local = time.UTC
 	clitest.ServeChild()
+	// The parallel sub-tests wait on servers of their own being stopped and
+	// started again: all four of a test at once, not one a core.
+	pgtest.Parallel(4)
 	os.Exit(pgtest.Run(m))
 }
 

@@ -41,6 +41,9 @@ func TestInterruptedLoad(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.kind, func(t *testing.T) {
+			// Each kind loads a database of its own, and its stops follow the
+			// load's journal, not the clock; no case judges a run.
+			t.Parallel()
 			dsn := pgtest.NewDatabase(t)
 			args := append([]string{"init", tc.kind, "--dsn", dsn}, tc.init...)
 			// interrupt runs init and stops it as Ctrl-C would, once the load has

@@ -98,6 +98,9 @@ func TestServerFaults(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case has a server of its own and spends its time waiting on
+			// it: stopped, starting again, or gone for the outage timeout.
+			t.Parallel()
 			base, opts, srv := startLoadedServer(t, shared, "fault")
 			t.Cleanup(func() { _ = srv.Stop(context.Background()) })
 			dsn := srv.TCPDSN()

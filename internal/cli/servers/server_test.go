@@ -1,4 +1,4 @@
-package cli_test
+package servers_test
 
 import (
 	"context"
@@ -33,6 +33,7 @@ func serversDir(t *testing.T) string {
 // while a registered server stays until stop --remove.
 func TestServerLeftovers(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel()
 	servers := serversDir(t)
 	major := fmt.Sprint(pgtest.Server(t).Major)
 	sd := []string{"--servers-dir", servers}
@@ -108,6 +109,7 @@ func TestServerLeftovers(t *testing.T) {
 // listed, and server stop --remove removes them.
 func TestStudyRemovesServers(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel()
 	servers := serversDir(t)
 	dir := filepath.Dir(servers)
 	file := filepath.Join(dir, "tiny.yaml")
@@ -149,6 +151,7 @@ matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
 // their roles and the standby's lag; server stop stops both.
 func TestServerStandbys(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel()
 	servers := serversDir(t)
 	major := fmt.Sprint(pgtest.Server(t).Major)
 	sd := []string{"--servers-dir", servers}
@@ -214,6 +217,7 @@ func TestServerStartStandbysErrors(t *testing.T) {
 // whose servers are listed as primary and standby and removed together.
 func TestStudyStandbys(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel()
 	servers := serversDir(t)
 	dir := filepath.Dir(servers)
 	file := filepath.Join(dir, "ha.yaml")
@@ -252,6 +256,7 @@ matrix: {clients: [1], warmup: 0s, duration: 1s, repeat: 1}
 // which happens now and then.
 func TestRunFaultOnLocalCluster(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel()
 	servers := serversDir(t)
 	major := fmt.Sprint(pgtest.Server(t).Major)
 	sd := []string{"--servers-dir", servers}
@@ -288,6 +293,7 @@ func TestRunFaultOnLocalCluster(t *testing.T) {
 // out of the throughput comparison.
 func TestStudyFailovers(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel()
 	servers := serversDir(t)
 	dir := filepath.Dir(servers)
 	file := filepath.Join(dir, "failovers.yaml")
