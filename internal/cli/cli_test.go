@@ -10,19 +10,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
-func TestMain(m *testing.M) {
-	// Golden files hold times as this zone prints them.
-	time.Local = time.UTC
-	clitest.ServeChild()
-	os.Exit(pgtest.Run(m))
-}
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m, 0)) }
 
 // run executes the command line as a user would and returns exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {

@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
+	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
 // childArgsEnv carries a child's command line, JSON-encoded, from Command to
@@ -70,4 +72,19 @@ func Start(t testing.TB, args []string) (*exec.Cmd, *bufio.Scanner) {
 		t.Fatal(err)
 	}
 	return cmd, bufio.NewScanner(out)
+}
+
+// Main is the TestMain of a package that runs the command line: times print in
+// UTC (as golden files hold them), here and in the pgbakeoff processes the tests
+// start; the test binary serves as such a process when Command started it; and
+// the tests run on the test server of pgtest. parallel, when above 0, is how
+// many parallel tests run at once (pgtest.Parallel), for tests that wait on
+// servers more than they use the CPU.
+func Main(m *testing.M, parallel int) int {
+	time.Local = time.UTC
+	ServeChild()
+	if parallel > 0 {
+		pgtest.Parallel(parallel)
+	}
+	return pgtest.Run(m)
 }

@@ -8,21 +8,13 @@ package faults_test
 import (
 	"os"
 	"testing"
-	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
-	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
-func TestMain(m *testing.M) {
-	// Times print in UTC, here and in the pgbakeoff processes the tests start.
-	time.Local = time.UTC
-	clitest.ServeChild()
-	// The parallel sub-tests wait on servers of their own being stopped and
-	// started again: all four of a test at once, not one a core.
-	pgtest.Parallel(4)
-	os.Exit(pgtest.Run(m))
-}
+// The parallel sub-tests wait on servers of their own being stopped and started
+// again: all four of a test at once, not one a core.
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m, 4)) }
 
 // run executes the command line as a user would and returns exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {

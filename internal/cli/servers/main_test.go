@@ -9,20 +9,12 @@ package servers_test
 import (
 	"os"
 	"testing"
-	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
-	"github.com/pgbakeoff/pgbakeoff/internal/pgtest"
 )
 
-func TestMain(m *testing.M) {
-	// Times print in UTC, as in internal/cli's tests.
-	time.Local = time.UTC
-	clitest.ServeChild()
-	// Four at a time: the tests wait on servers more than they use the CPU.
-	pgtest.Parallel(4)
-	os.Exit(pgtest.Run(m))
-}
+// Four at a time: the tests wait on servers more than they use the CPU.
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m, 4)) }
 
 // run executes the command line as a user would and returns exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {
