@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/pgbakeoff/pgbakeoff/internal/cli"
-	"github.com/pgbakeoff/pgbakeoff/internal/cli/clitest"
 	"github.com/pgbakeoff/pgbakeoff/internal/report"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/study"
@@ -162,11 +161,7 @@ targets:
 workloads: [{name: rw, kind: tpcb}]
 matrix: {clients: [4], duration: 1s, repeat: 3}
 `
-	clitest.WriteFile(t, file, spec)
-	s, errs := study.ParseAll(file, []byte(spec))
-	if s == nil || len(errs) > 0 {
-		t.Fatalf("study: %v", errs.Err())
-	}
+	s := writeStudy(t, file, spec)
 
 	code, out, errOut := run(t, "study", "status", file, "--json", "--results", results)
 	status := readStatus(t, code, out, errOut)

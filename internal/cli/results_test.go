@@ -373,6 +373,17 @@ func TestCompareNames(t *testing.T) {
 	}
 }
 
+// writeStudy writes spec to file and parses it, as study run would.
+func writeStudy(t *testing.T, file, spec string) *study.Study {
+	t.Helper()
+	clitest.WriteFile(t, file, spec)
+	s, errs := study.ParseAll(file, []byte(spec))
+	if s == nil || len(errs) > 0 {
+		t.Fatalf("study: %v", errs.Err())
+	}
+	return s
+}
+
 // TestStudyVerdict: the study's comparison table gives each ratio the verdict that
 // compare gives: faster or slower only beyond the noise, else within noise.
 func TestStudyVerdict(t *testing.T) {
@@ -387,11 +398,7 @@ targets:
 workloads: [{name: rw, kind: tpcb}]
 matrix: {clients: [4], duration: 1s, repeat: 3}
 `
-	clitest.WriteFile(t, file, spec)
-	s, errs := study.ParseAll(file, []byte(spec))
-	if s == nil || len(errs) > 0 {
-		t.Fatalf("study: %v", errs.Err())
-	}
+	s := writeStudy(t, file, spec)
 	tps := map[string][]float64{"base": {1000, 1010, 990}, "fast": {1500, 1520, 1480}, "same": {1005, 995, 1012}}
 	st, err := store.Open(t.Context(), results)
 	if err != nil {
