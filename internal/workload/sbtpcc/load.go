@@ -146,15 +146,18 @@ func serverTime(ctx context.Context, connect load.Connector, schema string) (tim
 }
 
 // afterCopy builds the indexes, makes the primary keys and adds the foreign keys
-// (UseFK) unchecked, then checks the foreign keys and analyzes, each table in
-// one step, and marks the data whole: alike after a single load and at a
+// (UseFK) unchecked, then vacuums and analyzes every table and only then checks
+// the foreign keys, and marks the data whole: alike after a single load and at a
 // sharded one's finish. A foreign key added valid would check the rows as it is
 // added, under a lock on both its tables that keeps every other key of them
 // waiting: one connection would check a set's keys while the others had nothing
-// to do.
+// to do. A check planned before both its tables have statistics may merge-join
+// a district's orders against all its customers (7 s instead of 0.1 s at one
+// warehouse). The vacuum finds frozen pages to skip, and leaves autovacuum
+// nothing to do during the first run.
 func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn, opt LoadOptions, j *load.Journal, phases *load.Phases) error {
 	s := names(opt.schema())
-	var builds, keys, checks []string
+	var builds, keys, vacuums, checks []string
 	for k := range keySQL(s, 1, opt.ForcePK) { // every set's costliest index first
 		for n := 1; n <= opt.Tables; n++ {
 			builds = append(builds, keySQL(s, n, opt.ForcePK)[k])
@@ -169,7 +172,10 @@ func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn,
 	}
 	for _, base := range checkOrder {
 		for n := 1; n <= opt.Tables; n++ {
-			checks = append(checks, checkSQL(s, n, base, opt.UseFK))
+			vacuums = append(vacuums, "vacuum analyze "+s.t(base, n))
+			if c := checkSQL(s, n, base); opt.UseFK && c != "" {
+				checks = append(checks, c)
+			}
 		}
 	}
 	phases.Begin("keys")
@@ -187,13 +193,15 @@ func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn,
 	if err := load.Exec(ctx, connect, keys, opt.Workers, j); err != nil {
 		return fmt.Errorf("keys: %w", err)
 	}
-	check := "analyze"
-	if opt.UseFK {
-		check = "foreign keys and analyze"
+	phases.Begin("vacuum analyze")
+	if err := load.Exec(ctx, connect, vacuums, opt.Workers, j); err != nil {
+		return fmt.Errorf("vacuum analyze: %w", err)
 	}
-	phases.Begin(check)
-	if err := load.Exec(ctx, connect, checks, opt.Workers, j); err != nil {
-		return fmt.Errorf("%s: %w", check, err)
+	if len(checks) > 0 {
+		phases.Begin("foreign keys")
+		if err := load.Exec(ctx, connect, checks, opt.Workers, j); err != nil {
+			return fmt.Errorf("foreign keys: %w", err)
+		}
 	}
 	return load.MarkLoaded(ctx, conn, s.t("warehouse", 1), "", j)
 }

@@ -176,24 +176,25 @@ func fkSQL(s names, n int) []string {
 	return add
 }
 
-// checkOrder is the order in which the tables are checked and analyzed (checkSQL):
-// the costliest first, so that the connections run out of work together.
+// checkOrder is the order in which the tables are vacuumed and checked
+// (checkSQL): the costliest first, so that the connections run out of work
+// together.
 var checkOrder = [...]string{"order_line", "stock", "customer", "item", "history", "orders", "new_orders", "district", "warehouse"}
 
-// checkSQL checks table set n's table base against its foreign keys, when fks,
-// and analyzes it, in one statement group. The groups of different tables run in
-// parallel: VALIDATE CONSTRAINT and ANALYZE lock the table they read against
-// each other (SHARE UPDATE EXCLUSIVE), and VALIDATE the table it looks the keys
-// up in only against ALTER and DROP (ROW SHARE). A key validated so is in the
-// catalog what prepare's, added valid, is.
-func checkSQL(s names, n int, base string, fks bool) string {
+// checkSQL validates table set n's table base against its foreign keys, in one
+// statement group, or is "" when it has none. The groups of different tables
+// run in parallel: VALIDATE CONSTRAINT locks the table it checks against
+// another on it (SHARE UPDATE EXCLUSIVE), and the table it looks the keys up in
+// only against ALTER and DROP (ROW SHARE). A key validated so is in the catalog
+// what prepare's, added valid, is.
+func checkSQL(s names, n int, base string) string {
 	var stmts []string
 	for _, fk := range foreignKeys {
-		if fks && fk.base == base {
+		if fk.base == base {
 			stmts = append(stmts, "alter table "+s.t(base, n)+" validate constraint "+fk.name+"_"+strconv.Itoa(n))
 		}
 	}
-	return strings.Join(append(stmts, "analyze "+s.t(base, n)), ";\n")
+	return strings.Join(stmts, ";\n")
 }
 
 // ErrNotLoaded means the schema has no sysbench-tpcc tables.

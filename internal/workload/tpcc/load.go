@@ -160,8 +160,10 @@ func (pop *population) partitioned(ctx context.Context, conn *pgconn.PgConn, war
 }
 
 // afterCopy builds the keys of the tables (or partitions) copied, with their
-// rows, analyzes them, marks the data whole and creates the functions: what a
-// load does once its rows are in, whether one machine copied them or several.
+// rows, vacuums and analyzes them, marks the data whole and creates the
+// functions: what a load does once its rows are in, whether one machine copied
+// them or several. The vacuum finds frozen pages to skip, and leaves autovacuum
+// nothing to do in the first minute of the first run.
 func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn, rows map[string]int64, partitions, workers int, j *load.Journal, phases *load.Phases) error {
 	phases.Begin("keys")
 	builds, serial := keySQL(rows, partitions, workers)
@@ -177,18 +179,18 @@ func afterCopy(ctx context.Context, connect load.Connector, conn *pgconn.PgConn,
 			return fmt.Errorf("keys: %w", err)
 		}
 	}
-	phases.Begin("analyze")
+	phases.Begin("vacuum analyze")
 	var analyze []string
 	for _, t := range slices.Sorted(maps.Keys(rows)) {
-		analyze = append(analyze, "analyze "+t)
+		analyze = append(analyze, "vacuum analyze "+t)
 	}
 	for r := range partitions {
 		if _, loaded := rows[partitionName(r)]; !loaded {
-			analyze = append(analyze, "analyze "+partitionName(r)) // empty: 0 rows, rather than unknown
+			analyze = append(analyze, "vacuum analyze "+partitionName(r)) // empty: 0 rows, rather than unknown
 		}
 	}
 	if err := load.Exec(ctx, connect, analyze, workers, j); err != nil {
-		return fmt.Errorf("analyze: %w", err)
+		return fmt.Errorf("vacuum analyze: %w", err)
 	}
 	if partitions > 0 {
 		if err := analyzeParent(ctx, conn, "order_line", j); err != nil {
