@@ -100,9 +100,19 @@ func (fr *faultRun) onTransaction(next func(driver.TxEvent)) func(driver.TxEvent
 func (fr *faultRun) finish(end time.Time, outages []driver.Outage, log func(string)) []FaultSummary {
 	done := fr.sched.end()
 	fr.ledger.Stop()
+	// The ledger's commits are told apart by the fault done that lost them, in
+	// the order they were done (done is).
+	var failures []recovery.Failure
+	var owners []int
+	for _, d := range done {
+		if i := slices.Index(fr.sched.faults, d.Fault); i >= 0 {
+			failures = append(failures, recovery.Failure{Began: d.Start, Stopped: d.Server.Stopped})
+			owners = append(owners, i)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	reck, err := fr.ledger.Reckon(ctx)
+	recks, err := fr.ledger.ReckonFaults(ctx, failures)
 	if err != nil {
 		log(fmt.Sprintf("the ledger could not be read after the run: %v", err))
 	}
@@ -125,16 +135,16 @@ func (fr *faultRun) finish(end time.Time, outages []driver.Outage, log func(stri
 		}
 		out = append(out, s)
 	}
-	if err == nil && len(out) > 0 {
-		// The ledger spans the whole run: its reckoning is the run's, shown with
-		// the last fault, after which it was read.
-		var stopped []time.Time
-		for _, d := range done {
-			if !d.Server.Stopped.IsZero() {
-				stopped = append(stopped, d.Server.Stopped)
-			}
-		}
-		out[len(out)-1].Ledger = ledgerSummary(reck, stopped)
+	if err != nil || len(out) == 0 {
+		return out
+	}
+	if len(owners) == 0 {
+		// No fault was done: the run's reckoning, with the last one.
+		out[len(out)-1].Ledger = ledgerSummary(recks[0], time.Time{})
+		return out
+	}
+	for k, r := range recks {
+		out[owners[k]].Ledger = ledgerSummary(r, failures[k].Stopped)
 	}
 	return out
 }
@@ -185,7 +195,9 @@ type FaultSummary struct {
 	Ledger         *LedgerSummary   `json:"ledger,omitempty"`
 }
 
-// LedgerSummary is the ledger's reckoning (recovery.Reckoning).
+// LedgerSummary is a fault's share of the ledger's reckoning
+// (recovery.ReckonFaults): the commits acknowledged since the failure before
+// it (the last fault's share runs to the run's end), and those it lost.
 type LedgerSummary struct {
 	Acknowledged int64 `json:"acknowledged"`
 	Lost         int64 `json:"lost"`
@@ -199,10 +211,14 @@ type LedgerSummary struct {
 	Unknown int64   `json:"unknown"`
 }
 
-// ledgerSummary is r with its RPO to the first of stopped, the instants
-// primaries were taken away, that follows the earliest lost commit.
-func ledgerSummary(r recovery.Reckoning, stopped []time.Time) *LedgerSummary {
-	return &LedgerSummary{Acknowledged: r.Acknowledged, Lost: r.Lost, RPOMs: ms(r.RPO(stopped...)), InDoubt: r.InDoubt, Unknown: r.Unknown}
+// ledgerSummary is a fault's share of the ledger, with its RPO to stopped, the
+// instant the fault took the primary away (zero when not known).
+func ledgerSummary(r recovery.Reckoning, stopped time.Time) *LedgerSummary {
+	var failed []time.Time
+	if !stopped.IsZero() {
+		failed = append(failed, stopped)
+	}
+	return &LedgerSummary{Acknowledged: r.Acknowledged, Lost: r.Lost, RPOMs: ms(r.RPO(failed...)), InDoubt: r.InDoubt, Unknown: r.Unknown}
 }
 
 func (s *FaultSummary) setDone(d FaultDone, start time.Time) {

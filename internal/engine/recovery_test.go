@@ -41,11 +41,11 @@ func (c crasher) Inject(ctx context.Context, kind engine.FaultKind) (engine.Serv
 	return ev, err
 }
 
-// TestRecoveryFromCrash: a server killed 2 s into a TPC-B run and started again.
-// The clients fail, go without commits for as long as the server is away, and
-// come back to the throughput they had; the ledger's commits are all there, the
-// server committing each before acknowledging it; the run is flagged as one of
-// recovery.
+// TestRecoveryFromCrash: a server killed 2 s into a TPC-B run and started again,
+// then again 3 s later. The clients fail, go without commits for as long as the
+// server is away, and come back to the throughput they had; the ledger's
+// commits are all there, the server committing each before acknowledging it,
+// each crash with its share of them; the run is flagged as one of recovery.
 func TestRecoveryFromCrash(t *testing.T) {
 	pgtest.Long(t)
 	own := pgtest.OwnServer(t, localpgSetting("synchronous_commit", "on"))
@@ -59,8 +59,8 @@ func TestRecoveryFromCrash(t *testing.T) {
 	}
 	spec := engine.NewSpec()
 	spec.Target, spec.Workload, spec.Clients = tg, tpcb.Workload{}.NewRun(), 4
-	spec.Duration, spec.OutageTimeout = 6*time.Second, 30*time.Second
-	spec.Faults = []engine.Fault{{At: 2 * time.Second, Kind: engine.FaultCrash}}
+	spec.Duration, spec.OutageTimeout = 8*time.Second, 30*time.Second
+	spec.Faults = []engine.Fault{{At: 5 * time.Second, Kind: engine.FaultCrash}, {At: 2 * time.Second, Kind: engine.FaultCrash}}
 	results := filepath.Join(t.TempDir(), "r.db")
 	var log strings.Builder
 	env := engine.Env{Injector: crasher{own}, Log: &log, Out: io.Discard,
@@ -72,28 +72,34 @@ func TestRecoveryFromCrash(t *testing.T) {
 	var text strings.Builder
 	sum.WriteText(&text)
 	t.Log(text.String())
-	if len(sum.Faults) != 1 {
-		t.Fatalf("faults %+v, want the one crash", sum.Faults)
+	if len(sum.Faults) != 2 {
+		t.Fatalf("faults %+v, want the two crashes", sum.Faults)
 	}
-	f := sum.Faults[0]
-	switch {
-	case !f.Done || f.Error != "" || f.ServerReadyMs == nil:
-		t.Errorf("the crash was not done: %+v", f)
-	case f.FirstFailureMs < 0 || f.FirstFailureMs > 1000:
-		t.Errorf("first failure %.0f ms after the crash, want within a second", f.FirstFailureMs)
-	case f.NoCommitsMs <= 0 || f.NoCommitsMs > *f.ServerReadyMs+2000:
-		t.Errorf("no commits for %.0f ms, the server back after %.0f ms", f.NoCommitsMs, *f.ServerReadyMs)
-	case f.RecoveredMs < f.NoCommitsMs-1000:
-		t.Errorf("back to 90%% after %.0f ms, before the commits resumed (%.0f ms without)", f.RecoveredMs, f.NoCommitsMs)
-	case f.BeforeTPS <= 0 || len(f.Errors) == 0 || f.InDoubt == 0:
-		t.Errorf("before %.1f tps, errors %v, %d in doubt: want a throughput and the transactions lost with the server", f.BeforeTPS, f.Errors, f.InDoubt)
-	case f.Ledger == nil || f.Ledger.Acknowledged < 100 || f.Ledger.Lost != 0:
-		t.Errorf("ledger %+v: want about 50 commits a second, none lost", f.Ledger)
+	for i, f := range sum.Faults {
+		switch {
+		case !f.Done || f.Error != "" || f.ServerReadyMs == nil:
+			t.Errorf("crash %d was not done: %+v", i+1, f)
+		case f.FirstFailureMs < 0 || f.FirstFailureMs > 1000:
+			t.Errorf("first failure %.0f ms after crash %d, want within a second", f.FirstFailureMs, i+1)
+		case f.NoCommitsMs <= 0 || f.NoCommitsMs > *f.ServerReadyMs+2000:
+			t.Errorf("no commits for %.0f ms, the server back after %.0f ms", f.NoCommitsMs, *f.ServerReadyMs)
+		case f.RecoveredMs < f.NoCommitsMs-1000:
+			t.Errorf("back to 90%% after %.0f ms, before the commits resumed (%.0f ms without)", f.RecoveredMs, f.NoCommitsMs)
+		case f.BeforeTPS <= 0 || len(f.Errors) == 0 || f.InDoubt == 0:
+			t.Errorf("before %.1f tps, errors %v, %d in doubt: want a throughput and the transactions lost with the server", f.BeforeTPS, f.Errors, f.InDoubt)
+		}
+	}
+	// Each crash has its share of the ledger's commits: about 50 a second
+	// before the first, and from it to the run's end for the second (the
+	// summary keeps the faults in the order given).
+	first, second := sum.Faults[1].Ledger, sum.Faults[0].Ledger
+	if first == nil || second == nil || first.Lost != 0 || second.Lost != 0 || first.Acknowledged < 50 || second.Acknowledged < first.Acknowledged {
+		t.Errorf("ledger shares %+v and %+v: want about 50 commits a second before the first crash, more after it, none lost", first, second)
 	}
 	if !hasFlag(sum.Flags, "fault") {
 		t.Errorf("flags %+v: the run is not flagged as one with a fault", sum.Flags)
 	}
-	for _, want := range []string{"fault 1: crash at 2.0 s", "clients: first failure after", "ledger: "} {
+	for _, want := range []string{"fault 1: crash at 5.0 s", "fault 2: crash at 2.0 s", "clients: first failure after", "ledger: "} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the summary lacks %q", want)
 		}

@@ -222,14 +222,34 @@ func (r Reckoning) RPO(failed ...time.Time) time.Duration {
 // Reckon reads the ledger's rows on the primary, compares them with what was
 // acknowledged, and deletes them. Stop first.
 func (l *Ledger) Reckon(ctx context.Context) (Reckoning, error) {
+	rs, err := l.ReckonFaults(ctx, nil)
+	if len(rs) == 0 {
+		return Reckoning{}, err
+	}
+	return rs[0], err
+}
+
+// Failure is when a fault began, and when it took the primary away where that
+// is known (zero otherwise: a command's fault).
+type Failure struct{ Began, Stopped time.Time }
+
+// ReckonFaults is Reckon with the commits told apart by the fault that lost
+// them: one reckoning for each of faults (in the order they were done), or one
+// for the run when there are none. A fault's failure is when it stopped the
+// primary, else the first loss of the ledger's session after it began, else
+// when it began. A commit acknowledged at t belongs to the first failure at or
+// after t, one after the last failure to the last fault; a commit in flight
+// when the session was lost, to the last failure before that. Their counts add
+// up to the run's.
+func (l *Ledger) ReckonFaults(ctx context.Context, faults []Failure) ([]Reckoning, error) {
 	conn, err := l.connect(ctx)
 	if err != nil {
-		return Reckoning{}, fmt.Errorf("ledger: %w", err)
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	defer conn.Close(context.Background())
 	res := conn.ExecParams(ctx, "select seq from "+Table+" where token = $1", [][]byte{[]byte(l.token)}, nil, nil, nil).Read()
 	if err := res.Err; err != nil {
-		return Reckoning{}, fmt.Errorf("ledger: read %s: %w", Table, err)
+		return nil, fmt.Errorf("ledger: read %s: %w", Table, err)
 	}
 	present := make(map[int64]bool, len(res.Rows))
 	for _, row := range res.Rows {
@@ -237,11 +257,55 @@ func (l *Ledger) Reckon(ctx context.Context) (Reckoning, error) {
 		present[seq] = true
 	}
 	l.mu.Lock()
-	r := reckon(l.start, l.acked, l.inFlight, l.gone, present)
+	rs := reckonFaults(l.start, l.acked, l.inFlight, l.gone, present, faults)
 	l.mu.Unlock()
-	r.Every = l.every
+	for i := range rs {
+		rs[i].Every = l.every
+	}
 	_, err = conn.ExecParams(ctx, "delete from "+Table+" where token = $1", [][]byte{[]byte(l.token)}, nil, nil, nil).Close()
-	return r, err
+	return rs, err
+}
+
+// reckonFaults reckons the commits of each fault's share (see ReckonFaults).
+func reckonFaults(start time.Time, acked []ack, inFlight []int64, gone []time.Time, present map[int64]bool, faults []Failure) []Reckoning {
+	if len(faults) <= 1 {
+		return []Reckoning{reckon(start, acked, inFlight, gone, present)}
+	}
+	failed := make([]time.Time, len(faults))
+	for i, f := range faults {
+		failed[i] = f.Stopped
+		if failed[i].IsZero() {
+			failed[i] = f.Began
+			k := slices.IndexFunc(gone, func(g time.Time) bool { return !g.Before(f.Began) })
+			if k >= 0 && (i == len(faults)-1 || gone[k].Before(faults[i+1].Began)) {
+				failed[i] = gone[k]
+			}
+		}
+	}
+	acks := make([][]ack, len(faults))
+	for _, a := range acked {
+		at := a.at(start)
+		i := slices.IndexFunc(failed, func(f time.Time) bool { return !f.Before(at) })
+		if i < 0 {
+			i = len(faults) - 1
+		}
+		acks[i] = append(acks[i], a)
+	}
+	flights, gones := make([][]int64, len(faults)), make([][]time.Time, len(faults))
+	for k, g := range gone {
+		i := 0
+		for j, f := range failed {
+			if !f.After(g) {
+				i = j
+			}
+		}
+		flights[i], gones[i] = append(flights[i], inFlight[k]), append(gones[i], g)
+	}
+	rs := make([]Reckoning, len(faults))
+	for i := range faults {
+		rs[i] = reckon(start, acks[i], flights[i], gones[i], present)
+	}
+	return rs
 }
 
 // reckon compares the acknowledged and in-flight commits with the rows present;

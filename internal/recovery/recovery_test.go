@@ -202,6 +202,49 @@ func TestReckon(t *testing.T) {
 	}
 }
 
+// TestReckonFaults: two faults, each losing the commits acknowledged just
+// before it. The first, a command's, took the primary away at an instant only
+// the ledger's lost session tells, some time after it began: the commits made
+// in between are its own, not the next fault's. The shares add up to the run's
+// reckoning.
+func TestReckonFaults(t *testing.T) {
+	t0 := time.Unix(3_000_000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	var acked []ack
+	for n := range uint32(31) {
+		if n > 0 && n != 14 && n != 24 {
+			acked = append(acked, ack{n, (n - 1) * 100}) // row n at (n-1)*100 ms
+		}
+	}
+	// The command begins at 900 ms; the session is found lost at 1310 ms, row
+	// 14 in flight and absent, rows 11 to 13 lost. The second fault stops the
+	// primary at 2250 ms: rows 21 to 23 lost, row 24 in flight and present.
+	gone := []time.Time{ms(1310), ms(2310)}
+	present := map[int64]bool{}
+	for seq := int64(1); seq <= 30; seq++ {
+		if (seq < 11 || seq > 14) && (seq < 21 || seq > 23) {
+			present[seq] = true
+		}
+	}
+	faults := []Failure{{Began: ms(900)}, {Began: ms(2240), Stopped: ms(2250)}}
+	rs := reckonFaults(t0, acked, []int64{14, 24}, gone, present, faults)
+	want := []Reckoning{
+		{Acknowledged: 13, Lost: 3, LostFrom: ms(1000), LostTo: ms(1200), LastAck: ms(1200), Unknown: 1},
+		{Acknowledged: 15, Lost: 3, LostFrom: ms(2000), LostTo: ms(2200), LastAck: ms(2200), InDoubt: 1},
+	}
+	if len(rs) != 2 || rs[0] != want[0] || rs[1] != want[1] {
+		t.Fatalf("reckonings\n%+v\nwant\n%+v", rs, want)
+	}
+	if a, b := rs[0].RPO(), rs[1].RPO(ms(2250)); a != 200*time.Millisecond || b != 250*time.Millisecond {
+		t.Errorf("RPOs %s and %s, want 200ms (to the last acknowledgement) and 250ms (to the stop)", a, b)
+	}
+	all := reckon(t0, acked, []int64{14, 24}, gone, present)
+	if all.Lost != rs[0].Lost+rs[1].Lost || all.Acknowledged != rs[0].Acknowledged+rs[1].Acknowledged ||
+		all.InDoubt+all.Unknown != rs[0].InDoubt+rs[0].Unknown+rs[1].InDoubt+rs[1].Unknown {
+		t.Errorf("the shares %+v do not add up to the run's %+v", rs, all)
+	}
+}
+
 // merge is present with the rows seqs too.
 func merge(present map[int64]bool, seqs ...int64) map[int64]bool {
 	out := maps.Clone(present)
