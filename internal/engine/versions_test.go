@@ -36,7 +36,7 @@ func TestCommitsAgreeOnEveryVersion(t *testing.T) {
 				clients int
 			}{{"select-only", 8}, {"tpcb-like", 4}, {"select-only", 2}} {
 				code, out, errOut := run(t, "run", "tpcb", "--script", c.script, "--clients", fmt.Sprint(c.clients),
-					"--duration", "3s", "--json", "--results", results, "--dsn", dsn)
+					"--duration", "1s", "--json", "--results", results, "--dsn", dsn)
 				if code != 0 {
 					t.Fatalf("%s: exit %d\n%s%s", c.script, code, out, errOut)
 				}
