@@ -97,6 +97,11 @@ type point struct {
 	// collected), unused room in spans, and free pages not returned to the system.
 	objectsKB, unusedKB, freeKB int64
 	stacksKB                    int64 // goroutine stacks
+	// goKB is all the memory the Go runtime holds and has not returned to the
+	// system (heap, stacks, its own structures); RSS beyond it is someone
+	// else's. anonKB and fileKB split RSS into anonymous and file-backed pages.
+	goKB, anonKB, fileKB int64
+	threads              int64
 }
 
 // sampleSelf samples this process every interval until stop, which returns the
@@ -114,8 +119,9 @@ func sampleSelf(interval time.Duration, heaps string) func() []point {
 			case <-done:
 				return
 			case <-t.C:
-				p := point{at: time.Since(start), rssKB: rss(), files: openFiles()}
-				p.liveKB, p.objectsKB, p.unusedKB, p.freeKB, p.stacksKB = heapKB()
+				p := point{at: time.Since(start), files: openFiles()}
+				p.rssKB, p.anonKB, p.fileKB, p.threads = status()
+				p.liveKB, p.objectsKB, p.unusedKB, p.freeKB, p.stacksKB, p.goKB = heapKB()
 				if heaps != "" && len(points)%6 == 5 {
 					writeHeap(filepath.Join(heaps, fmt.Sprintf("heap-%02d.pprof", (len(points)+1)/6)))
 				}
@@ -146,8 +152,8 @@ func judge(ctx context.Context, sum *engine.Summary, points []point, every time.
 	// A line a minute: where the memory went, should it grow.
 	for i, p := range points {
 		if i%6 == 5 {
-			fmt.Printf("  at %4.0f s: RSS %6d kB, live heap %6d kB (objects %d, unused in spans %d, free %d), stacks %d kB, open files %d\n",
-				p.at.Seconds(), p.rssKB, p.liveKB, p.objectsKB, p.unusedKB, p.freeKB, p.stacksKB, p.files)
+			fmt.Printf("  at %4.0f s: RSS %6d kB (anon %d, file %d), Go holds %d kB, live heap %6d kB (objects %d, unused in spans %d, free %d), stacks %d kB, threads %d, open files %d\n",
+				p.at.Seconds(), p.rssKB, p.anonKB, p.fileKB, p.goKB, p.liveKB, p.objectsKB, p.unusedKB, p.freeKB, p.stacksKB, p.threads, p.files)
 		}
 	}
 	maxRSS, maxFiles := grown(points, every)
@@ -228,23 +234,37 @@ func lost(f engine.FaultSummary) int64 {
 	return f.Ledger.Lost
 }
 
-// rss is this process's resident memory in kB.
-func rss() int64 {
+// status is this process's resident memory in kB, all of it, anonymous and
+// file-backed, and its threads.
+func status() (rss, anon, file, threads int64) {
 	b, _ := os.ReadFile("/proc/self/status")
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-			return n
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || len(strings.Fields(v)) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+		switch name {
+		case "VmRSS":
+			rss = n
+		case "RssAnon":
+			anon = n
+		case "RssFile":
+			file = n
+		case "Threads":
+			threads = n
 		}
 	}
-	return 0
+	return rss, anon, file, threads
 }
 
 // heapKB is the Go heap's live bytes as of its last collection, its objects,
-// unused room in spans and free pages held, and the goroutines' stacks, in kB.
-func heapKB() (live, objects, unused, free, stacks int64) {
+// unused room in spans and free pages held, the goroutines' stacks, and all
+// the runtime holds but the heap pages it returned to the system, in kB.
+func heapKB() (live, objects, unused, free, stacks, held int64) {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+		{Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"},
+		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
 	metrics.Read(s)
 	kb := func(i int) int64 {
 		if s[i].Value.Kind() != metrics.KindUint64 {
@@ -252,7 +272,7 @@ func heapKB() (live, objects, unused, free, stacks int64) {
 		}
 		return int64(s[i].Value.Uint64() / 1024)
 	}
-	return kb(0), kb(1), kb(2), kb(3), kb(4)
+	return kb(0), kb(1), kb(2), kb(3), kb(4), kb(5) - kb(6)
 }
 
 // writeHeap writes the heap profile as of the last collection to path.
