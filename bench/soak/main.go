@@ -5,6 +5,9 @@
 // interval is stored.
 //
 //	go run ./bench/soak [-duration 60m] [-clients 1000] [-every 5m]
+//
+// Built with -tags memory.counters, each minute's line also says what SQLite (the
+// results store) holds.
 package main
 
 import (
@@ -29,6 +32,7 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/localpg"
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 	"github.com/pgbakeoff/pgbakeoff/internal/workload/tpcb"
+	"modernc.org/libc"
 )
 
 func main() {
@@ -102,6 +106,9 @@ type point struct {
 	// else's. anonKB and fileKB split RSS into anonymous and file-backed pages.
 	goKB, anonKB, fileKB int64
 	threads              int64
+	// sqliteKB is what the results store's SQLite has allocated, through
+	// modernc's C library; 0 unless built with -tags memory.counters.
+	sqliteKB int64
 }
 
 // sampleSelf samples this process every interval until stop, which returns the
@@ -122,6 +129,7 @@ func sampleSelf(interval time.Duration, heaps string) func() []point {
 				p := point{at: time.Since(start), files: openFiles()}
 				p.rssKB, p.anonKB, p.fileKB, p.threads = status()
 				p.liveKB, p.objectsKB, p.unusedKB, p.freeKB, p.stacksKB, p.goKB = heapKB()
+				p.sqliteKB = int64(libc.MemStat().Bytes / 1024)
 				if heaps != "" && len(points)%6 == 5 {
 					writeHeap(filepath.Join(heaps, fmt.Sprintf("heap-%02d.pprof", (len(points)+1)/6)))
 				}
@@ -152,8 +160,8 @@ func judge(ctx context.Context, sum *engine.Summary, points []point, every time.
 	// A line a minute: where the memory went, should it grow.
 	for i, p := range points {
 		if i%6 == 5 {
-			fmt.Printf("  at %4.0f s: RSS %6d kB (anon %d, file %d), Go holds %d kB, live heap %6d kB (objects %d, unused in spans %d, free %d), stacks %d kB, threads %d, open files %d\n",
-				p.at.Seconds(), p.rssKB, p.anonKB, p.fileKB, p.goKB, p.liveKB, p.objectsKB, p.unusedKB, p.freeKB, p.stacksKB, p.threads, p.files)
+			fmt.Printf("  at %4.0f s: RSS %6d kB (anon %d, file %d), Go holds %d kB, live heap %6d kB (objects %d, unused in spans %d, free %d), stacks %d kB, threads %d, SQLite %d kB, open files %d\n",
+				p.at.Seconds(), p.rssKB, p.anonKB, p.fileKB, p.goKB, p.liveKB, p.objectsKB, p.unusedKB, p.freeKB, p.stacksKB, p.threads, p.sqliteKB, p.files)
 		}
 	}
 	maxRSS, maxFiles := grown(points, every)
