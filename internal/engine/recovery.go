@@ -20,9 +20,6 @@ import (
 // ms is d in milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// maxHorizon is how long after a fault its recovery is followed at most.
-const maxHorizon = time.Hour
-
 // faultRun is what a run with faults keeps beside its clients: the schedule that
 // does them, a tracker of the transactions around them, and the ledger of
 // acknowledged commits.
@@ -69,15 +66,15 @@ func (r *running) startFaults(ctx context.Context) error {
 func (fr *faultRun) onStart(spec *Spec) func(time.Time) {
 	return func(start time.Time) {
 		fr.start = start
-		end := start.Add(spec.Warmup + spec.Duration)
+		// Each fault is followed to the next, or a little past the window: the
+		// clients' last transactions end after it.
+		end := start.Add(spec.Warmup + spec.Duration + 30*time.Second)
 		var at []time.Time
-		horizon := time.Duration(0)
 		for _, f := range spec.Faults {
 			at = append(at, start.Add(f.At))
-			horizon = max(horizon, end.Sub(start.Add(f.At)))
 		}
 		first, clients, _ := spec.share()
-		fr.tracker.Store(recovery.NewTracker(start, at, first+clients, min(horizon+30*time.Second, maxHorizon)))
+		fr.tracker.Store(recovery.NewTracker(start, at, first+clients, end))
 		fr.sched.begin(start)
 	}
 }

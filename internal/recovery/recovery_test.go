@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Run(m)) }
 func TestTrackerFigures(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
 	fault := t0.Add(12 * time.Second)
-	tr := NewTracker(t0, []time.Time{fault}, 2, 20*time.Second)
+	tr := NewTracker(t0, []time.Time{fault}, 2, fault.Add(20*time.Second))
 	commit := func(c int, at time.Time) {
 		tr.Add(driver.TxEvent{Client: c, Start: at.Add(-time.Millisecond), End: at})
 	}
@@ -90,7 +90,7 @@ func TestTrackerFirstFailure(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tr := NewTracker(t0, []time.Time{fault}, 1, 20*time.Second)
+			tr := NewTracker(t0, []time.Time{fault}, 1, fault.Add(20*time.Second))
 			for at := t0; at.Before(t0.Add(20 * time.Second)); at = at.Add(10 * time.Millisecond) {
 				tr.Add(driver.TxEvent{End: at})
 			}
@@ -117,7 +117,7 @@ func TestTrackerFirstFailure(t *testing.T) {
 func TestTrackerNeverRecovered(t *testing.T) {
 	t0 := time.Unix(2_000_000, 0)
 	fault := t0.Add(10 * time.Second)
-	tr := NewTracker(t0, []time.Time{fault}, 1, 5*time.Second)
+	tr := NewTracker(t0, []time.Time{fault}, 1, fault.Add(5*time.Second))
 	for at := t0; at.Before(fault); at = at.Add(50 * time.Millisecond) {
 		tr.Add(driver.TxEvent{End: at})
 	}
@@ -133,7 +133,7 @@ func TestTrackerNeverRecovered(t *testing.T) {
 func TestTrackerFaultsApart(t *testing.T) {
 	t0 := time.Unix(4_000_000, 0)
 	early, f1, f2 := t0.Add(500*time.Millisecond), t0.Add(20*time.Second), t0.Add(40*time.Second)
-	tr := NewTracker(t0, []time.Time{early, f1, f2}, 1, time.Minute)
+	tr := NewTracker(t0, []time.Time{early, f1, f2}, 1, f2.Add(time.Minute))
 	down := func(at time.Time, from, to time.Duration) bool { d := at.Sub(t0); return d >= from && d < to }
 	for at := t0.Add(10 * time.Millisecond); at.Before(t0.Add(60 * time.Second)); at = at.Add(10 * time.Millisecond) {
 		if down(at, 700*time.Millisecond, 900*time.Millisecond) || down(at, 20*time.Second, 21*time.Second) || down(at, 40*time.Second, 43*time.Second) {
@@ -155,6 +155,41 @@ func TestTrackerFaultsApart(t *testing.T) {
 	if f := tr.Figures(2, t0.Add(59990*time.Millisecond)); f.NoCommits > 3*time.Second+20*time.Millisecond {
 		t.Errorf("a gap at the window's end: %s", f.NoCommits)
 	}
+}
+
+// TestTrackerSpansEndAtNextFault: in an hour's run with a fault every five
+// minutes, each fault's timeline reaches to the next fault or the run's end only,
+// and a commit long after a fault is not written to that fault's timeline: a
+// long run's memory stays that of its faults' intervals.
+func TestTrackerSpansEndAtNextFault(t *testing.T) {
+	t0 := time.Unix(5_000_000, 0)
+	var faults []time.Time
+	for k := 1; k <= 11; k++ {
+		faults = append(faults, t0.Add(time.Duration(k)*5*time.Minute))
+	}
+	tr := NewTracker(t0, faults, 1, t0.Add(time.Hour))
+	slots := 0
+	for i, span := range tr.spans {
+		// The last, five minutes before the run's end, to that end.
+		if want := int((before+5*time.Minute)/Resolution) + 1; len(span) != want {
+			t.Errorf("fault %d: a timeline of %d slots, want %d", i, len(span), want)
+		}
+		slots += len(span)
+	}
+	// A commit 30 s after the third fault is on its timeline alone (the
+	// fourth's lead begins 10 s before the fourth), not on the first two's.
+	late := faults[2].Add(30 * time.Second)
+	tr.Add(driver.TxEvent{End: late})
+	for i := range faults {
+		var n int64
+		for k := range tr.spans[i] {
+			n += tr.spans[i][k].Load()
+		}
+		if want := int64(map[bool]int{true: 1}[i == 2]); n != want {
+			t.Errorf("fault %d: %d commits on its timeline, want %d", i, n, want)
+		}
+	}
+	t.Logf("%d slots in all, %.1f MB", slots, float64(slots*8)/1e6)
 }
 
 // TestReckon: acknowledged rows missing are lost; rows in flight are in doubt

@@ -25,10 +25,11 @@ const before = 10 * time.Second
 type Tracker struct {
 	start   time.Time // the run's: before it nothing could commit
 	faults  []time.Time
-	nexts   []time.Time // each fault's end of span: the next fault, or its horizon
-	horizon time.Duration
+	nexts   []time.Time // each fault's end of span: the next fault, until, or MaxHorizon after it
+	until   time.Time
 	// spans are each fault's timeline of commits, one counter a Resolution, from
-	// before the fault to horizon after it.
+	// before the fault to its end of span: sized so, and written no further, a
+	// long run's earlier faults hold and touch no memory for the rest of it.
 	spans [][]atomic.Int64
 	// last is each client's last commit, in Unix nanoseconds; gaps are, per
 	// fault and client, the client's longest time between two commits, of those
@@ -46,15 +47,18 @@ type failure struct {
 	state string
 }
 
+// MaxHorizon is how long after a fault its recovery is followed at most.
+const MaxHorizon = time.Hour
+
 // NewTracker follows the clients of a run that began at start through the faults
-// at the given instants, each for horizon after it, or until the next fault: a
-// recovery slower than that is reported as not recovered.
-func NewTracker(start time.Time, faults []time.Time, clients int, horizon time.Duration) *Tracker {
-	t := &Tracker{start: start, faults: faults, horizon: horizon, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
-	n := int((before + horizon) / Resolution)
-	for i := range faults {
+// at the given instants, each until the next fault, until, or MaxHorizon after
+// it, whichever comes first: a recovery slower than that is reported as not
+// recovered.
+func NewTracker(start time.Time, faults []time.Time, clients int, until time.Time) *Tracker {
+	t := &Tracker{start: start, faults: faults, until: until, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
+	for i, at := range faults {
 		t.nexts = append(t.nexts, t.nextOf(i))
-		t.spans = append(t.spans, make([]atomic.Int64, n))
+		t.spans = append(t.spans, make([]atomic.Int64, int(t.nexts[i].Sub(at.Add(-before))/Resolution)+1))
 		t.gaps = append(t.gaps, make([]atomic.Int64, clients))
 	}
 	return t
@@ -73,7 +77,7 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 	}
 	for i, at := range t.faults {
 		from := at.Add(-before)
-		if ev.End.Before(from) || ev.End.After(at.Add(t.horizon)) {
+		if ev.End.Before(from) || !ev.End.Before(t.nexts[i]) {
 			continue
 		}
 		if ev.Failed {
@@ -136,9 +140,15 @@ type Figures struct {
 	InDoubt int64
 }
 
-// nextOf is the instant of the fault after fault i, or its horizon's end.
+// nextOf is the instant of the fault after fault i, or the end of its horizon.
 func (t *Tracker) nextOf(i int) time.Time {
-	next := t.faults[i].Add(t.horizon)
+	next := t.faults[i].Add(MaxHorizon)
+	if t.until.Before(next) {
+		next = t.until
+	}
+	if next.Before(t.faults[i]) {
+		next = t.faults[i]
+	}
 	for _, at := range t.faults {
 		if at.After(t.faults[i]) && at.Before(next) {
 			next = at
@@ -176,7 +186,7 @@ func (t *Tracker) Figures(i int, end time.Time) Figures {
 		f.Recovered += time.Duration(max(resumed-lead, 0)) * Resolution
 	}
 	f.ClientMedian, f.ClientMax = clientGaps(t.gaps[i])
-	until := at.Add(t.horizon)
+	until := t.nexts[i]
 	if f.Recovered >= 0 {
 		until = at.Add(f.Recovered + time.Second)
 	}
