@@ -27,7 +27,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(stopEnv); spec != "" {
 		os.Exit(stopRegistered(spec))
 	}
-	os.Exit(m.Run())
+	// pgtest.Run stops the test server that pgtest.OwnServer starts for its
+	// binaries; m.Run alone left it running after the package.
+	os.Exit(pgtest.Run(m))
 }
 
 func stopRegistered(spec string) int {
