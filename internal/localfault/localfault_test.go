@@ -233,12 +233,10 @@ func TestFaultsOnCluster(t *testing.T) {
 			if !f.Done || f.Error != "" || f.ServerReadyMs == nil || f.NoCommitsMs <= 0 || f.ResumedMs < 0 || sum.Transactions == 0 {
 				t.Errorf("%s: %+v, %d transactions\n%s", kind, f, sum.Transactions, log.String())
 			}
-			// Whether the throughput gets back to 90% of what it was within
-			// the window depends on what else loads the machine (a node cloned
-			// again, other tests); when it does, it is after the commits resumed.
-			if f.RecoveredMs >= 0 && f.RecoveredMs < f.ResumedMs {
-				t.Errorf("%s: back to 90%% after %.0f ms, before the commits resumed after %.0f ms", kind, f.RecoveredMs, f.ResumedMs)
-			}
+			// The commits resume; whether the throughput is back to 90% of what
+			// it was within the window depends on what else loads the machine (a
+			// node cloned again, other tests), so it is logged below, not judged:
+			// internal/recovery tests it on fixed timelines.
 			// A failover kills an asynchronous primary with its WAL sender: the
 			// commits the standby had not received yet are lost, at most the
 			// ledger's last moment's. The other faults lose nothing.
