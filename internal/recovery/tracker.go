@@ -23,10 +23,9 @@ const before = 10 * time.Second
 // it and first after it, and the failures after it. Its Add is safe for the
 // clients to call at once (driver.Config.OnTransaction).
 type Tracker struct {
-	start   time.Time // the run's: before it nothing could commit
-	faults  []time.Time
-	nexts   []time.Time // each fault's end of span: the next fault, until, or MaxHorizon after it
-	until   time.Time
+	start  time.Time // the run's: before it nothing could commit
+	faults []time.Time
+	nexts  []time.Time // each fault's end of span: the next fault, the run's end, or MaxHorizon after it
 	// spans are each fault's timeline of commits, one counter a Resolution, from
 	// before the fault to its end of span: sized so, and written no further, a
 	// long run's earlier faults hold and touch no memory for the rest of it.
@@ -55,9 +54,9 @@ const MaxHorizon = time.Hour
 // it, whichever comes first: a recovery slower than that is reported as not
 // recovered.
 func NewTracker(start time.Time, faults []time.Time, clients int, until time.Time) *Tracker {
-	t := &Tracker{start: start, faults: faults, until: until, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
+	t := &Tracker{start: start, faults: faults, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
 	for i, at := range faults {
-		t.nexts = append(t.nexts, t.nextOf(i))
+		t.nexts = append(t.nexts, t.nextOf(i, until))
 		t.spans = append(t.spans, make([]atomic.Int64, int(t.nexts[i].Sub(at.Add(-before))/Resolution)+1))
 		t.gaps = append(t.gaps, make([]atomic.Int64, clients))
 	}
@@ -140,11 +139,12 @@ type Figures struct {
 	InDoubt int64
 }
 
-// nextOf is the instant of the fault after fault i, or the end of its horizon.
-func (t *Tracker) nextOf(i int) time.Time {
+// nextOf is the instant of the fault after fault i, or the end of its horizon:
+// until, or MaxHorizon after it.
+func (t *Tracker) nextOf(i int, until time.Time) time.Time {
 	next := t.faults[i].Add(MaxHorizon)
-	if t.until.Before(next) {
-		next = t.until
+	if until.Before(next) {
+		next = until
 	}
 	if next.Before(t.faults[i]) {
 		next = t.faults[i]
