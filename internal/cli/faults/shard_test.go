@@ -434,7 +434,7 @@ func TestMergeSkipsGroupThatCannotBeMerged(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "select.sql")
 	clitest.WriteFile(t, script, "select 1;\n")
-	start := time.Now().Add(3 * time.Second).UTC().Truncate(time.Millisecond)
+	start := time.Now().Add(8 * time.Second).UTC().Truncate(time.Millisecond)
 	type shard struct{ group, shard, store string }
 	shards := []shard{{"pg-one", "0/2", "a.db"}, {"pg-one", "1/2", "b.db"}, {"pg-two", "0/2", "c.db"}}
 	var cmds []*exec.Cmd
