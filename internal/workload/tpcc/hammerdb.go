@@ -157,32 +157,32 @@ const hammerdbPayments = `(SELECT h_c_w_id AS w, h_c_d_id AS d, h_c_id AS k, sum
 	  LEFT JOIN district ON d_w_id = h_w_id AND d_id = h_d_id
 	 GROUP BY h_c_w_id, h_c_d_id, h_c_id)`
 
-// hammerdbConditions are conditions 10 and 12 in the form HammerDB's data satisfies,
-// after HammerDB's transactions, pgbakeoff's or both.
-var hammerdbConditions = map[int]condition{
-	10: {10, "C_BALANCE = sum(delivered OL_AMOUNT, orders > 2100) - sum(H_AMOUNT), unless paid by HammerDB's Payment", "customers", `
-SELECT w, d, k, false AS after_runs,
+// hammerdbCustomerBalances tests conditions 10 and 12 in the form HammerDB's data
+// satisfies, after HammerDB's transactions, pgbakeoff's or both.
+var hammerdbCustomerBalances = conditionQuery{[]condition{
+	{10, "C_BALANCE = sum(delivered OL_AMOUNT, orders > 2100) - sum(H_AMOUNT), unless paid by HammerDB's Payment", "customers"},
+	{12, "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT, orders > 2100), unless paid by HammerDB's Payment; " +
+		"C_YTD_PAYMENT = " + hammerdbYTDPayment + " + pgbakeoff's payments", "customers"}}, `
+WITH x AS (
+  SELECT w, d, k, c.balance, c.ytd_payment, coalesce(ol.amount, 0.00) AS delivered, coalesce(h.amount, 0.00) AS paid,
+         coalesce(h.hammerdb, 0) AS by_hammerdb, coalesce(h.pgbakeoff, 0) AS by_pgbakeoff, coalesce(h.pgbakeoff_amount, 0.00) AS pgbakeoff_paid
+    FROM (SELECT c_w_id AS w, c_d_id AS d, c_id AS k, c_balance AS balance, c_ytd_payment AS ytd_payment FROM customer) c
+    LEFT JOIN ` + deliveredAmounts(" AND ol_o_id > "+strconv.Itoa(initialDeliveredOrders)) + ` ol USING (w, d, k)
+    LEFT JOIN ` + hammerdbPayments + ` h USING (w, d, k))
+SELECT 10 AS n, w, d, k, false AS after_runs,
        format('warehouse %s district %s customer %s: c_balance = %s, sum(delivered ol_amount, orders > 2100) - sum(h_amount) = %s - %s',
-              w, d, k, c.balance, coalesce(ol.amount, 0.00), coalesce(h.amount, 0.00)) AS detail
-  FROM (SELECT c_w_id AS w, c_d_id AS d, c_id AS k, c_balance AS balance FROM customer) c
-  LEFT JOIN ` + deliveredAmounts(" AND ol_o_id > "+strconv.Itoa(initialDeliveredOrders)) + ` ol USING (w, d, k)
-  LEFT JOIN ` + hammerdbPayments + ` h USING (w, d, k)
- WHERE coalesce(h.hammerdb, 0) = 0 AND c.balance <> coalesce(ol.amount, 0.00) - coalesce(h.amount, 0.00)`},
-
-	12: {12, "C_BALANCE + C_YTD_PAYMENT = sum(delivered OL_AMOUNT, orders > 2100), unless paid by HammerDB's Payment; " +
-		"C_YTD_PAYMENT = " + hammerdbYTDPayment + " + pgbakeoff's payments", "customers", `
-SELECT w, d, k, false AS after_runs,
-       CASE WHEN c.ytd_payment = ` + hammerdbYTDPayment + ` + coalesce(h.pgbakeoff_amount, 0.00)
+              w, d, k, balance, delivered, paid) AS detail
+  FROM x WHERE by_hammerdb = 0 AND balance <> delivered - paid
+UNION ALL
+SELECT 12, w, d, k, false,
+       CASE WHEN ytd_payment = ` + hammerdbYTDPayment + ` + pgbakeoff_paid
             THEN format('warehouse %s district %s customer %s: c_balance + c_ytd_payment = %s + %s, sum(delivered ol_amount, orders > 2100) = %s',
-                        w, d, k, c.balance, c.ytd_payment, coalesce(ol.amount, 0.00))
-            WHEN coalesce(h.pgbakeoff, 0) = 0
+                        w, d, k, balance, ytd_payment, delivered)
+            WHEN by_pgbakeoff = 0
             THEN format('warehouse %s district %s customer %s: c_ytd_payment = %s, not the load''s ` + hammerdbYTDPayment + `: no payment by pgbakeoff''s Payment, and HammerDB''s leaves it as it is',
-                        w, d, k, c.ytd_payment)
+                        w, d, k, ytd_payment)
             ELSE format('warehouse %s district %s customer %s: c_ytd_payment = %s, not the load''s ` + hammerdbYTDPayment + ` + %s paid by pgbakeoff''s Payment',
-                        w, d, k, c.ytd_payment, h.pgbakeoff_amount) END AS detail
-  FROM (SELECT c_w_id AS w, c_d_id AS d, c_id AS k, c_balance AS balance, c_ytd_payment AS ytd_payment FROM customer) c
-  LEFT JOIN ` + deliveredAmounts(" AND ol_o_id > "+strconv.Itoa(initialDeliveredOrders)) + ` ol USING (w, d, k)
-  LEFT JOIN ` + hammerdbPayments + ` h USING (w, d, k)
- WHERE c.ytd_payment <> ` + hammerdbYTDPayment + ` + coalesce(h.pgbakeoff_amount, 0.00)
-    OR (coalesce(h.hammerdb, 0) = 0 AND c.balance + c.ytd_payment <> coalesce(ol.amount, 0.00))`},
-}
+                        w, d, k, ytd_payment, pgbakeoff_paid) END
+  FROM x
+ WHERE ytd_payment <> ` + hammerdbYTDPayment + ` + pgbakeoff_paid
+    OR (by_hammerdb = 0 AND balance + ytd_payment <> delivered)`}
