@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,7 +36,7 @@ type Ledger struct {
 	start   time.Time // acknowledgements are kept in milliseconds since it
 
 	mu       sync.Mutex
-	acked    []ack
+	acked    ackLog
 	inFlight []int64
 	gone     []time.Time   // when the session was found lost, in order
 	commits  int64         // acknowledged
@@ -45,10 +46,41 @@ type Ledger struct {
 }
 
 // ack is an acknowledged commit: its row and when, in milliseconds since the
-// ledger's start. Eight bytes, as a long run keeps one for every commit.
+// ledger's start.
 type ack struct {
 	seq uint32
 	ms  uint32
+}
+
+// ackLog keeps the acknowledged commits in order, compactly, as a long run keeps
+// one for every commit (50 a second, 180,000 an hour): each is two varints, how
+// much its row number and its time in milliseconds exceed the one's before, a
+// byte each as a rule.
+type ackLog struct {
+	buf  []byte
+	n    int
+	last ack
+}
+
+func (l *ackLog) add(a ack) {
+	l.buf = binary.AppendUvarint(l.buf, uint64(a.seq-l.last.seq))
+	l.buf = binary.AppendUvarint(l.buf, uint64(a.ms-l.last.ms))
+	l.last = a
+	l.n++
+}
+
+// all yields the commits in the order they were acknowledged.
+func (l *ackLog) all(yield func(ack) bool) {
+	var a ack
+	for b := l.buf; len(b) > 0; {
+		seq, k := binary.Uvarint(b)
+		ms, j := binary.Uvarint(b[k:])
+		b = b[k+j:]
+		a = ack{a.seq + uint32(seq), a.ms + uint32(ms)}
+		if !yield(a) {
+			return
+		}
+	}
 }
 
 func (a ack) at(start time.Time) time.Time { return start.Add(time.Duration(a.ms) * time.Millisecond) }
@@ -126,7 +158,7 @@ func (l *Ledger) record(seq int64, err error) {
 	pe, refused := errors.AsType[*pgconn.PgError](err)
 	switch {
 	case err == nil:
-		l.acked = append(l.acked, ack{uint32(seq), uint32(time.Since(l.start).Milliseconds())})
+		l.acked.add(ack{uint32(seq), uint32(time.Since(l.start).Milliseconds())})
 		l.commits++
 		close(l.ackedCh)
 		l.ackedCh = make(chan struct{})
@@ -168,7 +200,7 @@ func (l *Ledger) AckedAfter(t time.Time) int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var n int64
-	for _, a := range l.acked {
+	for a := range l.acked.all {
 		if a.at(l.start).After(t) {
 			n++
 		}
@@ -257,7 +289,11 @@ func (l *Ledger) ReckonFaults(ctx context.Context, faults []Failure) ([]Reckonin
 		present[seq] = true
 	}
 	l.mu.Lock()
-	rs := reckonFaults(l.start, l.acked, l.inFlight, l.gone, present, faults)
+	acked := make([]ack, 0, l.acked.n)
+	for a := range l.acked.all {
+		acked = append(acked, a)
+	}
+	rs := reckonFaults(l.start, acked, l.inFlight, l.gone, present, faults)
 	l.mu.Unlock()
 	for i := range rs {
 		rs[i].Every = l.every

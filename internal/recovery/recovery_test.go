@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -183,7 +184,7 @@ func TestTrackerSpansEndAtNextFault(t *testing.T) {
 	for i := range faults {
 		var n int64
 		for k := range tr.spans[i] {
-			n += tr.spans[i][k].Load()
+			n += int64(tr.spans[i][k].Load())
 		}
 		want := int64(0)
 		if i == 2 {
@@ -335,5 +336,54 @@ func waitCommits(t *testing.T, l *Ledger, n int64) {
 	defer cancel()
 	if err := l.WaitCommits(ctx, n); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The ack log gives back every commit as it was added, whatever the steps between
+// them, in about two bytes a commit at the ledger's pace.
+func TestAckLog(t *testing.T) {
+	var want []ack
+	var l ackLog
+	for i := range uint32(20000) {
+		a := ack{seq: i + 1, ms: i * 20}
+		switch {
+		case i == 7: // a row refused or lost: its number skipped
+			a.seq = 9
+		case i > 7 && i < 12:
+			a.seq += 300
+		case i == 15000: // an hour's stall
+			a.ms += 3_600_000
+		}
+		if len(want) > 0 && a.ms < want[len(want)-1].ms {
+			a.ms = want[len(want)-1].ms
+		}
+		if len(want) > 0 && a.seq <= want[len(want)-1].seq {
+			a.seq = want[len(want)-1].seq + 1
+		}
+		want = append(want, a)
+		l.add(a)
+	}
+	var got []ack
+	for a := range l.all {
+		got = append(got, a)
+	}
+	if !slices.Equal(got, want) || l.n != len(want) {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("%d acks back of %d (n %d), the first difference at %d", len(got), len(want), l.n, i)
+	}
+	if per := float64(len(l.buf)) / float64(l.n); per > 2.1 {
+		t.Errorf("%.2f bytes a commit, want about 2", per)
+	}
+	n := 0
+	for range l.all {
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Errorf("stopped after %d, want 3", n)
 	}
 }

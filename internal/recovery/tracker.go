@@ -29,7 +29,8 @@ type Tracker struct {
 	// spans are each fault's timeline of commits, one counter a Resolution, from
 	// before the fault to its end of span: sized so, and written no further, a
 	// long run's earlier faults hold and touch no memory for the rest of it.
-	spans [][]atomic.Int64
+	// Four bytes a slot: a fault's five minutes are 120 kB.
+	spans [][]atomic.Int32
 	// last is each client's last commit, in Unix nanoseconds; gaps are, per
 	// fault and client, the client's longest time between two commits, of those
 	// that end after the fault and start no more than a second before it.
@@ -57,7 +58,7 @@ func NewTracker(start time.Time, faults []time.Time, clients int, until time.Tim
 	t := &Tracker{start: start, faults: faults, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
 	for i, at := range faults {
 		t.nexts = append(t.nexts, t.nextOf(i, until))
-		t.spans = append(t.spans, make([]atomic.Int64, int(t.nexts[i].Sub(at.Add(-before))/Resolution)+1))
+		t.spans = append(t.spans, make([]atomic.Int32, int(t.nexts[i].Sub(at.Add(-before))/Resolution)+1))
 		t.gaps = append(t.gaps, make([]atomic.Int64, clients))
 	}
 	return t
@@ -217,11 +218,11 @@ func (t *Tracker) Figures(i int, end time.Time) Figures {
 
 // rateBefore is the commits a second of lead, from its first commit on: a
 // fault early in a run has less than a lead before it.
-func rateBefore(lead []atomic.Int64) float64 {
+func rateBefore(lead []atomic.Int32) float64 {
 	var sum int64
 	first := -1
 	for k := range lead {
-		if n := lead[k].Load(); n > 0 {
+		if n := int64(lead[k].Load()); n > 0 {
 			sum += n
 			if first < 0 {
 				first = k
@@ -237,7 +238,7 @@ func rateBefore(lead []atomic.Int64) float64 {
 // longestGap is the longest run of empty slots of span, from slot first, that
 // reaches slot from or later, counted whole (a gap that began earlier counts
 // from its beginning), and the slot that ended it: len(span) when none did.
-func longestGap(span []atomic.Int64, first, from int) (time.Duration, int) {
+func longestGap(span []atomic.Int32, first, from int) (time.Duration, int) {
 	best, end, start := 0, len(span), -1
 	for k := first; k <= len(span); k++ {
 		empty := k < len(span) && span[k].Load() == 0
@@ -256,16 +257,16 @@ func longestGap(span []atomic.Int64, first, from int) (time.Duration, int) {
 
 // recoveredAfter is how long after slot at the first second of span began whose
 // commits reached 90% of rate a second; -1 when none did.
-func recoveredAfter(span []atomic.Int64, at int, rate float64) time.Duration {
+func recoveredAfter(span []atomic.Int32, at int, rate float64) time.Duration {
 	if rate <= 0 {
 		return -1
 	}
 	second := int(time.Second / Resolution)
 	var window int64
 	for k := at; k < len(span); k++ {
-		window += span[k].Load()
+		window += int64(span[k].Load())
 		if k-at >= second {
-			window -= span[k-second].Load()
+			window -= int64(span[k-second].Load())
 		}
 		if k-at+1 >= second && float64(window) >= 0.9*rate {
 			return time.Duration(k+1-second-at) * Resolution
