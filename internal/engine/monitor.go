@@ -25,32 +25,35 @@ type runMonitor struct {
 	firstErr  error
 }
 
+// A long run keeps an interval and a server sample a second, so the monitor keeps
+// of each only what the evidence needs, its instants in Unix nanoseconds: 32 and
+// 40 bytes.
+
 // monitorInterval is what the evidence needs of an interval.
 type monitorInterval struct {
-	start, end time.Time
+	start, end int64
 	committed  int64
 	lag        time.Duration
 }
 
-// monitorSample is what the evidence needs of a server sample: a long run keeps
-// one a second, so not its maps.
+// monitorSample is what the evidence needs of a server sample.
 type monitorSample struct {
-	start, end                             time.Time
-	checkpoints, autovacuums, autoanalyzes float64
-	others                                 float64 // other sessions active, on average
+	start, end                             int64
+	checkpoints, autovacuums, autoanalyzes float32 // counts in the sample
+	others                                 float32 // other sessions active, on average
 	polled                                 bool    // others was read
 }
 
 func (m *runMonitor) interval(iv driver.Interval) {
 	m.mu.Lock()
-	m.intervals = append(m.intervals, monitorInterval{iv.Start, iv.End, iv.Committed, iv.Lag})
+	m.intervals = append(m.intervals, monitorInterval{iv.Start.UnixNano(), iv.End.UnixNano(), iv.Committed, iv.Lag})
 	m.mu.Unlock()
 }
 
 func (m *runMonitor) sample(sm sampler.Sample) {
 	o, polled := sm.Values["other_sessions"]
-	ms := monitorSample{start: sm.Start, end: sm.End, checkpoints: sm.Values["checkpoints"],
-		autovacuums: sm.Values["autovacuums"], autoanalyzes: sm.Values["autoanalyzes"], others: o, polled: polled}
+	ms := monitorSample{start: sm.Start.UnixNano(), end: sm.End.UnixNano(), checkpoints: float32(sm.Values["checkpoints"]),
+		autovacuums: float32(sm.Values["autovacuums"]), autoanalyzes: float32(sm.Values["autoanalyzes"]), others: float32(o), polled: polled}
 	m.mu.Lock()
 	m.samples = append(m.samples, ms)
 	m.mu.Unlock()
@@ -79,11 +82,12 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 	var e evidence
 	const slack = 50 * time.Millisecond
 	for _, iv := range m.intervals {
-		secs := iv.end.Sub(iv.start).Seconds()
-		if iv.start.Before(res.WindowStart.Add(-slack)) || iv.end.After(res.WindowEnd.Add(slack)) || secs < 0.5 {
+		start, end := time.Unix(0, iv.start), time.Unix(0, iv.end)
+		secs := end.Sub(start).Seconds()
+		if start.Before(res.WindowStart.Add(-slack)) || end.After(res.WindowEnd.Add(slack)) || secs < 0.5 {
 			continue
 		}
-		e.rates = append(e.rates, rate{at: iv.end.Sub(res.WindowStart).Round(time.Second), tps: float64(iv.committed) / secs, lag: iv.lag})
+		e.rates = append(e.rates, rate{at: end.Sub(res.WindowStart).Round(time.Second), tps: float64(iv.committed) / secs, lag: iv.lag})
 	}
 	// A sample counts when its middle lies in the window: the last one may run on
 	// while the clients disconnect.
@@ -91,19 +95,20 @@ func (m *runMonitor) evidence(res *driver.Result) evidence {
 	for _, sm := range m.samples {
 		// Autovacuum's work over the whole run, for the commits it adds to the span.
 		e.autovacuumWork += int(sm.autovacuums + sm.autoanalyzes)
-		mid := sm.start.Add(sm.end.Sub(sm.start) / 2)
+		start, end := time.Unix(0, sm.start), time.Unix(0, sm.end)
+		mid := start.Add(end.Sub(start) / 2)
 		if mid.Before(res.WindowStart) || !mid.Before(res.WindowEnd) {
 			continue
 		}
 		if n := int(sm.checkpoints); n > 0 {
 			e.checkpoints += n
-			e.checkpointsAt = append(e.checkpointsAt, sm.end.Sub(res.WindowStart))
+			e.checkpointsAt = append(e.checkpointsAt, end.Sub(res.WindowStart))
 		}
 		e.autovacuums += int(sm.autovacuums)
 		e.autoanalyzes += int(sm.autoanalyzes)
 		if sm.polled {
-			secs := sm.end.Sub(sm.start).Seconds()
-			others += sm.others * secs
+			secs := end.Sub(start).Seconds()
+			others += float64(sm.others) * secs
 			polled += secs
 		}
 	}
