@@ -779,3 +779,33 @@ func TestConcurrentOpen(t *testing.T) {
 		t.Errorf("%d runs, want %d", len(runs), stores)
 	}
 }
+
+// Every connection of the pool has the settings the store relies on, its page
+// cache held small included.
+func TestConnectionSettings(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var conns []*sql.Conn
+	for range 3 { // held at once, so three connections
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		var mode string
+		var fk, cache, timeout int
+		if err := c.QueryRowContext(ctx, "select * from pragma_journal_mode, pragma_foreign_keys, pragma_cache_size, pragma_busy_timeout").Scan(&mode, &fk, &cache, &timeout); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "wal" || fk != 1 || cache != -512 || timeout != busyTimeoutMs {
+			t.Errorf("connection %d: journal_mode %s, foreign_keys %d, cache_size %d, busy_timeout %d; want wal, 1, -512, %d", i, mode, fk, cache, timeout, busyTimeoutMs)
+		}
+		c.Close()
+	}
+}
