@@ -304,7 +304,7 @@ func (q conditionQuery) check(ctx context.Context, conn *pgconn.PgConn) ([]Check
 		"WHERE rank <= " + strconv.Itoa(shownOffenders) + " ORDER BY n, rank"
 	res := conn.ExecParams(ctx, sql, nil, nil, nil, nil).Read()
 	if err := res.Err; err != nil {
-		return nil, fmt.Errorf("consistency condition %s: %w", q.numbers(), err)
+		return nil, fmt.Errorf("consistency %s: %w", q.names(), err)
 	}
 	results := make([]CheckResult, 0, len(q.conditions))
 	for _, c := range q.conditions {
@@ -343,16 +343,17 @@ func (q conditionQuery) check(ctx context.Context, conn *pgconn.PgConn) ([]Check
 	return results, nil
 }
 
-// numbers names the query's conditions: "4 and 6", or "7 (its name)".
-func (q conditionQuery) numbers() string {
+// names names the query's conditions: "condition 7 (its name)", or "conditions
+// 4 and 6".
+func (q conditionQuery) names() string {
 	if len(q.conditions) == 1 {
-		return fmt.Sprintf("%d (%s)", q.conditions[0].number, q.conditions[0].name)
+		return fmt.Sprintf("condition %d (%s)", q.conditions[0].number, q.conditions[0].name)
 	}
 	n := make([]string, len(q.conditions))
 	for i, c := range q.conditions {
 		n[i] = strconv.Itoa(c.number)
 	}
-	return strings.Join(n, " and ")
+	return "conditions " + strings.Join(n, " and ")
 }
 
 // serverMajor is the server's major version from the server_version it reported
