@@ -34,7 +34,7 @@ func OwnServer(t testing.TB, settings ...localpg.Setting) *Own {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	o := &Own{opts: localpg.Options{Name: "own", BaseDir: base,
+	o := &Own{opts: localpg.Options{Name: "own", BaseDir: base, InitdbArgs: initdbArgs,
 		Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
 		Settings: append([]localpg.Setting{{Name: "shared_buffers", Value: "16MB"}, {Name: "fsync", Value: "off"}}, settings...)}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -114,7 +114,7 @@ func OwnCluster(t testing.TB, standbys int, sync string, settings ...localpg.Set
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := localpg.StartCluster(ctx, localpg.ClusterOptions{Standbys: standbys, Synchronous: sync,
-		Options: localpg.Options{Name: "own", BaseDir: base,
+		Options: localpg.Options{Name: "own", BaseDir: base, InitdbArgs: initdbArgs,
 			Install:  &localpg.Install{BinDir: shared.BinDir, Version: shared.Version, Major: shared.Major},
 			Settings: append([]localpg.Setting{{Name: "shared_buffers", Value: "16MB"}}, settings...)}})
 	if err != nil {
