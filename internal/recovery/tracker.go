@@ -1,6 +1,7 @@
 package recovery
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -39,12 +40,35 @@ type Tracker struct {
 
 	mu       sync.Mutex
 	failures [][]failure // per fault, those after it within the horizon
+	states   []string    // the failures' SQLSTATEs, each once
+	stateAt  map[string]uint16
 	losses   []time.Time // connections lost or refused (LostConnection)
 }
 
+// failure is a failed transaction: when, in Unix nanoseconds, and its SQLSTATE
+// as an index into Tracker.states. A fault fails about one transaction a client,
+// and a long run has many faults: 16 bytes each.
 type failure struct {
-	at    time.Time
-	state string
+	at    int64
+	state uint16
+}
+
+// state is the index of SQLSTATE code in t.states, added if new; t.mu is held.
+// The codes are a few dozen at most; any beyond 65,535 share the last index.
+func (t *Tracker) state(code string) uint16 {
+	if i, ok := t.stateAt[code]; ok {
+		return i
+	}
+	if len(t.states) > math.MaxUint16 {
+		return math.MaxUint16
+	}
+	if t.stateAt == nil {
+		t.stateAt = map[string]uint16{}
+	}
+	i := uint16(len(t.states))
+	t.states = append(t.states, code)
+	t.stateAt[code] = i
+	return i
 }
 
 // MaxHorizon is how long after a fault its recovery is followed at most.
@@ -83,7 +107,7 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 		if ev.Failed {
 			if !ev.End.Before(at) && ev.End.Before(t.nexts[i]) {
 				t.mu.Lock()
-				t.failures[i] = append(t.failures[i], failure{ev.End, ev.SQLState})
+				t.failures[i] = append(t.failures[i], failure{end, t.state(ev.SQLState)})
 				t.mu.Unlock()
 			}
 			continue
@@ -202,14 +226,15 @@ func (t *Tracker) Figures(i int, end time.Time) Figures {
 		failed(when)
 	}
 	for _, fl := range t.failures[i] {
-		if FaultState(fl.state) {
-			failed(fl.at)
+		state, at := t.states[fl.state], time.Unix(0, fl.at)
+		if FaultState(state) {
+			failed(at)
 		}
-		if fl.at.After(until) {
+		if at.After(until) {
 			continue
 		}
-		f.Errors[fl.state]++
-		if connectionLost(fl.state) {
+		f.Errors[state]++
+		if connectionLost(state) {
 			f.InDoubt++
 		}
 	}
