@@ -91,8 +91,20 @@ func prepare(ctx context.Context, spec *Spec, env *Env) (_ *running, err error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := info.CheckSlots(spec.Clients, spec.OwnSessions()); err != nil {
-		return nil, err
+	// Sessions just closed, a run's before this one among them, hold their slots
+	// until their backends exit, which under load takes a moment: short of
+	// slots, look again for about 3 s before refusing.
+	for wait := 100 * time.Millisecond; ; wait *= 2 {
+		short := info.CheckSlots(spec.Clients, spec.OwnSessions())
+		if short == nil {
+			break
+		}
+		if wait > 2*time.Second || !sleepCtx(ctx, wait) {
+			return nil, short
+		}
+		if info, err = t.Inspect(ctx); err != nil {
+			return nil, err
+		}
 	}
 	r := &running{spec: spec, env: env, info: info, stats: newServerStats()}
 	if r.ctl, err = sampler.NewControl(ctx, t.Connect); err != nil {
@@ -640,4 +652,16 @@ func inspectWaiting(ctx context.Context, log io.Writer, t *target.Target, wait t
 		}
 	})
 	return info, err
+}
+
+// sleepCtx waits d, or less when ctx ends first, and reports whether it waited d.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
