@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,11 +190,36 @@ func TestFaultSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer held.Close(context.Background())
+	waiting := make(chan struct{})
+	env.Log = &lineWatch{want: "waiting up to", seen: waiting}
 	go func() {
-		time.Sleep(300 * time.Millisecond) // the session's owner, done with it
-		held.Close(context.Background())
+		select {
+		case <-waiting: // the run found the slot taken: its owner is done with it now
+			held.Close(context.Background())
+		case <-t.Context().Done():
+		}
 	}()
 	if _, err := engine.Run(t.Context(), spec, env); err == nil || strings.Contains(err.Error(), "connection slots") {
-		t.Errorf("a run without a fault and %d clients on %d free slots, one held for 300 ms: %v; want the slots to suffice", clients, info.FreeSlots(), err)
+		t.Errorf("a run without a fault and %d clients on %d free slots, one held until the run waits for it: %v; want the slots to suffice", clients, info.FreeSlots(), err)
 	}
+	select {
+	case <-waiting:
+	default:
+		t.Error("the run did not say it waited for a slot")
+	}
+}
+
+// lineWatch closes seen the first time a write holds want.
+type lineWatch struct {
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
 }

@@ -91,20 +91,8 @@ func prepare(ctx context.Context, spec *Spec, env *Env) (_ *running, err error) 
 	if err != nil {
 		return nil, err
 	}
-	// Sessions just closed, a run's before this one among them, hold their slots
-	// until their backends exit, which under load takes a moment: short of
-	// slots, look again for about 3 s before refusing.
-	for wait := 100 * time.Millisecond; ; wait *= 2 {
-		short := info.CheckSlots(spec.Clients, spec.OwnSessions())
-		if short == nil {
-			break
-		}
-		if wait > 2*time.Second || !sleepCtx(ctx, wait) {
-			return nil, short
-		}
-		if info, err = t.Inspect(ctx); err != nil {
-			return nil, err
-		}
+	if info, err = waitSlots(ctx, env.Log, t, info, spec.Clients, spec.OwnSessions()); err != nil {
+		return nil, err
 	}
 	r := &running{spec: spec, env: env, info: info, stats: newServerStats()}
 	if r.ctl, err = sampler.NewControl(ctx, t.Connect); err != nil {
@@ -654,14 +642,35 @@ func inspectWaiting(ctx context.Context, log io.Writer, t *target.Target, wait t
 	return info, err
 }
 
-// sleepCtx waits d, or less when ctx ends first, and reports whether it waited d.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+// slotWait is how long a run short of connection slots waits for them.
+const slotWait = 3 * time.Second
+
+// waitSlots returns info when the clients and own sessions fit in the server's
+// free slots, else looks again every 200 ms for up to slotWait, saying so:
+// sessions just closed, a run's before this one among them, hold their slots
+// until their backends exit, which under load takes a moment.
+func waitSlots(ctx context.Context, log io.Writer, t *target.Target, info *target.Info, clients, own int) (*target.Info, error) {
+	wctx, cancel := context.WithTimeout(ctx, slotWait)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for noted := false; ; noted = true {
+		short := info.CheckSlots(clients, own)
+		if short == nil {
+			return info, nil
+		}
+		if !noted {
+			fmt.Fprintf(log, "the server has %d free connection slots, %d wanted; waiting up to %s for sessions that are closing\n",
+				info.FreeSlots(), clients+own, slotWait)
+		}
+		select {
+		case <-wctx.Done():
+			return nil, short
+		case <-tick.C:
+		}
+		var err error
+		if info, err = t.Inspect(ctx); err != nil {
+			return nil, err
+		}
 	}
 }
