@@ -16,7 +16,9 @@ import (
 	"github.com/pgbakeoff/pgbakeoff/internal/store"
 )
 
-func TestMain(m *testing.M) { os.Exit(clitest.Main(m, 0)) }
+// The package's parallel tests are the four find-max searches, which wait on a
+// throttle: all four run at once.
+func TestMain(m *testing.M) { os.Exit(clitest.Main(m, 4)) }
 
 // run executes the command line as a user would and returns exit code and output.
 func run(t *testing.T, args ...string) (int, string, string) {

@@ -206,7 +206,7 @@ func TestFaultsOnCluster(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			spec := engine.NewSpec()
 			spec.Target, spec.Workload, spec.Clients = tg, tpcb.Workload{}.NewRun(), 4
-			spec.Duration, spec.OutageTimeout = 12*time.Second, time.Minute
+			spec.Duration, spec.OutageTimeout = 9*time.Second, time.Minute
 			spec.Faults = []engine.Fault{{At: 2 * time.Second, Kind: kind}}
 			// The run samples the primary's processes, and follows a new one.
 			primary, err := c.Primary(t.Context())

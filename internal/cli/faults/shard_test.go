@@ -29,6 +29,7 @@ import (
 // other's sessions or commits for other work in the database.
 func TestShardsFromJobEnvironment(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // waits for its shards' start, on a database of its own
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	pgtest.Query(t, dsn, "create table seen (client int, shard text)")
@@ -430,6 +431,7 @@ func rawWindowLatencies(t *testing.T, dir string, from, to time.Time) (*hdrhisto
 // it by name fails, and a store holding it alone is refused whole.
 func TestMergeSkipsGroupThatCannotBeMerged(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // waits for its shards' start, on a database of its own
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "select.sql")
@@ -486,6 +488,7 @@ func TestMergeSkipsGroupThatCannotBeMerged(t *testing.T) {
 // named by the shard that gave up and by the one still waiting.
 func TestShardsRefusedAtTheMeeting(t *testing.T) {
 	pgtest.Long(t)
+	t.Parallel() // waits on the shards' meeting, on a database of its own
 	dsn := pgtest.NewDatabase(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "select.sql")
