@@ -79,6 +79,7 @@ func TestThreadPerClientTimeout(t *testing.T) {
 		{"tcp", dsn + " host=127.0.0.1 port=" + strconv.Itoa(srv.Port)},
 	} {
 		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel() // both transports wait out their timeouts at once
 			script := &driver.Script{Name: "slow", Weight: 1, Commands: []driver.Command{{SQL: "SELECT pg_sleep(3)"}}}
 			res, err := driver.Run(context.Background(), driver.Config{Target: parse(t, tr.dsn), Scripts: []*driver.Script{script},
 				Clients: 2, Duration: 2 * time.Second, TxTimeout: 300 * time.Millisecond, ThreadPerClient: true})
