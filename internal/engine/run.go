@@ -192,19 +192,7 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	prog := newProgressPrinter(env.Out, env.Progress, spec.Rate > 0)
 	res, err := driver.Run(runCtx, r.driverConfig(prog))
 	prog.flush()
-	var faults []FaultSummary
-	if r.faults != nil {
-		// Commits are followed to the window's end, after which none is missing.
-		end := time.Now()
-		var outages []driver.Outage
-		if res != nil {
-			outages = res.Outages
-			if !res.WindowEnd.IsZero() {
-				end = res.WindowEnd
-			}
-		}
-		faults = r.faults.finish(end, outages, func(w string) { fmt.Fprintf(env.Log, "warning: %s\n", w) })
-	}
+	faults := r.finishFaults(res)
 	if err != nil {
 		if r.smp != nil {
 			r.smp.Stop()
@@ -257,6 +245,24 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 		p["span_s"], p["naptime_s"], p["autovacuum_work"] = span.Seconds(), r.naptime.Seconds(), ev.autovacuumWork
 	}
 	return r.finish(wctx, sum, res)
+}
+
+// finishFaults measures the run's faults, if it had any, from the commits and
+// outages of res (nil when the run failed), followed to the window's end, after
+// which none is missing.
+func (r *running) finishFaults(res *driver.Result) []FaultSummary {
+	if r.faults == nil {
+		return nil
+	}
+	end := time.Now()
+	var outages []driver.Outage
+	if res != nil {
+		outages = res.Outages
+		if !res.WindowEnd.IsZero() {
+			end = res.WindowEnd
+		}
+	}
+	return r.faults.finish(end, outages, func(w string) { fmt.Fprintf(r.env.Log, "warning: %s\n", w) })
 }
 
 // lockedWriter serializes writes to w.
