@@ -85,8 +85,10 @@ func (r *Registry) Tick() []*hdrhistogram.Histogram {
 			_ = merged[v>>seriesShift].RecordValue(int64(v & valueMask))
 		}
 		w.mu.Lock()
-		// Keep the larger buffer for next time, drop one grown by a burst long past.
-		if cap(taken) > 4*max(len(taken), 64) {
+		// Keep the buffer for next time, but not one grown by a burst long past:
+		// a thousand clients that each kept the room of their busiest second
+		// (a reconnection storm's) would hold it for the rest of the run.
+		if cap(taken) > 2*max(len(taken), 16) {
 			taken = nil
 		}
 		w.spare = taken

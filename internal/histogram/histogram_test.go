@@ -90,3 +90,30 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		t.Fatalf("summary %+v", s)
 	}
 }
+
+// TestBurstRoomLetGo: a worker's buffer grown by a burst, a large one or one of
+// a few dozen, is kept while it is used and let go once the worker is back to
+// its usual few latencies a tick, with every latency counted either way.
+func TestBurstRoomLetGo(t *testing.T) {
+	reg := NewRegistry([]string{"tx"})
+	w := reg.Worker()
+	room := func() int {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return cap(w.buf) + cap(w.spare)
+	}
+	for tick, n := range []int{3, 5000, 4000, 3, 3, 60, 60, 3, 3} {
+		for i := range n {
+			w.Record(0, time.Duration(i+1)*time.Microsecond)
+		}
+		if got := reg.Tick()[0].TotalCount(); got != int64(n) {
+			t.Fatalf("tick %d: %d latencies merged, want %d", tick, got, n)
+		}
+		switch {
+		case tick == 2 && room() < 4000:
+			t.Errorf("after a second busy tick: room for %d latencies, want the burst's kept", room())
+		case tick == 8 && room() > 32:
+			t.Errorf("back to 3 a tick: room for %d latencies kept, want at most 32", room())
+		}
+	}
+}
