@@ -7,6 +7,7 @@
 package outage
 
 import (
+	"encoding/binary"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -65,10 +66,13 @@ type Book struct {
 	live, down   int
 	allDownSince time.Time // zero unless every running client is down
 	lastErr      string    // the cause of the last failed attempt
-	outages      []kept
-	epoch        time.Time         // the kept outages' times are offsets from it
-	words        []string          // their causes and errors, each once
-	wordAt       map[string]uint32 // the index of each in words
+	// The outages that ended, as keep records them.
+	chunks    [][]byte
+	kept      int
+	lastStart int64             // the last one's start, µs from epoch
+	epoch     time.Time         // the kept outages' times are offsets from it
+	words     []string          // their causes and errors, each once
+	wordAt    map[string]uint32 // the index of each in words
 	// The wall time some client was down, as Seconds counts it: whole stretches
 	// before anyDownSince, and the one going on since it (zero when none is).
 	downBefore   time.Duration
@@ -83,21 +87,30 @@ func NewBook(scrub func(string) string) *Book {
 		epoch: time.Now(), wordAt: map[string]uint32{}}
 }
 
-// kept is an outage as the book keeps it: a long run of many clients through
-// many faults keeps one per client and fault, so its times are offsets and its
-// words are shared, 40 bytes in all.
-type kept struct {
-	start, end                 int64 // nanoseconds since the book's epoch
-	client, attempts, failedTx int32
-	cause, err                 uint32 // indexes in the book's words
-	recovered                  bool
-}
+// The book keeps each ended outage as a record of varints in chunks of bytes: a
+// long run of many clients through many faults keeps one per client and fault,
+// about a dozen bytes each, where the Outage is a hundred. Times are kept to the
+// microsecond, from the book's epoch; words (causes and errors) once each.
+const chunkSize = 16 << 10
 
-// keep is o as kept; b.mu is held.
-func (b *Book) keep(o Outage) kept {
-	return kept{start: int64(o.Start.Sub(b.epoch)), end: int64(o.End.Sub(b.epoch)),
-		client: int32(o.Client), attempts: int32(o.Attempts), failedTx: int32(o.FailedTx),
-		cause: b.word(o.Cause), err: b.word(o.Error), recovered: o.Recovered}
+// keep appends o to the book's records; b.mu is held.
+func (b *Book) keep(o Outage) {
+	if len(b.chunks) == 0 || len(b.chunks[len(b.chunks)-1])+7*binary.MaxVarintLen64 > chunkSize {
+		b.chunks = append(b.chunks, make([]byte, 0, chunkSize))
+	}
+	attempts := uint64(o.Attempts) << 1
+	if o.Recovered {
+		attempts |= 1
+	}
+	start := o.Start.Sub(b.epoch).Microseconds()
+	c := &b.chunks[len(b.chunks)-1]
+	*c = binary.AppendVarint(*c, start-b.lastStart) // outages end out of order: a signed step
+	*c = binary.AppendVarint(*c, o.End.Sub(b.epoch).Microseconds()-start)
+	for _, v := range []uint64{uint64(o.Client), attempts, uint64(o.FailedTx), uint64(b.word(o.Cause)), uint64(b.word(o.Error))} {
+		*c = binary.AppendUvarint(*c, v)
+	}
+	b.lastStart = start
+	b.kept++
 }
 
 // word is w's index in the book's words, added if new; b.mu is held.
@@ -111,10 +124,31 @@ func (b *Book) word(w string) uint32 {
 	return i
 }
 
-// outage is k as it was given; b.mu is held.
-func (b *Book) outage(k kept) Outage {
-	return Outage{Client: int(k.client), Start: b.epoch.Add(time.Duration(k.start)), End: b.epoch.Add(time.Duration(k.end)),
-		Cause: b.words[k.cause], Error: b.words[k.err], Attempts: int(k.attempts), FailedTx: int(k.failedTx), Recovered: k.recovered}
+// kept are the outages the book keeps, in the order they ended; b.mu is held.
+func (b *Book) keptOutages() []Outage {
+	out := make([]Outage, 0, b.kept)
+	var start int64
+	for _, c := range b.chunks {
+		for len(c) > 0 {
+			var v [7]int64
+			for k := range v {
+				var n int
+				if k < 2 {
+					v[k], n = binary.Varint(c)
+				} else {
+					var u uint64
+					u, n = binary.Uvarint(c)
+					v[k] = int64(u)
+				}
+				c = c[n:]
+			}
+			start += v[0]
+			out = append(out, Outage{Client: int(v[2]), Start: b.epoch.Add(time.Duration(start) * time.Microsecond),
+				End: b.epoch.Add(time.Duration(start+v[1]) * time.Microsecond), Attempts: int(v[3] >> 1), Recovered: v[3]&1 == 1,
+				FailedTx: int(v[4]), Cause: b.words[v[5]], Error: b.words[v[6]]})
+		}
+	}
+	return out
 }
 
 // Running notes that n clients have begun, each with a connection.
@@ -136,7 +170,7 @@ func (b *Book) Lost() {
 func (b *Book) Ended(o Outage) {
 	b.mu.Lock()
 	b.down--
-	b.outages = append(b.outages, b.keep(o))
+	b.keep(o)
 	if o.Recovered {
 		b.reconnects++
 	}
@@ -230,10 +264,7 @@ func (b *Book) TickConnectErrors() int64 { return b.tickErr.Swap(0) }
 // Outages are the outages that have ended, in the order they began.
 func (b *Book) Outages() []Outage {
 	b.mu.Lock()
-	o := make([]Outage, len(b.outages))
-	for i, k := range b.outages {
-		o[i] = b.outage(k)
-	}
+	o := b.keptOutages()
 	b.mu.Unlock()
 	sort.Slice(o, func(i, j int) bool { return o[i].Start.Before(o[j].Start) })
 	return o
