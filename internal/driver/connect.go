@@ -133,6 +133,9 @@ func (c *client) dropConn() {
 func (c *client) reconnect(ctx context.Context, lost error, failedTx int) bool {
 	o := Outage{Client: c.id, Start: time.Now(), Cause: connfail.Cause(lost), Error: c.r.scrub(lost.Error()), FailedTx: failedTx}
 	c.r.outages.Lost()
+	if f := c.r.cfg.OnConnectionLost; f != nil {
+		f(o.Start, o.Cause)
+	}
 	backoff := 10 * time.Millisecond
 	for !c.r.stopping.Load() && ctx.Err() == nil {
 		o.Attempts++

@@ -64,6 +64,11 @@ type Config struct {
 	// the client (its own, or its event loop's): it must be quick and safe for
 	// concurrent use.
 	OnTransaction func(TxEvent)
+	// OnConnectionLost, when set, is called as a client finds its connection lost
+	// (or, connecting for each transaction, refused), before it connects again,
+	// with the cause as connfail.Cause gives it. It must be quick and safe for
+	// concurrent use.
+	OnConnectionLost func(at time.Time, cause string)
 	// ExitOnAbort ends the run as soon as a client stops on an Abort, as pgbench's
 	// --exit-on-abort; otherwise the other clients go on.
 	ExitOnAbort bool

@@ -91,10 +91,18 @@ func (fr *faultRun) onTransaction(next func(driver.TxEvent)) func(driver.TxEvent
 	}
 }
 
+// onConnectionLost gives the tracker each connection a client lost or was
+// refused, as it happens. A connection the client closed itself (connfail.Cause
+// "closed") is not a fault's doing.
+func (fr *faultRun) onConnectionLost(at time.Time, cause string) {
+	if t := fr.tracker.Load(); t != nil && cause != "closed" {
+		t.LostConnection(at)
+	}
+}
+
 // finish ends the schedule and the ledger once the clients have ended, and
-// gives what each fault did and cost; outages are the clients' connections
-// lost or refused. Problems reading the ledger are warnings.
-func (fr *faultRun) finish(end time.Time, outages []driver.Outage, log func(string)) []FaultSummary {
+// gives what each fault did and cost. Problems reading the ledger are warnings.
+func (fr *faultRun) finish(end time.Time, log func(string)) []FaultSummary {
 	done := fr.sched.end()
 	fr.ledger.Stop()
 	// The ledger's commits are told apart by the fault done that lost them, in
@@ -115,13 +123,6 @@ func (fr *faultRun) finish(end time.Time, outages []driver.Outage, log func(stri
 	}
 	var out []FaultSummary
 	t := fr.tracker.Load()
-	for _, o := range outages {
-		// A connection the client closed itself (connfail.Cause "closed") is not
-		// the fault's doing.
-		if t != nil && o.Cause != "closed" {
-			t.LostConnection(o.Start)
-		}
-	}
 	for i, f := range fr.sched.faults {
 		s := FaultSummary{Kind: string(f.Kind), AtS: f.At.Seconds(), Command: RedactCommand(f.Command)}
 		if d, ok := doneOf(done, f); ok {

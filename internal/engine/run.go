@@ -247,22 +247,18 @@ func (r *running) measure(ctx context.Context) (*Summary, error) {
 	return r.finish(wctx, sum, res)
 }
 
-// finishFaults measures the run's faults, if it had any, from the commits and
-// outages of res (nil when the run failed), followed to the window's end, after
-// which none is missing.
+// finishFaults measures the run's faults, if it had any, from the commits of
+// res (nil when the run failed), followed to the window's end, after which none
+// is missing.
 func (r *running) finishFaults(res *driver.Result) []FaultSummary {
 	if r.faults == nil {
 		return nil
 	}
 	end := time.Now()
-	var outages []driver.Outage
-	if res != nil {
-		outages = res.Outages
-		if !res.WindowEnd.IsZero() {
-			end = res.WindowEnd
-		}
+	if res != nil && !res.WindowEnd.IsZero() {
+		end = res.WindowEnd
 	}
-	return r.faults.finish(end, outages, func(w string) { fmt.Fprintf(r.env.Log, "warning: %s\n", w) })
+	return r.faults.finish(end, func(w string) { fmt.Fprintf(r.env.Log, "warning: %s\n", w) })
 }
 
 // lockedWriter serializes writes to w.
@@ -419,7 +415,7 @@ func (r *running) driverConfig(prog *progressPrinter) driver.Config {
 		OnTransaction: r.setup.OnTransaction,
 	}
 	if fr := r.faults; fr != nil {
-		cfg.OnStart, cfg.OnTransaction = fr.onStart(spec), fr.onTransaction(cfg.OnTransaction)
+		cfg.OnStart, cfg.OnTransaction, cfg.OnConnectionLost = fr.onStart(spec), fr.onTransaction(cfg.OnTransaction), fr.onConnectionLost
 	}
 	return cfg
 }

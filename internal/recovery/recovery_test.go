@@ -5,6 +5,8 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,8 +162,9 @@ func TestTrackerFaultsApart(t *testing.T) {
 
 // TestTrackerSpansEndAtNextFault: in an hour's run with a fault every five
 // minutes, each fault's timeline reaches to the next fault or the run's end only,
-// and a commit long after a fault is not written to that fault's timeline: a
-// long run's memory stays that of its faults' intervals.
+// and a commit long after a fault is not written to that fault's timeline. As the
+// clients go on past a fault's span, its figures are settled and its timeline let
+// go: a long run's memory stays that of the fault under way.
 func TestTrackerSpansEndAtNextFault(t *testing.T) {
 	t0 := time.Unix(5_000_000, 0)
 	var faults []time.Time
@@ -169,13 +172,17 @@ func TestTrackerSpansEndAtNextFault(t *testing.T) {
 		faults = append(faults, t0.Add(time.Duration(k)*5*time.Minute))
 	}
 	tr := NewTracker(t0, faults, 1, t0.Add(time.Hour))
-	slots := 0
-	for i, span := range tr.spans {
-		// The last, five minutes before the run's end, to that end.
-		if want := int((before+5*time.Minute)/Resolution) + 1; len(span) != want {
-			t.Errorf("fault %d: a timeline of %d slots, want %d", i, len(span), want)
+	slots := func(i int) []atomic.Int32 {
+		if s := tr.spans[i].Load(); s != nil {
+			return s.slots
 		}
-		slots += len(span)
+		return nil
+	}
+	for i := range faults {
+		// The last, five minutes before the run's end, to that end.
+		if want := int((before+5*time.Minute)/Resolution) + 1; len(slots(i)) != want {
+			t.Errorf("fault %d: a timeline of %d slots, want %d", i, len(slots(i)), want)
+		}
 	}
 	// A commit 30 s after the third fault is on its timeline alone (the
 	// fourth's lead begins 10 s before the fourth), not on the first two's.
@@ -183,8 +190,8 @@ func TestTrackerSpansEndAtNextFault(t *testing.T) {
 	tr.Add(driver.TxEvent{End: late})
 	for i := range faults {
 		var n int64
-		for k := range tr.spans[i] {
-			n += int64(tr.spans[i][k].Load())
+		for k := range slots(i) {
+			n += int64(slots(i)[k].Load())
 		}
 		want := int64(0)
 		if i == 2 {
@@ -194,7 +201,30 @@ func TestTrackerSpansEndAtNextFault(t *testing.T) {
 			t.Errorf("fault %d: %d commits on its timeline, want %d", i, n, want)
 		}
 	}
-	t.Logf("%d slots in all, %.1f MB", slots, float64(slots*8)/1e6)
+	// Through the hour, four clients commit at once every 100 ms but for the
+	// 1.5 s after each fault: every fault but the last is settled as the
+	// clients pass its span's end, with the figures it would have had at the
+	// run's end.
+	tr = NewTracker(t0, faults, 4, t0.Add(time.Hour))
+	for at := t0.Add(time.Second); at.Before(t0.Add(time.Hour)); at = at.Add(100 * time.Millisecond) {
+		if i := slices.IndexFunc(faults, func(f time.Time) bool { return !at.Before(f) && at.Before(f.Add(1500*time.Millisecond)) }); i >= 0 {
+			continue
+		}
+		var wg sync.WaitGroup
+		for c := range 4 {
+			wg.Go(func() { tr.Add(driver.TxEvent{Client: c, End: at}) })
+		}
+		wg.Wait()
+	}
+	for i := range faults {
+		if settled := tr.spans[i].Load() == nil; settled != (i < len(faults)-1) {
+			t.Errorf("fault %d: settled %v", i, settled)
+		}
+		f := tr.Figures(i, t0.Add(time.Hour))
+		if f.NoCommits < 1500*time.Millisecond || f.NoCommits > 1600*time.Millisecond || f.Resumed < 0 || f.Recovered < 0 {
+			t.Errorf("fault %d: no commits %s, resumed %s, recovered %s; want 1.5-1.6 s, both found", i, f.NoCommits, f.Resumed, f.Recovered)
+		}
+	}
 }
 
 // TestReckon: acknowledged rows missing are lost; rows in flight are in doubt

@@ -23,27 +23,46 @@ const before = 10 * time.Second
 // it keeps a timeline of commits near each fault, each client's last commit before
 // it and first after it, and the failures after it. Its Add is safe for the
 // clients to call at once (driver.Config.OnTransaction).
+//
+// A fault's figures are settled once the clients are a few seconds past its end
+// of span (the next fault), and what it kept is let go: a long run with a fault
+// every few minutes holds the figures of the faults behind it, not their
+// timelines.
 type Tracker struct {
 	start  time.Time // the run's: before it nothing could commit
 	faults []time.Time
 	nexts  []time.Time // each fault's end of span: the next fault, the run's end, or MaxHorizon after it
-	// spans are each fault's timeline of commits, one counter a Resolution, from
-	// before the fault to its end of span: sized so, and written no further, a
-	// long run's earlier faults hold and touch no memory for the rest of it.
-	// Four bytes a slot: a fault's five minutes are 120 kB.
-	spans [][]atomic.Int32
-	// last is each client's last commit, in Unix nanoseconds; gaps are, per
-	// fault and client, the client's longest time between two commits, of those
-	// that end after the fault and start no more than a second before it.
+	// spans are what each fault keeps until it is settled, then nil.
+	spans []atomic.Pointer[span]
+	// last is each client's last commit, in Unix nanoseconds.
 	last []atomic.Int64
-	gaps [][]atomic.Int64
 
-	mu       sync.Mutex
-	failures [][]failure // per fault, those after it within the horizon
-	states   []string    // the failures' SQLSTATEs, each once
-	stateAt  map[string]uint16
-	losses   []time.Time // connections lost or refused (LostConnection)
+	mu      sync.Mutex
+	settled []*Figures // each fault's figures once settled
+	states  []string   // the failures' SQLSTATEs, each once
+	stateAt map[string]uint16
 }
+
+// span is what the tracker keeps of one fault until its figures are settled.
+type span struct {
+	// slots are the fault's timeline of commits, one counter a Resolution, from
+	// before the fault to its end of span: four bytes a slot, a fault's five
+	// minutes are 120 kB.
+	slots []atomic.Int32
+	// gaps are, per client, its longest time between two commits, of those that
+	// end after the fault and start no more than a second before it.
+	gaps []atomic.Int64
+	// firstLoss is when, after the fault, a connection was first lost or refused,
+	// in nanoseconds from it plus one: 0 when none was.
+	firstLoss atomic.Int64
+	settling  atomic.Bool
+	failures  []failure // those after the fault within its span; Tracker.mu is held
+}
+
+// settleAfter is how far past a fault's end of span a transaction must end for
+// the fault to be settled: the transactions that ended within the span have
+// been counted by then.
+const settleAfter = 5 * time.Second
 
 // failure is a failed transaction: when, in Unix nanoseconds, and its SQLSTATE
 // as an index into Tracker.states. A fault fails about one transaction a client,
@@ -79,11 +98,12 @@ const MaxHorizon = time.Hour
 // it, whichever comes first: a recovery slower than that is reported as not
 // recovered.
 func NewTracker(start time.Time, faults []time.Time, clients int, until time.Time) *Tracker {
-	t := &Tracker{start: start, faults: faults, failures: make([][]failure, len(faults)), last: make([]atomic.Int64, clients)}
+	t := &Tracker{start: start, faults: faults, last: make([]atomic.Int64, clients),
+		spans: make([]atomic.Pointer[span], len(faults)), settled: make([]*Figures, len(faults))}
 	for i, at := range faults {
 		t.nexts = append(t.nexts, t.nextOf(i, until))
-		t.spans = append(t.spans, make([]atomic.Int32, int(t.nexts[i].Sub(at.Add(-before))/Resolution)+1))
-		t.gaps = append(t.gaps, make([]atomic.Int64, clients))
+		t.spans[i].Store(&span{slots: make([]atomic.Int32, int(t.nexts[i].Sub(at.Add(-before))/Resolution)+1),
+			gaps: make([]atomic.Int64, clients)})
 	}
 	return t
 }
@@ -100,39 +120,68 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 		prev = t.last[ev.Client].Swap(end)
 	}
 	for i, at := range t.faults {
+		s := t.spans[i].Load()
+		if s == nil {
+			continue // settled
+		}
 		from := at.Add(-before)
-		if ev.End.Before(from) || !ev.End.Before(t.nexts[i]) {
+		if !ev.End.Before(t.nexts[i]) {
+			if ev.End.After(t.nexts[i].Add(settleAfter)) && s.settling.CompareAndSwap(false, true) {
+				t.settle(i, s)
+			}
+			continue
+		}
+		if ev.End.Before(from) {
 			continue
 		}
 		if ev.Failed {
-			if !ev.End.Before(at) && ev.End.Before(t.nexts[i]) {
+			if !ev.End.Before(at) {
 				t.mu.Lock()
-				t.failures[i] = append(t.failures[i], failure{end, t.state(ev.SQLState)})
+				s.failures = append(s.failures, failure{end, t.state(ev.SQLState)})
 				t.mu.Unlock()
 			}
 			continue
 		}
-		if k := int(ev.End.Sub(from) / Resolution); k < len(t.spans[i]) {
-			t.spans[i][k].Add(1)
+		if k := int(ev.End.Sub(from) / Resolution); k < len(s.slots) {
+			s.slots[k].Add(1)
 		}
 		// A fault is done a little after its instant (the injector finds the
 		// primary first): a client's gap is the longest that reaches past it,
 		// before the next fault. A client's events come one at a time.
-		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() && ev.End.Before(t.nexts[i]) {
-			if g := &t.gaps[i][ev.Client]; end-prev > g.Load() {
+		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() && ev.Client < len(s.gaps) {
+			if g := &s.gaps[ev.Client]; end-prev > g.Load() {
 				g.Store(end - prev)
 			}
 		}
 	}
 }
 
+// settle works out the figures of fault i, whose span s is over, and lets s go.
+func (t *Tracker) settle(i int, s *span) {
+	f := t.figures(i, s, t.nexts[i])
+	t.mu.Lock()
+	t.settled[i] = &f
+	t.mu.Unlock()
+	t.spans[i].Store(nil)
+}
+
 // LostConnection notes a client's connection lost, or refused, at at: a
 // failure that comes from a fault even where no transaction failed with it
 // (a client that connects for each transaction and is refused).
 func (t *Tracker) LostConnection(at time.Time) {
-	t.mu.Lock()
-	t.losses = append(t.losses, at)
-	t.mu.Unlock()
+	for i, fault := range t.faults {
+		s := t.spans[i].Load()
+		d := at.Sub(fault)
+		if s == nil || d < 0 || !at.Before(t.nexts[i]) {
+			continue
+		}
+		for {
+			old := s.firstLoss.Load()
+			if (old != 0 && old <= int64(d)+1) || s.firstLoss.CompareAndSwap(old, int64(d)+1) {
+				break
+			}
+		}
+	}
 }
 
 // Figures are what the clients saw of one fault.
@@ -186,51 +235,58 @@ func (t *Tracker) nextOf(i int, until time.Time) time.Time {
 // window ended, after which no commit is missing. Its timeline ends there or
 // at the next fault, and begins no earlier than the run.
 func (t *Tracker) Figures(i int, end time.Time) Figures {
-	at, span := t.faults[i], t.spans[i]
+	t.mu.Lock()
+	f := t.settled[i]
+	t.mu.Unlock()
+	if f != nil {
+		return *f
+	}
+	return t.figures(i, t.spans[i].Load(), end)
+}
+
+// figures are the figures of fault i from what it kept, s, with its window
+// ended at end.
+func (t *Tracker) figures(i int, s *span, end time.Time) Figures {
+	at, slots := t.faults[i], s.slots
 	from := at.Add(-before)
 	if next := t.nexts[i]; next.Before(end) {
 		end = next
 	}
-	if n := int(end.Sub(from) / Resolution); n < len(span) {
-		span = span[:max(n, 0)]
+	if n := int(end.Sub(from) / Resolution); n < len(slots) {
+		slots = slots[:max(n, 0)]
 	}
-	first := min(max(int(t.start.Sub(from)/Resolution), 0), len(span))
+	first := min(max(int(t.start.Sub(from)/Resolution), 0), len(slots))
 	f := Figures{FirstFailure: -1, Recovered: -1, Resumed: -1, Errors: map[string]int64{}}
-	lead := min(int(before/Resolution), len(span))
-	f.Before = rateBefore(span[first:max(lead, first)])
+	if l := s.firstLoss.Load(); l > 0 {
+		f.FirstFailure = time.Duration(l - 1)
+	}
+	lead := min(int(before/Resolution), len(slots))
+	f.Before = rateBefore(slots[first:max(lead, first)])
 	var resumed int
-	f.NoCommits, resumed = longestGap(span, first, lead-int(time.Second/Resolution))
-	if resumed < len(span) && resumed >= lead {
+	f.NoCommits, resumed = longestGap(slots, first, lead-int(time.Second/Resolution))
+	if resumed < len(slots) && resumed >= lead {
 		f.Resumed = time.Duration(resumed-lead) * Resolution
 	}
 	// Back to the throughput before is counted from when commits resumed: a
 	// fault that takes effect a while after its instant is not recovered from
 	// before it.
-	f.Recovered = recoveredAfter(span, max(lead, resumed), f.Before)
+	f.Recovered = recoveredAfter(slots, max(lead, resumed), f.Before)
 	if f.Recovered >= 0 {
 		f.Recovered += time.Duration(max(resumed-lead, 0)) * Resolution
 	}
-	f.ClientMedian, f.ClientMax = clientGaps(t.gaps[i])
+	f.ClientMedian, f.ClientMax = clientGaps(s.gaps)
 	until := t.nexts[i]
 	if f.Recovered >= 0 {
 		until = at.Add(f.Recovered + time.Second)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	failed := func(when time.Time) {
-		if d := when.Sub(at); d >= 0 && when.Before(t.nexts[i]) && (f.FirstFailure < 0 || d < f.FirstFailure) {
+	for _, fl := range s.failures {
+		state, when := t.states[fl.state], time.Unix(0, fl.at)
+		if d := when.Sub(at); FaultState(state) && (f.FirstFailure < 0 || d < f.FirstFailure) {
 			f.FirstFailure = d
 		}
-	}
-	for _, when := range t.losses {
-		failed(when)
-	}
-	for _, fl := range t.failures[i] {
-		state, at := t.states[fl.state], time.Unix(0, fl.at)
-		if FaultState(state) {
-			failed(at)
-		}
-		if at.After(until) {
+		if when.After(until) {
 			continue
 		}
 		f.Errors[state]++
