@@ -148,7 +148,7 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 		// A fault is done a little after its instant (the injector finds the
 		// primary first): a client's gap is the longest that reaches past it,
 		// before the next fault. A client's events come one at a time.
-		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() && ev.Client < len(s.gaps) {
+		if prev > 0 && !ev.End.Before(at) && prev >= at.Add(-time.Second).UnixNano() {
 			if g := &s.gaps[ev.Client]; end-prev > g.Load() {
 				g.Store(end - prev)
 			}
