@@ -124,7 +124,7 @@ func (b *Book) word(w string) uint32 {
 	return i
 }
 
-// kept are the outages the book keeps, in the order they ended; b.mu is held.
+// keptOutages are the outages the book keeps, in the order they ended; b.mu is held.
 func (b *Book) keptOutages() []Outage {
 	out := make([]Outage, 0, b.kept)
 	var start int64

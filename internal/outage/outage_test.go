@@ -156,8 +156,9 @@ func TestManyOutagesKept(t *testing.T) {
 	}
 	for k, o := range got {
 		i := n - 1 - k
-		if o.Client != i || o.Attempts != i%5+1 || o.FailedTx != i%2 || o.Recovered != (i%3 > 0) || o.Cause != "57P01" ||
-			(o.End.Sub(o.Start)-time.Duration(i)*time.Second).Abs() > time.Microsecond {
+		start := t0.Add(time.Duration(n-i) * time.Millisecond)
+		if o.Client != i || o.Attempts != i%5+1 || o.FailedTx != i%2 || o.Recovered != (i%3 > 0) || o.Cause != "57P01" || o.Error != "terminating" ||
+			o.Start.Sub(start).Abs() >= time.Microsecond || o.End.Sub(start.Add(time.Duration(i)*time.Second)).Abs() >= time.Microsecond {
 			t.Fatalf("outage %d: %+v, want client %d's", k, o, i)
 		}
 	}

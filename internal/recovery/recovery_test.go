@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"os"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -224,6 +225,70 @@ func TestTrackerSpansEndAtNextFault(t *testing.T) {
 		if f.NoCommits < 1500*time.Millisecond || f.NoCommits > 1600*time.Millisecond || f.Resumed < 0 || f.Recovered < 0 {
 			t.Errorf("fault %d: no commits %s, resumed %s, recovered %s; want 1.5-1.6 s, both found", i, f.NoCommits, f.Resumed, f.Recovered)
 		}
+	}
+}
+
+// TestTrackerSettlesAsAtTheEnd: three clients through two faults. Client 2
+// loses its connection 100 ms after the first fault and is back only 10 s after
+// the second, when it reports the transaction it lost, as the driver does;
+// client 1 has a serialization failure after the second. Each fault, settled
+// while the run goes on, has the figures of a tracker that saw the same
+// transactions and never settled it: the late transaction counts, and holds the
+// first fault open until it comes.
+func TestTrackerSettlesAsAtTheEnd(t *testing.T) {
+	t0 := time.Unix(6_000_000, 0)
+	faults := []time.Time{t0.Add(10 * time.Second), t0.Add(40 * time.Second)}
+	end := t0.Add(60 * time.Second)
+	lostAt, backAt := faults[0].Add(100*time.Millisecond), faults[1].Add(10*time.Second)
+	var events []driver.TxEvent // in the order they are reported
+	for at := t0.Add(10 * time.Millisecond); at.Before(end); at = at.Add(10 * time.Millisecond) {
+		if at.Equal(backAt) {
+			events = append(events, driver.TxEvent{Client: 2, End: lostAt, Failed: true, SQLState: "57P01"})
+		}
+		for c := range 3 {
+			if c == 2 && !at.Before(lostAt) && at.Before(backAt) {
+				continue
+			}
+			if c == 1 && at.Equal(faults[1].Add(50*time.Millisecond)) {
+				events = append(events, driver.TxEvent{Client: c, End: at, Failed: true, SQLState: "40001"})
+				continue
+			}
+			events = append(events, driver.TxEvent{Client: c, End: at})
+		}
+	}
+	settling := NewTracker(t0, faults, 3, end)
+	for _, ev := range events {
+		settling.Add(ev)
+		if ev.Client == 2 && ev.End.Equal(lostAt.Add(-10*time.Millisecond)) {
+			settling.LostConnection(lostAt) // as the driver finds the loss
+		}
+		// Looked at every 100 ms, the clients are all past the first fault's
+		// span within 200 ms of client 2's return.
+		settled := settling.spans[0].Load() == nil
+		if (settled && ev.End.Before(backAt)) || (!settled && ev.End.After(backAt.Add(200*time.Millisecond))) {
+			t.Fatalf("at %s: fault 1 settled %v, want it held open until client 2 is back", ev.End.Sub(t0), settled)
+		}
+	}
+	if settling.spans[0].Load() != nil || settling.spans[1].Load() == nil {
+		t.Fatal("want the first fault settled and the second, the last, not")
+	}
+	for i := range faults {
+		// A tracker that is given only what ended before the fault's span was
+		// over, a lost transaction among it, never settles it.
+		whole := NewTracker(t0, faults, 3, end)
+		whole.LostConnection(lostAt)
+		for _, ev := range events {
+			if !ev.End.After(whole.nexts[i].Add(settleAfter)) {
+				whole.Add(ev)
+			}
+		}
+		got, want := settling.Figures(i, end), whole.Figures(i, end)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("fault %d settled: %+v, want %+v", i, got, want)
+		}
+	}
+	if f := settling.Figures(0, end); f.Errors["57P01"] != 1 || f.InDoubt != 1 || f.FirstFailure != 100*time.Millisecond {
+		t.Errorf("fault 1: errors %v, %d in doubt, first failure %s; want the lost transaction, in doubt, at 100ms", f.Errors, f.InDoubt, f.FirstFailure)
 	}
 }
 

@@ -20,22 +20,23 @@ const Resolution = 10 * time.Millisecond
 const before = 10 * time.Second
 
 // Tracker follows a run's transactions around its faults, from the clients' side:
-// it keeps a timeline of commits near each fault, each client's last commit before
-// it and first after it, and the failures after it. Its Add is safe for the
+// it keeps a timeline of commits near each fault, each client's longest time
+// without a commit across it, and the failures after it. Its Add is safe for the
 // clients to call at once (driver.Config.OnTransaction).
 //
-// A fault's figures are settled once the clients are a few seconds past its end
-// of span (the next fault), and what it kept is let go: a long run with a fault
-// every few minutes holds the figures of the faults behind it, not their
-// timelines.
+// A fault's figures are settled once every client has reported a transaction
+// a few seconds past its end of span (the next fault), and what it kept is let
+// go: a long run with a fault every few minutes holds the figures of the faults
+// behind it, not their timelines.
 type Tracker struct {
 	start  time.Time // the run's: before it nothing could commit
 	faults []time.Time
 	nexts  []time.Time // each fault's end of span: the next fault, the run's end, or MaxHorizon after it
 	// spans are what each fault keeps until it is settled, then nil.
 	spans []atomic.Pointer[span]
-	// last is each client's last commit, in Unix nanoseconds.
-	last []atomic.Int64
+	// last is each client's last commit, and seen the end of the last
+	// transaction it reported, in Unix nanoseconds (0: none yet).
+	last, seen []atomic.Int64
 
 	mu      sync.Mutex
 	settled []*Figures // each fault's figures once settled
@@ -56,12 +57,14 @@ type span struct {
 	// in nanoseconds from it plus one: 0 when none was.
 	firstLoss atomic.Int64
 	settling  atomic.Bool
-	failures  []failure // those after the fault within its span; Tracker.mu is held
+	checkAt   atomic.Int64 // when, in Unix nanoseconds, the clients are to be looked at again
+	failures  []failure    // those after the fault within its span; Tracker.mu is held
 }
 
-// settleAfter is how far past a fault's end of span a transaction must end for
-// the fault to be settled: the transactions that ended within the span have
-// been counted by then.
+// settleAfter is how far past a fault's end of span every client's last
+// transaction must end for the fault to be settled. A client reports a
+// transaction lost with its connection once it has connected again, with the
+// time it was lost: one that is still reconnecting holds the fault open.
 const settleAfter = 5 * time.Second
 
 // failure is a failed transaction: when, in Unix nanoseconds, and its SQLSTATE
@@ -98,7 +101,7 @@ const MaxHorizon = time.Hour
 // it, whichever comes first: a recovery slower than that is reported as not
 // recovered.
 func NewTracker(start time.Time, faults []time.Time, clients int, until time.Time) *Tracker {
-	t := &Tracker{start: start, faults: faults, last: make([]atomic.Int64, clients),
+	t := &Tracker{start: start, faults: faults, last: make([]atomic.Int64, clients), seen: make([]atomic.Int64, clients),
 		spans: make([]atomic.Pointer[span], len(faults)), settled: make([]*Figures, len(faults))}
 	for i, at := range faults {
 		t.nexts = append(t.nexts, t.nextOf(i, until))
@@ -111,10 +114,13 @@ func NewTracker(start time.Time, faults []time.Time, clients int, until time.Tim
 // Add counts a transaction that ended: a commit on the timelines of the faults
 // it is near, a failure after a fault among that fault's.
 func (t *Tracker) Add(ev driver.TxEvent) {
+	end := ev.End.UnixNano()
+	if ev.Client >= 0 && ev.Client < len(t.seen) && end > t.seen[ev.Client].Load() {
+		t.seen[ev.Client].Store(end) // a client's events come one at a time
+	}
 	if ev.Skipped {
 		return
 	}
-	end := ev.End.UnixNano()
 	var prev int64
 	if !ev.Failed && ev.Client >= 0 && ev.Client < len(t.last) {
 		prev = t.last[ev.Client].Swap(end)
@@ -126,8 +132,8 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 		}
 		from := at.Add(-before)
 		if !ev.End.Before(t.nexts[i]) {
-			if ev.End.After(t.nexts[i].Add(settleAfter)) && s.settling.CompareAndSwap(false, true) {
-				t.settle(i, s)
+			if ev.End.After(t.nexts[i].Add(settleAfter)) {
+				t.maybeSettle(i, s, end)
 			}
 			continue
 		}
@@ -153,6 +159,25 @@ func (t *Tracker) Add(ev driver.TxEvent) {
 				g.Store(end - prev)
 			}
 		}
+	}
+}
+
+// maybeSettle settles fault i, whose span s is over, once every client that has
+// reported a transaction has reported one settleAfter past it. Clients are
+// looked at once every 100 ms of the run at most, by one caller at a time.
+func (t *Tracker) maybeSettle(i int, s *span, now int64) {
+	next := s.checkAt.Load()
+	if now < next || !s.checkAt.CompareAndSwap(next, now+int64(100*time.Millisecond)) {
+		return
+	}
+	after := t.nexts[i].Add(settleAfter).UnixNano()
+	for c := range t.seen {
+		if seen := t.seen[c].Load(); seen != 0 && seen <= after {
+			return
+		}
+	}
+	if s.settling.CompareAndSwap(false, true) {
+		t.settle(i, s)
 	}
 }
 
@@ -235,13 +260,13 @@ func (t *Tracker) nextOf(i int, until time.Time) time.Time {
 // window ended, after which no commit is missing. Its timeline ends there or
 // at the next fault, and begins no earlier than the run.
 func (t *Tracker) Figures(i int, end time.Time) Figures {
-	t.mu.Lock()
-	f := t.settled[i]
-	t.mu.Unlock()
-	if f != nil {
-		return *f
+	// settle stores the figures before it lets the span go.
+	if s := t.spans[i].Load(); s != nil {
+		return t.figures(i, s, end)
 	}
-	return t.figures(i, t.spans[i].Load(), end)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return *t.settled[i]
 }
 
 // figures are the figures of fault i from what it kept, s, with its window
